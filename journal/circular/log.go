@@ -1,0 +1,165 @@
+package circular
+
+import (
+	"errors"
+	"fmt"
+
+	"strata/journal/disk"
+)
+
+// Log writes records and headers of one formatted journal. Append and
+// SetStart may run concurrently (logger and installer); each on its own is
+// called by one goroutine at a time.
+type Log struct {
+	d      disk.Disk
+	h      Header
+	recBuf []byte // logger only
+	lhdr   []byte // logger only
+	ihdr   []byte // installer only
+}
+
+// Record is one recovered group commit.
+type Record struct {
+	Pos     uint64 // logical ring position
+	Blocks  uint64 // ring space it occupies
+	Updates []Update
+}
+
+func newLog(d disk.Disk, h Header) *Log {
+	return &Log{d: d, h: h, lhdr: make([]byte, disk.BlockSize), ihdr: make([]byte, disk.BlockSize)}
+}
+
+// Header returns the journal's geometry and id (Pos is meaningless).
+func (l *Log) Header() Header { return l.h }
+
+// ringWrite writes buf (whole blocks) at logical position pos, wrapping.
+func (l *Log) ringWrite(pos uint64, buf []byte) error {
+	n := l.h.LogBlocks
+	off := pos % n
+	first := min(uint64(len(buf)/disk.BlockSize), n-off)
+	if err := l.d.Write(RingStart+off, buf[:first*disk.BlockSize]); err != nil {
+		return err
+	}
+	if rest := buf[first*disk.BlockSize:]; len(rest) > 0 {
+		return l.d.Write(RingStart, rest)
+	}
+	return nil
+}
+
+func (l *Log) ringRead(pos uint64, buf []byte) error {
+	n := l.h.LogBlocks
+	off := pos % n
+	first := min(uint64(len(buf)/disk.BlockSize), n-off)
+	if err := l.d.Read(RingStart+off, buf[:first*disk.BlockSize]); err != nil {
+		return err
+	}
+	if rest := buf[first*disk.BlockSize:]; len(rest) > 0 {
+		return l.d.Read(RingStart, rest)
+	}
+	return nil
+}
+
+// Append writes the record for ups at position pos, and the logger header
+// naming durableEnd (which must already be durable), without a barrier. It
+// returns the position after the record. The caller must have checked that
+// the ring has RecordBlocks(len(ups)) free blocks at pos.
+func (l *Log) Append(pos uint64, ups []Update, durableEnd uint64) (uint64, error) {
+	l.recBuf = EncodeRecord(l.h, pos, ups, l.recBuf)
+	if err := l.ringWrite(pos, l.recBuf); err != nil {
+		return pos, fmt.Errorf("circular: log record at %d: %w", pos, err)
+	}
+	h := l.h
+	h.Pos = durableEnd
+	EncodeHeader(h, LogHdrBlock, l.lhdr)
+	if err := l.d.Write(LogHdrBlock, l.lhdr); err != nil {
+		return pos, fmt.Errorf("circular: logger header: %w", err)
+	}
+	return pos + RecordBlocks(len(ups)), nil
+}
+
+// SetStart writes the installer header naming start, without a barrier.
+func (l *Log) SetStart(start uint64) error {
+	h := l.h
+	h.Pos = start
+	EncodeHeader(h, InstallHdrBlock, l.ihdr)
+	if err := l.d.Write(InstallHdrBlock, l.ihdr); err != nil {
+		return fmt.Errorf("circular: installer header: %w", err)
+	}
+	return nil
+}
+
+// Recover reads the headers and every record from the installer's start to
+// the end of the log. It writes nothing.
+func Recover(d disk.Disk) (*Log, uint64, []Record, error) {
+	if d.Size() < RingStart+MinLogBlocks+1 {
+		return nil, 0, nil, fmt.Errorf("%w: disk of %d blocks is too small to hold a journal", ErrCorrupt, d.Size())
+	}
+	hb := make([]byte, 2*disk.BlockSize)
+	if err := d.Read(InstallHdrBlock, hb); err != nil {
+		return nil, 0, nil, fmt.Errorf("circular: read headers: %w", err)
+	}
+	ih, err := DecodeHeader(hb[:disk.BlockSize], InstallHdrBlock)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	lh, err := DecodeHeader(hb[disk.BlockSize:], LogHdrBlock)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if lh.ID != ih.ID || lh.LogBlocks != ih.LogBlocks || lh.DiskBlocks != ih.DiskBlocks {
+		return nil, 0, nil, fmt.Errorf("%w: the two header blocks describe different journals", ErrCorrupt)
+	}
+	if ih.DiskBlocks > d.Size() {
+		return nil, 0, nil, fmt.Errorf("%w: journal was formatted for %d blocks but the disk has only %d (truncated file?)", ErrCorrupt, ih.DiskBlocks, d.Size())
+	}
+	start, endHint := ih.Pos, lh.Pos
+	// The logger header lags by design, so it may name a point the installer
+	// has passed; it can never be more than a ring ahead of the start.
+	if endHint > start && endHint-start > ih.LogBlocks {
+		return nil, 0, nil, fmt.Errorf("%w: logged end %d is more than a log (%d blocks) past start %d", ErrCorrupt, endHint, ih.LogBlocks, start)
+	}
+	l := newLog(d, ih)
+	var recs []Record
+	pos := start
+	first := make([]byte, disk.BlockSize)
+	for pos-start < ih.LogBlocks {
+		ups, blocks, err := l.readRecord(pos, first, ih.LogBlocks-(pos-start))
+		if err != nil {
+			if errors.Is(err, ErrCorrupt) {
+				return nil, 0, nil, err
+			}
+			if !errors.Is(err, errNoRecord) {
+				return nil, 0, nil, fmt.Errorf("circular: recover: %w", err)
+			}
+			if pos < endHint {
+				return nil, 0, nil, fmt.Errorf("%w: log position %d is before the logged end %d but holds no valid record (%v)", ErrCorrupt, pos, endHint, err)
+			}
+			break
+		}
+		recs = append(recs, Record{Pos: pos, Blocks: blocks, Updates: ups})
+		pos += blocks
+	}
+	if pos < endHint {
+		return nil, 0, nil, fmt.Errorf("%w: log ends at %d before the logged end %d", ErrCorrupt, pos, endHint)
+	}
+	return l, start, recs, nil
+}
+
+func (l *Log) readRecord(pos uint64, first []byte, room uint64) ([]Update, uint64, error) {
+	if err := l.ringRead(pos, first); err != nil {
+		return nil, 0, err
+	}
+	r, err := parseDesc(l.h, pos, first)
+	if err != nil {
+		return nil, 0, err
+	}
+	if r.blocks() > room {
+		return nil, 0, fmt.Errorf("%w: record at %d of %d blocks overruns the ring", errNoRecord, pos, r.blocks())
+	}
+	buf := make([]byte, r.blocks()*disk.BlockSize)
+	if err := l.ringRead(pos, buf); err != nil {
+		return nil, 0, err
+	}
+	ups, err := DecodeRecord(l.h, pos, buf)
+	return ups, r.blocks(), err
+}

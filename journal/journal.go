@@ -1,0 +1,185 @@
+// Package journal is Strata's crash-safe concurrent journal, the only way a
+// node touches its disk (GoJournal's JRNL layer over OBJ, WAL and CIRCULAR).
+//
+// An operation (Begin) reads objects (ReadBuf), changes them (SetDirty,
+// OverWrite) and commits them atomically (Commit). Commit(true) returns once
+// the operation is durable; Commit(false) returns once it is visible to later
+// operations, and Flush makes all of those durable.
+//
+// Guarantees: after a crash, recovery (Open) yields the state after some
+// prefix of the committed operations that includes every operation whose
+// Commit(true) or a later Flush returned. Corrupt on-disk state is reported
+// by Open as an error. Operations that cannot fit in the log are rejected
+// with ErrTooBig and change nothing.
+//
+// Assumptions: concurrency control is the caller's (lock objects with
+// lockmap, as GoNFS locks inodes); two operations in flight never write
+// overlapping objects.
+package journal
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/binary"
+	"fmt"
+
+	"strata/journal/disk"
+	"strata/journal/obj"
+	"strata/journal/wal"
+)
+
+// Re-exported names so that callers need only this package.
+type (
+	// Addr names an object: data-region block and bit offset.
+	Addr = obj.Addr
+	// Buf is an object's value within an operation.
+	Buf = obj.Buf
+)
+
+// Sizes of common objects, in bits.
+const (
+	BlockBits = obj.BlockBits
+	BitSize   = 1
+)
+
+// ErrTooBig: the operation needs more log space than exists.
+var ErrTooBig = wal.ErrTooBig
+
+// ErrObject: a malformed object address or size.
+var ErrObject = obj.ErrObject
+
+// DefaultLogBlocks is the log size Format uses when given 0 (16 MiB).
+const DefaultLogBlocks = 4096
+
+// Journal is an open journal. It is safe for concurrent use.
+type Journal struct {
+	d   disk.Disk
+	wal *wal.WAL
+	obj *obj.Log
+}
+
+// Options tune Open.
+type Options struct {
+	WAL wal.Options
+}
+
+// Format writes an empty journal with a log of logBlocks (0: the default)
+// blocks on d, erasing what was there.
+func Format(d disk.Disk, logBlocks uint64) error {
+	if logBlocks == 0 {
+		logBlocks = min(DefaultLogBlocks, max(d.Size()/4, 4))
+	}
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return fmt.Errorf("journal: format: %w", err)
+	}
+	if err := wal.Format(d, logBlocks, binary.LittleEndian.Uint64(b[:])); err != nil {
+		return fmt.Errorf("journal: format: %w", err)
+	}
+	return nil
+}
+
+// Open recovers the journal on d and starts it.
+func Open(d disk.Disk, opt Options) (*Journal, error) {
+	w, err := wal.Open(d, opt.WAL)
+	if err != nil {
+		return nil, fmt.Errorf("journal: %w", err)
+	}
+	return &Journal{d: d, wal: w, obj: obj.New(w)}, nil
+}
+
+// Size is the number of blocks in the data region.
+func (j *Journal) Size() uint64 { return j.wal.DataBlocks() }
+
+// Stats returns the write-ahead log's counters.
+func (j *Journal) Stats() wal.Stats { return j.wal.Stats() }
+
+// Flush makes every committed operation durable.
+func (j *Journal) Flush() error { return j.FlushContext(context.Background()) }
+
+// FlushContext is Flush with a context that bounds the wait.
+func (j *Journal) FlushContext(ctx context.Context) error { return j.wal.FlushAll(ctx) }
+
+// Close flushes and installs everything, stops the journal's goroutines and
+// closes the disk.
+func (j *Journal) Close() error {
+	err := j.wal.Close()
+	if cerr := j.d.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+// Op is one atomic operation. An Op is used by one goroutine.
+type Op struct {
+	seq   uint64
+	j     *Journal
+	bufs  map[Addr]*Buf
+	order []*Buf
+}
+
+// Begin starts an operation.
+func (j *Journal) Begin() *Op { return &Op{j: j, bufs: map[Addr]*Buf{}} }
+
+// ReadBuf returns the object's latest value in this operation: what the
+// operation wrote, or else the latest committed value. Changes to Data take
+// effect at Commit if SetDirty is called.
+func (op *Op) ReadBuf(a Addr, sz uint64) (*Buf, error) {
+	if b, ok := op.bufs[a]; ok {
+		if b.Sz != sz {
+			return nil, fmt.Errorf("%w: object at block %d bit %d read as %d bits, earlier as %d", ErrObject, a.Blkno, a.Off, sz, b.Sz)
+		}
+		return b, nil
+	}
+	b, err := op.j.obj.Load(a, sz)
+	if err != nil {
+		return nil, err
+	}
+	op.bufs[a] = b
+	op.order = append(op.order, b)
+	return b, nil
+}
+
+// OverWrite sets the object's value without reading it. data has sz/8 bytes
+// (one byte holding 0 or 1 for a bit object) and is copied.
+func (op *Op) OverWrite(a Addr, sz uint64, data []byte) error {
+	if err := obj.Check(a, sz, op.j.Size()); err != nil {
+		return err
+	}
+	if want := max(sz/8, 1); uint64(len(data)) != want {
+		return fmt.Errorf("%w: %d bytes for a %d-bit object", ErrObject, len(data), sz)
+	}
+	b, ok := op.bufs[a]
+	if !ok {
+		b = &Buf{Addr: a, Sz: sz}
+		op.bufs[a] = b
+		op.order = append(op.order, b)
+	} else if b.Sz != sz {
+		return fmt.Errorf("%w: object at block %d bit %d written as %d bits, earlier as %d", ErrObject, a.Blkno, a.Off, sz, b.Sz)
+	}
+	b.Data = append(b.Data[:0], data...)
+	b.SetDirty()
+	return nil
+}
+
+// Commit installs the operation's dirty objects atomically; with wait it
+// returns once they are durable. It returns false with ErrTooBig when the
+// operation can never fit in the log (nothing changes). An Op must not be
+// used after Commit.
+func (op *Op) Commit(wait bool) (bool, error) {
+	return op.CommitContext(context.Background(), wait)
+}
+
+// CommitContext is Commit with a context bounding the wait for durability.
+func (op *Op) CommitContext(ctx context.Context, wait bool) (bool, error) {
+	txn, ok, err := op.j.obj.Commit(ctx, op.order, wait)
+	op.bufs, op.order = nil, nil
+	op.seq = txn.Seq
+	return ok, err
+}
+
+// Seq is, after Commit, the operation's place in the journal's commit order
+// (1 for the first multiwrite since Open); 0 if it never reached the log or
+// wrote nothing. An operation with a Seq may survive a crash even if Commit
+// reported an error while waiting for durability.
+func (op *Op) Seq() uint64 { return op.seq }

@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Installs what Strata's build and tests need on a fresh Debian machine:
+# a Go toolchain (Debian's golang, which then fetches the version go.mod asks
+# for through the module proxy) and git. Idempotent and quiet when all is there.
+set -euo pipefail
+need=()
+command -v go >/dev/null 2>&1 || need+=(golang-go)
+command -v git >/dev/null 2>&1 || need+=(git)
+command -v gcc >/dev/null 2>&1 || need+=(gcc) # the race detector needs cgo
+if [ ${#need[@]} -gt 0 ]; then
+  echo "setup: installing ${need[*]}"
+  SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${need[@]}" >/dev/null
+fi
+# An older Go switches itself to the toolchain named in go.mod.
+export GOTOOLCHAIN=auto
+go version >/dev/null
