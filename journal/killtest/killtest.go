@@ -34,7 +34,7 @@ import (
 const (
 	inodeBits  = 128 * 8
 	perBlock   = journal.BlockBits / inodeBits
-	dataBase   = 64 // first data block of the workers
+	dataBase   = 64         // first data block of the workers
 	recMagic   = 0x5354524b // "STRK"
 	diskBlocks = 8192
 	logBlocks  = 256
