@@ -150,6 +150,18 @@ func (d *CrashDisk) Crash(pick func(i int, block uint64, n int) int) *CrashDisk 
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.crashed = true
+	return d.snapshot(pick)
+}
+
+// Snapshot is Crash without stopping this disk: it shows what a crash now
+// could leave while the system keeps running.
+func (d *CrashDisk) Snapshot(pick func(i int, block uint64, n int) int) *CrashDisk {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.snapshot(pick)
+}
+
+func (d *CrashDisk) snapshot(pick func(i int, block uint64, n int) int) *CrashDisk {
 	nd := NewCrashDisk(uint64(len(d.durable)))
 	copy(nd.durable, d.durable)
 	for i, blk := range d.order {

@@ -105,6 +105,8 @@ type WAL struct {
 	// hookBeforeAppend runs in the logger with the range it is about to log
 	// fixed and no lock held (tests use it to race absorption with logging).
 	hookBeforeAppend func()
+	// hookBeforeInstall runs in the installer before it installs, unlocked.
+	hookBeforeInstall func()
 }
 
 // Options tune a WAL.
@@ -431,7 +433,11 @@ func (w *WAL) installer() {
 		last := w.groups[len(w.groups)-1]
 		ngroups := len(w.groups)
 		ups := w.memLog[:last.end-w.memStart]
+		hook := w.hookBeforeInstall
 		w.mu.Unlock()
+		if hook != nil {
+			hook()
+		}
 		clear(latest)
 		for _, u := range ups {
 			latest[u.Addr] = u.Data
