@@ -59,22 +59,28 @@ func (l *Log) ringRead(pos uint64, buf []byte) error {
 	return nil
 }
 
-// Append writes the record for ups at position pos, and the logger header
-// naming durableEnd (which must already be durable), without a barrier. It
-// returns the position after the record. The caller must have checked that
-// the ring has RecordBlocks(len(ups)) free blocks at pos.
-func (l *Log) Append(pos uint64, ups []Update, durableEnd uint64) (uint64, error) {
+// Append writes the record for ups at position pos without a barrier and
+// returns the position after it. The caller must have checked that the ring
+// has RecordBlocks(len(ups)) free blocks at pos.
+func (l *Log) Append(pos uint64, ups []Update) (uint64, error) {
 	l.recBuf = EncodeRecord(l.h, pos, ups, l.recBuf)
 	if err := l.ringWrite(pos, l.recBuf); err != nil {
 		return pos, fmt.Errorf("circular: log record at %d: %w", pos, err)
 	}
+	return pos + RecordBlocks(len(ups)), nil
+}
+
+// SetEnd writes the logger header naming durableEnd, which must already be
+// durable, without a barrier. The header is only a lower bound (recovery
+// trusts checksummed records past it), so the logger may write it rarely.
+func (l *Log) SetEnd(durableEnd uint64) error {
 	h := l.h
 	h.Pos = durableEnd
 	EncodeHeader(h, LogHdrBlock, l.lhdr)
 	if err := l.d.Write(LogHdrBlock, l.lhdr); err != nil {
-		return pos, fmt.Errorf("circular: logger header: %w", err)
+		return fmt.Errorf("circular: logger header: %w", err)
 	}
-	return pos + RecordBlocks(len(ups)), nil
+	return nil
 }
 
 // SetStart writes the installer header naming start, without a barrier.
