@@ -23,10 +23,10 @@ import (
 )
 
 const (
-	inodeBits  = 128 * 8
-	perBlock   = journal.BlockBits / inodeBits
-	dataBase   = 64 // data blocks follow 64 inode blocks, as in the peer worker
-	warmup     = 200 * time.Millisecond
+	inodeBits = 128 * 8
+	perBlock  = journal.BlockBits / inodeBits
+	dataBase  = 64 // data blocks follow 64 inode blocks, as in the peer worker
+	warmup    = 200 * time.Millisecond
 	// Both systems get a 64 MiB file written with zeros and synced before
 	// the run, so neither pays for block allocation or extent conversion.
 	DiskBlocks = 16384
