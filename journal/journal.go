@@ -165,7 +165,8 @@ func (op *Op) OverWrite(a Addr, sz uint64, data []byte) error {
 // Commit installs the operation's dirty objects atomically; with wait it
 // returns once they are durable. It returns false with ErrTooBig when the
 // operation can never fit in the log (nothing changes). An Op must not be
-// used after Commit.
+// used after Commit, nor any Buf it returned: the journal may keep their
+// memory.
 func (op *Op) Commit(wait bool) (bool, error) {
 	return op.CommitContext(context.Background(), wait)
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"time"
@@ -36,7 +37,7 @@ func benchJournalCmd() *cobra.Command {
 		dur                         time.Duration
 		rounds, flushEvery, g       int
 		diskDir, tmpfsDir, peerSrc  string
-		file                        string
+		file, cpuProfile            string
 		logBlocks                   uint64
 	)
 	c := &cobra.Command{
@@ -55,6 +56,17 @@ disk, how close Strata gets to the fsync-bound limit.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
 			if worker {
+				if cpuProfile != "" {
+					f, err := os.Create(cpuProfile)
+					if err != nil {
+						return err
+					}
+					defer f.Close()
+					if err := pprof.StartCPUProfile(f); err != nil {
+						return err
+					}
+					defer pprof.StopCPUProfile()
+				}
 				res, err := jbench.RunStrata(ctx, jbench.WorkerConfig{File: file, Goroutines: g, Duration: dur, Wait: wait, FlushEvery: flushEvery, LogBlocks: logBlocks})
 				if err != nil {
 					return err
@@ -81,7 +93,8 @@ disk, how close Strata gets to the fsync-bound limit.`,
 	f.StringVar(&file, "file", "", "worker: journal file")
 	f.IntVar(&g, "g", 1, "worker: goroutines")
 	f.BoolVar(&wait, "wait", true, "worker: commit with wait")
-	for _, n := range []string{"worker", "file", "g", "wait"} {
+	f.StringVar(&cpuProfile, "cpuprofile", "", "worker: write a CPU profile here")
+	for _, n := range []string{"worker", "file", "g", "wait", "cpuprofile"} {
 		f.MarkHidden(n)
 	}
 	return c

@@ -13,9 +13,10 @@ import (
 type Log struct {
 	d      disk.Disk
 	h      Header
-	recBuf []byte // logger only
-	lhdr   []byte // logger only
-	ihdr   []byte // installer only
+	recBuf []byte   // logger only: descriptor blocks
+	vec    [][]byte // logger only
+	lhdr   []byte   // logger only
+	ihdr   []byte   // installer only
 }
 
 // Record is one recovered group commit.
@@ -63,9 +64,38 @@ func (l *Log) ringRead(pos uint64, buf []byte) error {
 // returns the position after it. The caller must have checked that the ring
 // has RecordBlocks(len(ups)) free blocks at pos.
 func (l *Log) Append(pos uint64, ups []Update) (uint64, error) {
-	l.recBuf = EncodeRecord(l.h, pos, ups, l.recBuf)
-	if err := l.ringWrite(pos, l.recBuf); err != nil {
+	l.recBuf = EncodeDesc(l.h, pos, ups, l.recBuf)
+	// Write descriptor and data blocks in place (one vectored write unless
+	// the record wraps): no copy of the data into a record buffer.
+	l.vec = append(l.vec[:0], l.recBuf)
+	for _, u := range ups {
+		l.vec = append(l.vec, u.Data[:disk.BlockSize])
+	}
+	n := l.h.LogBlocks
+	off := pos % n
+	room := (n - off) * disk.BlockSize
+	var first, rest [][]byte
+	for i, b := range l.vec {
+		if room == 0 {
+			rest = l.vec[i:]
+			break
+		}
+		if uint64(len(b)) <= room {
+			first = append(first, b)
+			room -= uint64(len(b))
+			continue
+		}
+		first = append(first, b[:room])
+		rest = append([][]byte{b[room:]}, l.vec[i+1:]...)
+		break
+	}
+	if err := disk.WriteVec(l.d, RingStart+off, first); err != nil {
 		return pos, fmt.Errorf("circular: log record at %d: %w", pos, err)
+	}
+	if len(rest) > 0 {
+		if err := disk.WriteVec(l.d, RingStart, rest); err != nil {
+			return pos, fmt.Errorf("circular: log record at %d (wrapped part): %w", pos, err)
+		}
 	}
 	return pos + RecordBlocks(len(ups)), nil
 }

@@ -23,16 +23,16 @@ type recInfo struct {
 
 func (r recInfo) blocks() uint64 { return r.nDesc + uint64(r.nData) }
 
-// EncodeRecord lays out the record for ups at logical position pos into
-// buf (grown as needed) and returns it: descriptor blocks, then data blocks.
-func EncodeRecord(h Header, pos uint64, ups []Update, buf []byte) []byte {
+// EncodeDesc writes into buf (grown as needed) and returns the descriptor
+// blocks of the record for ups at logical position pos; the record on disk
+// is these blocks followed by each update's data block.
+func EncodeDesc(h Header, pos uint64, ups []Update, buf []byte) []byte {
 	nDesc := DescBlocks(len(ups))
-	size := int(nDesc+uint64(len(ups))) * disk.BlockSize
+	size := int(nDesc) * disk.BlockSize
 	if cap(buf) < size {
-		buf = make([]byte, size, size+size/4)
+		buf = make([]byte, size)
 	}
-	buf = buf[:size]
-	desc := buf[:nDesc*disk.BlockSize]
+	desc := buf[:size]
 	clear(desc)
 	binary.LittleEndian.PutUint32(desc[0:], recMagic)
 	binary.LittleEndian.PutUint32(desc[4:], version)
@@ -43,9 +43,22 @@ func EncodeRecord(h Header, pos uint64, ups []Update, buf []byte) []byte {
 	// desc[32:36] is the CRC, zero while summing; desc[36:40] reserved.
 	for i, u := range ups {
 		binary.LittleEndian.PutUint64(desc[recHdrLen+8*i:], u.Addr)
-		copy(buf[len(desc)+i*disk.BlockSize:], u.Data[:disk.BlockSize])
 	}
-	binary.LittleEndian.PutUint32(desc[32:], crc32.Checksum(buf, crcTable))
+	c := crc32.Update(0, crcTable, desc)
+	for _, u := range ups {
+		c = crc32.Update(c, crcTable, u.Data[:disk.BlockSize])
+	}
+	binary.LittleEndian.PutUint32(desc[32:], c)
+	return desc
+}
+
+// EncodeRecord returns the whole record for ups at pos as one buffer.
+func EncodeRecord(h Header, pos uint64, ups []Update, buf []byte) []byte {
+	desc := EncodeDesc(h, pos, ups, nil)
+	buf = append(buf[:0], desc...)
+	for _, u := range ups {
+		buf = append(buf, u.Data[:disk.BlockSize]...)
+	}
 	return buf
 }
 

@@ -52,3 +52,24 @@ func checkRange(a uint64, n int, size uint64) error {
 	}
 	return nil
 }
+
+// VecWriter is implemented by disks that write several buffers to
+// consecutive blocks in one call (pwritev), avoiding a gathering copy.
+type VecWriter interface {
+	WriteVec(a uint64, bufs [][]byte) error
+}
+
+// WriteVec writes bufs (each a multiple of BlockSize) to consecutive blocks
+// starting at a, in one call where d supports it.
+func WriteVec(d Disk, a uint64, bufs [][]byte) error {
+	if vw, ok := d.(VecWriter); ok {
+		return vw.WriteVec(a, bufs)
+	}
+	for _, b := range bufs {
+		if err := d.Write(a, b); err != nil {
+			return err
+		}
+		a += uint64(len(b) / BlockSize)
+	}
+	return nil
+}

@@ -120,3 +120,47 @@ func (d *FileDisk) Close() error {
 	}
 	return errors.Join(d.f.Close())
 }
+
+// iovMax bounds the buffers per pwritev call (Linux's IOV_MAX).
+const iovMax = 1024
+
+// WriteVec writes bufs to consecutive blocks from a with pwritev. After a
+// short write it may reslice elements of bufs.
+func (d *FileDisk) WriteVec(a uint64, bufs [][]byte) error {
+	if d.closed.Load() {
+		return ErrClosed
+	}
+	total := 0
+	for _, b := range bufs {
+		if len(b) == 0 || len(b)%BlockSize != 0 {
+			return fmt.Errorf("disk: vector buffer of %d bytes is not a positive multiple of %d", len(b), BlockSize)
+		}
+		total += len(b)
+	}
+	if total == 0 {
+		return nil
+	}
+	if err := checkRange(a, total, d.size); err != nil {
+		return err
+	}
+	off := int64(a) * BlockSize
+	for len(bufs) > 0 {
+		chunk := bufs[:min(len(bufs), iovMax)]
+		n, err := unix.Pwritev(int(d.f.Fd()), chunk, off)
+		if err != nil {
+			return fmt.Errorf("disk: pwritev at block %d: %w", off/BlockSize, err)
+		}
+		off += int64(n)
+		// Drop what was written; a short write resumes mid-buffer.
+		for n > 0 && len(bufs) > 0 {
+			if n >= len(bufs[0]) {
+				n -= len(bufs[0])
+				bufs = bufs[1:]
+			} else {
+				bufs[0] = bufs[0][n:]
+				n = 0
+			}
+		}
+	}
+	return nil
+}

@@ -175,8 +175,8 @@ func (l *Log) Commit(ctx context.Context, bufs []*Buf, wait bool) (wal.Txn, bool
 		}
 		bw.base = make([]byte, disk.BlockSize)
 		var ok bool
-		if ok, bw.gen = l.wal.ReadMem(bw.blkno, bw.base); ok {
-			bw.preHit = true
+		if ok, bw.gen = l.wal.InMem(bw.blkno); ok {
+			bw.preHit = true // copied under the lock below
 			continue
 		}
 		if err := l.wal.ReadInstalled(bw.blkno, bw.base); err != nil {
@@ -188,7 +188,9 @@ func (l *Log) Commit(ctx context.Context, bufs []*Buf, wait bool) (wal.Txn, bool
 	for _, bw := range writes {
 		var data []byte
 		if bw.whole != nil {
-			data = slices.Clone(bw.whole.Data)
+			// The Op is finished with its buffers once it commits, so the
+			// WAL may keep this one without a copy.
+			data = bw.whole.Data
 		} else {
 			data = bw.base
 			if ok, gen := l.wal.ReadMem(bw.blkno, data); !ok && (bw.preHit || gen != bw.gen) {

@@ -232,6 +232,18 @@ func (w *WAL) ReadMem(a uint64, buf []byte) (ok bool, gen uint64) {
 	return false, w.installGen
 }
 
+// InMem reports whether block a has an update in memory, without copying
+// it; on false it returns the install generation, as ReadMem does.
+func (w *WAL) InMem(a uint64) (bool, uint64) {
+	abs := a + w.dataStart
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.index[abs]; ok {
+		return true, 0
+	}
+	return false, w.installGen
+}
+
 // InstallGen counts completed installations; a home block read after a
 // ReadMem miss is current if the generation has not moved since.
 func (w *WAL) InstallGen() uint64 {
