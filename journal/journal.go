@@ -157,6 +157,9 @@ func (op *Op) OverWrite(a Addr, sz uint64, data []byte) error {
 	} else if b.Sz != sz {
 		return fmt.Errorf("%w: object at block %d bit %d written as %d bits, earlier as %d", ErrObject, a.Blkno, a.Off, sz, b.Sz)
 	}
+	if sz == BlockBits && cap(b.Data) < len(data) {
+		b.Data = wal.GetBlock() // whole blocks are handed to the WAL at Commit
+	}
 	b.Data = append(b.Data[:0], data...)
 	b.SetDirty()
 	return nil

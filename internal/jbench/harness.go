@@ -183,7 +183,7 @@ func runOne(ctx context.Context, cfg Config, sys, dir string, c *Case) (Result, 
 	var argv []string
 	wait := strconv.FormatBool(c.Wait)
 	if sys == "strata" {
-		argv = append(slices.Clone(cfg.StrataCmd), "--file", file, "--goroutines", strconv.Itoa(c.Goroutines),
+		argv = append(slices.Clone(cfg.StrataCmd), "--file", file, "--g", strconv.Itoa(c.Goroutines),
 			"--duration", cfg.Duration.String(), "--wait="+wait, "--flush-every", strconv.Itoa(cfg.FlushEvery),
 			"--log-blocks", strconv.FormatUint(cfg.LogBlocks, 10))
 	} else {
@@ -206,6 +206,9 @@ func runOne(ctx context.Context, cfg Config, sys, dir string, c *Case) (Result, 
 	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &res); err != nil {
 		return Result{}, fmt.Errorf("worker output %q: %w", out.String(), err)
+	}
+	if res.Goroutines != c.Goroutines || res.Wait != c.Wait {
+		return Result{}, fmt.Errorf("worker ran G=%d wait=%v, asked for G=%d wait=%v", res.Goroutines, res.Wait, c.Goroutines, c.Wait)
 	}
 	if res.Ops == 0 {
 		return Result{}, fmt.Errorf("worker completed no operation: %s", out.String())

@@ -73,6 +73,11 @@ func Extract(blk []byte, off, sz uint64) []byte {
 	if sz == 1 {
 		return []byte{(blk[off/8] >> (off % 8)) & 1}
 	}
+	if sz == BlockBits {
+		b := wal.GetBlock()
+		copy(b, blk)
+		return b
+	}
 	return slices.Clone(blk[off/8 : (off+sz)/8])
 }
 
@@ -173,7 +178,7 @@ func (l *Log) Commit(ctx context.Context, bufs []*Buf, wait bool) (wal.Txn, bool
 		if bw.whole != nil || len(bw.parts) == 0 {
 			continue
 		}
-		bw.base = make([]byte, disk.BlockSize)
+		bw.base = wal.GetBlock() // filled below: from memory or the home block
 		var ok bool
 		if ok, bw.gen = l.wal.InMem(bw.blkno); ok {
 			bw.preHit = true // copied under the lock below
