@@ -35,9 +35,9 @@ test-long: setup
 # Runs every fuzz target for FUZZTIME each (not in CI).
 FUZZTIME ?= 30s
 fuzz: setup
-	$(GO) test ./journal/circular -run '^$$' -fuzz FuzzDecodeHeader -fuzztime $(FUZZTIME)
-	$(GO) test ./journal/circular -run '^$$' -fuzz FuzzDecodeRecord -fuzztime $(FUZZTIME)
-	$(GO) test ./journal/circular -run '^$$' -fuzz FuzzRecover -fuzztime $(FUZZTIME)
+	$(GO) test ./journal/circular -run '^$$' -fuzz FuzzDecodeHeader -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
+	$(GO) test ./journal/circular -run '^$$' -fuzz FuzzDecodeRecord -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
+	$(GO) test ./journal/circular -run '^$$' -fuzz FuzzRecover -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 
 bench-journal: build
 	$(BIN)/strata bench journal

@@ -64,6 +64,12 @@ func (l *Log) ringRead(pos uint64, buf []byte) error {
 // returns the position after it. The caller must have checked that the ring
 // has RecordBlocks(len(ups)) free blocks at pos.
 func (l *Log) Append(pos uint64, ups []Update) (uint64, error) {
+	if len(ups) == 0 {
+		return pos, fmt.Errorf("circular: empty record at %d (recovery would stop there)", pos)
+	}
+	if RecordBlocks(len(ups)) > l.h.LogBlocks {
+		return pos, fmt.Errorf("circular: record of %d blocks does not fit a %d-block log", len(ups), l.h.LogBlocks)
+	}
 	l.recBuf = EncodeDesc(l.h, pos, ups, l.recBuf)
 	// Write descriptor and data blocks in place (one vectored write unless
 	// the record wraps): no copy of the data into a record buffer.
@@ -135,6 +141,13 @@ func Recover(d disk.Disk) (*Log, uint64, []Record, error) {
 		return nil, 0, nil, fmt.Errorf("circular: read headers: %w", err)
 	}
 	ih, err := DecodeHeader(hb[:disk.BlockSize], InstallHdrBlock)
+	if errors.Is(err, ErrNotFormatted) {
+		if _, lerr := DecodeHeader(hb[disk.BlockSize:], LogHdrBlock); lerr == nil {
+			// Block 1 is a valid header, so this is a damaged journal, not
+			// an empty disk: never let a caller reformat it as one.
+			return nil, 0, nil, fmt.Errorf("%w: header block 0 (installer) is damaged but the logger header is valid", ErrCorrupt)
+		}
+	}
 	if err != nil {
 		return nil, 0, nil, err
 	}

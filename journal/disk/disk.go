@@ -65,6 +65,20 @@ func WriteVec(d Disk, a uint64, bufs [][]byte) error {
 	if vw, ok := d.(VecWriter); ok {
 		return vw.WriteVec(a, bufs)
 	}
+	// Validate everything first so that a bad call writes nothing.
+	total := 0
+	for _, b := range bufs {
+		if len(b) == 0 || len(b)%BlockSize != 0 {
+			return fmt.Errorf("disk: vector buffer of %d bytes is not a positive multiple of %d", len(b), BlockSize)
+		}
+		total += len(b)
+	}
+	if total == 0 {
+		return nil
+	}
+	if err := checkRange(a, total, d.Size()); err != nil {
+		return err
+	}
 	for _, b := range bufs {
 		if err := d.Write(a, b); err != nil {
 			return err

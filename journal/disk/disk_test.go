@@ -141,9 +141,24 @@ func TestModelRandomOps(t *testing.T) {
 						copy(data[i*BlockSize:], blockOf(tag))
 					}
 					want := m.write(a, data)
+					// Valid writes are sometimes issued as a vector of
+					// random whole-block pieces (pwritev on FileDisk, a
+					// loop of Writes elsewhere).
+					vec := want == errNone && rng.IntN(2) == 0
+					var bufs [][]byte
+					for rest := data; vec && len(rest) > 0; {
+						k := (1 + rng.IntN(len(rest)/BlockSize)) * BlockSize
+						bufs = append(bufs, rest[:k])
+						rest = rest[k:]
+					}
 					for _, x := range disks {
-						err := x.d.Write(a, data)
-						checkClass(t, fmt.Sprintf("step %d %s Write(%d, %d bytes)", step, x.name, a, n), err, want)
+						var err error
+						if vec {
+							err = WriteVec(x.d, a, bufs)
+						} else {
+							err = x.d.Write(a, data)
+						}
+						checkClass(t, fmt.Sprintf("step %d %s Write(%d, %d bytes, vector %v)", step, x.name, a, n, vec), err, want)
 					}
 					// The disks must have copied: scribbling on the caller's
 					// buffer afterwards changes nothing.
@@ -761,5 +776,120 @@ func TestFileDiskPartialTrailingBlock(t *testing.T) {
 	}
 	if err := d.Read(2, make([]byte, BlockSize)); !errors.Is(err, ErrOutOfRange) {
 		t.Fatalf("Read of the partial block = %v, want ErrOutOfRange", err)
+	}
+}
+
+func TestWriteVecErrors(t *testing.T) {
+	fd, err := CreateFile(filepath.Join(t.TempDir(), "disk"), 4, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fd.Close()
+	for _, x := range []struct {
+		name string
+		d    Disk
+	}{{"mem", NewMemDisk(4)}, {"crash", NewCrashDisk(4)}, {"file", fd}} {
+		blk := blockOf(1)
+		if err := WriteVec(x.d, 0, nil); err != nil {
+			t.Errorf("%s: empty vector: %v", x.name, err)
+		}
+		if err := WriteVec(x.d, 4, [][]byte{blk}); !errors.Is(err, ErrOutOfRange) {
+			t.Errorf("%s: vector at the end of the disk = %v, want ErrOutOfRange", x.name, err)
+		}
+		if err := WriteVec(x.d, ^uint64(0), [][]byte{blk, blk}); !errors.Is(err, ErrOutOfRange) {
+			t.Errorf("%s: vector at max address = %v, want ErrOutOfRange", x.name, err)
+		}
+		for _, bad := range [][][]byte{{blk[:100]}, {{}}, {blk[:BlockSize-1], blk}} {
+			if err := WriteVec(x.d, 0, bad); err == nil || errors.Is(err, ErrOutOfRange) {
+				t.Errorf("%s: vector with a bad piece = %v, want a length error", x.name, err)
+			}
+		}
+		// Nothing above was written.
+		for b, got := range readAll(t, x.d) {
+			if !bytes.Equal(got, zeroBlock()) {
+				t.Errorf("%s: block %d written by a failed vector write", x.name, b)
+			}
+		}
+		// A vector ending exactly at the end of the disk.
+		if err := WriteVec(x.d, 1, [][]byte{append(blockOf(2), blockOf(3)...), blockOf(4)}); err != nil {
+			t.Fatalf("%s: %v", x.name, err)
+		}
+		want := [][]byte{zeroBlock(), blockOf(2), blockOf(3), blockOf(4)}
+		for b, got := range readAll(t, x.d) {
+			if !bytes.Equal(got, want[b]) {
+				t.Errorf("%s: block %d wrong after a vector write", x.name, b)
+			}
+		}
+	}
+	_ = fd.Close()
+	if err := fd.WriteVec(0, [][]byte{blockOf(1)}); !errors.Is(err, ErrClosed) {
+		t.Errorf("WriteVec after Close = %v, want ErrClosed", err)
+	}
+}
+
+func TestFileDiskWriteVecManyBuffers(t *testing.T) {
+	// More one-block pieces than one pwritev call takes (IOV_MAX 1024).
+	const n = 1500
+	fd, err := CreateFile(filepath.Join(t.TempDir(), "disk"), n+3, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fd.Close()
+	bufs := make([][]byte, n)
+	for i := range bufs {
+		bufs[i] = blockOf(uint64(i) + 1)
+	}
+	if err := fd.WriteVec(2, bufs); err != nil {
+		t.Fatal(err)
+	}
+	got := readAll(t, fd)
+	for b := range got {
+		want := zeroBlock()
+		if b >= 2 && b < n+2 {
+			want = blockOf(uint64(b - 1))
+		}
+		if !bytes.Equal(got[b], want) {
+			t.Fatalf("block %d wrong after a %d-piece vector write", b, n)
+		}
+	}
+}
+
+func TestCrashSnapshot(t *testing.T) {
+	d := NewCrashDisk(4)
+	if err := d.Write(0, blockOf(1)); err != nil {
+		t.Fatal(err)
+	}
+	if err := d.Barrier(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tg := range []uint64{2, 3} {
+		if err := d.Write(0, blockOf(tg)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := d.Write(1, blockOf(4)); err != nil {
+		t.Fatal(err)
+	}
+	for k0 := 0; k0 <= 2; k0++ {
+		for k1 := 0; k1 <= 1; k1++ {
+			pick := func(i int, _ uint64, _ int) int { return []int{k0, k1}[i] }
+			snap := readAll(t, d.Snapshot(pick))
+			want0 := [][]byte{blockOf(1), blockOf(2), blockOf(3)}[k0]
+			want1 := [][]byte{zeroBlock(), blockOf(4)}[k1]
+			if !bytes.Equal(snap[0], want0) || !bytes.Equal(snap[1], want1) {
+				t.Fatalf("Snapshot with picks %d,%d: wrong contents", k0, k1)
+			}
+		}
+	}
+	// The disk keeps running, with its pending writes intact.
+	if err := d.Write(2, blockOf(5)); err != nil {
+		t.Fatalf("Write after Snapshot: %v", err)
+	}
+	if blocks, _ := d.PendingBlocks(); len(blocks) != 3 {
+		t.Fatalf("pending blocks after Snapshot: %v", blocks)
+	}
+	got := readAll(t, d.CrashAll())
+	if !bytes.Equal(got[0], blockOf(3)) || !bytes.Equal(got[1], blockOf(4)) || !bytes.Equal(got[2], blockOf(5)) {
+		t.Fatal("CrashAll after Snapshot lost writes")
 	}
 }

@@ -67,9 +67,9 @@ func OpenFile(path string) (*FileDisk, error) {
 		f.Close()
 		return nil, fmt.Errorf("disk: size of %s: %w", path, err)
 	}
-	if end < BlockSize {
+	if end < BlockSize || end%BlockSize != 0 {
 		f.Close()
-		return nil, fmt.Errorf("disk: %s is %d bytes, smaller than one %d-byte block", path, end, BlockSize)
+		return nil, fmt.Errorf("disk: %s is %d bytes, not a positive multiple of the %d-byte block", path, end, BlockSize)
 	}
 	return &FileDisk{f: f, size: uint64(end) / BlockSize}, nil
 }
@@ -149,6 +149,9 @@ func (d *FileDisk) WriteVec(a uint64, bufs [][]byte) error {
 		n, err := unix.Pwritev(int(d.f.Fd()), chunk, off)
 		if err != nil {
 			return fmt.Errorf("disk: pwritev at block %d: %w", off/BlockSize, err)
+		}
+		if n == 0 {
+			return fmt.Errorf("disk: pwritev at block %d wrote nothing", off/BlockSize)
 		}
 		off += int64(n)
 		// Drop what was written; a short write resumes mid-buffer.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"math/rand/v2"
+	"os"
 	"path/filepath"
 	"testing"
 )
@@ -49,5 +50,33 @@ func TestWriteVecMatchesWrite(t *testing.T) {
 	}
 	if err := fd.WriteVec(0, [][]byte{make([]byte, 100)}); err == nil {
 		t.Error("vector with a partial block accepted")
+	}
+}
+
+// A bad vector write on a disk without pwritev writes nothing at all.
+func TestWriteVecFallbackIsAllOrNothing(t *testing.T) {
+	md := NewMemDisk(4)
+	blk := bytes.Repeat([]byte{7}, BlockSize)
+	if err := WriteVec(md, 3, [][]byte{blk, blk}); !errors.Is(err, ErrOutOfRange) {
+		t.Fatalf("overrun: %v", err)
+	}
+	if err := WriteVec(md, 0, [][]byte{blk, blk[:10]}); err == nil {
+		t.Fatal("partial block accepted")
+	}
+	got := make([]byte, 4*BlockSize)
+	md.Read(0, got)
+	if !bytes.Equal(got, make([]byte, 4*BlockSize)) {
+		t.Fatal("a rejected vector write changed the disk")
+	}
+}
+
+func TestOpenFileRejectsPartialBlock(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "odd.img")
+	if err := os.WriteFile(p, make([]byte, 2*BlockSize+100), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if d, err := OpenFile(p); err == nil {
+		d.Close()
+		t.Fatal("OpenFile accepted a file that is not a whole number of blocks")
 	}
 }
