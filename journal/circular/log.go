@@ -33,20 +33,6 @@ func newLog(d disk.Disk, h Header) *Log {
 // Header returns the journal's geometry and id (Pos is meaningless).
 func (l *Log) Header() Header { return l.h }
 
-// ringWrite writes buf (whole blocks) at logical position pos, wrapping.
-func (l *Log) ringWrite(pos uint64, buf []byte) error {
-	n := l.h.LogBlocks
-	off := pos % n
-	first := min(uint64(len(buf)/disk.BlockSize), n-off)
-	if err := l.d.Write(RingStart+off, buf[:first*disk.BlockSize]); err != nil {
-		return err
-	}
-	if rest := buf[first*disk.BlockSize:]; len(rest) > 0 {
-		return l.d.Write(RingStart, rest)
-	}
-	return nil
-}
-
 func (l *Log) ringRead(pos uint64, buf []byte) error {
 	n := l.h.LogBlocks
 	off := pos % n
