@@ -3,12 +3,14 @@ GO        ?= go
 BIN       := $(CURDIR)/bin
 STATICCHECK_VERSION := v0.8.2
 export GOFLAGS := -buildvcs=false
+# An older Go fetches the toolchain go.mod names through the module proxy.
+export GOTOOLCHAIN := auto
 
 .PHONY: all build setup lint test test-long fuzz bench-journal demo clean
 
 all: build
 
-build:
+build: setup
 	$(GO) build -o $(BIN)/strata ./cmd/strata
 
 # Installs what the build and tests need on a fresh Debian machine.

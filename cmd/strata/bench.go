@@ -37,7 +37,7 @@ func benchJournalCmd() *cobra.Command {
 		dur                         time.Duration
 		rounds, flushEvery, g       int
 		diskDir, tmpfsDir, peerSrc  string
-		file, cpuProfile            string
+		file, cpuProfile, plotPath  string
 		logBlocks                   uint64
 	)
 	c := &cobra.Command{
@@ -73,7 +73,7 @@ disk, how close Strata gets to the fsync-bound limit.`,
 				}
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
 			}
-			return runJournalBench(ctx, cmd, quick, asJSON, gs, waits, dur, rounds, flushEvery, logBlocks, diskDir, tmpfsDir, peerSrc)
+			return runJournalBench(ctx, cmd, quick, asJSON, gs, waits, dur, rounds, flushEvery, logBlocks, diskDir, tmpfsDir, peerSrc, plotPath)
 		},
 	}
 	f := c.Flags()
@@ -87,6 +87,7 @@ disk, how close Strata gets to the fsync-bound limit.`,
 	f.Uint64Var(&logBlocks, "log-blocks", 4096, "Strata's log size in 4 KiB blocks")
 	f.StringVar(&diskDir, "disk-dir", "strata-data/bench", "folder on the real disk")
 	f.StringVar(&tmpfsDir, "tmpfs-dir", "/dev/shm/strata-bench", "folder on tmpfs ('' to skip)")
+	f.StringVar(&plotPath, "plot", "strata-data/bench/journal.png", "write throughput curves to this PNG ('' to skip)")
 	f.StringVar(&peerSrc, "peer-src", "", "path of bench/gojournal (default: found from the working directory)")
 	// Worker mode (one Strata run; used by the harness).
 	f.BoolVar(&worker, "worker", false, "run one Strata measurement and print JSON (internal)")
@@ -100,7 +101,7 @@ disk, how close Strata gets to the fsync-bound limit.`,
 	return c
 }
 
-func runJournalBench(ctx context.Context, cmd *cobra.Command, quick, asJSON bool, gs, waits string, dur time.Duration, rounds, flushEvery int, logBlocks uint64, diskDir, tmpfsDir, peerSrc string) error {
+func runJournalBench(ctx context.Context, cmd *cobra.Command, quick, asJSON bool, gs, waits string, dur time.Duration, rounds, flushEvery int, logBlocks uint64, diskDir, tmpfsDir, peerSrc, plotPath string) error {
 	if quick {
 		if !cmd.Flags().Changed("goroutines") {
 			gs = "1,8,32"
@@ -163,6 +164,12 @@ func runJournalBench(ctx context.Context, cmd *cobra.Command, quick, asJSON bool
 	rep, err := jbench.Run(ctx, cfg)
 	if err != nil {
 		return err
+	}
+	if plotPath != "" {
+		if err := jbench.Plot(rep, plotPath); err != nil {
+			return err
+		}
+		fmt.Fprintf(cfg.Progress, "wrote %s\n", plotPath)
 	}
 	if asJSON {
 		enc := json.NewEncoder(cmd.OutOrStdout())

@@ -16,6 +16,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"strata/internal/plot"
 	"strata/journal/disk"
 )
 
@@ -290,4 +291,32 @@ func PrintTable(w io.Writer, rep *Report, cfg Config) {
 		fmt.Fprintf(tw, "%d\t%.1f\t%.0f\t%.0f\t%.0f\t%.0f%%\t\n", c.Goroutines, c.RecordBytes/1024, c.BarrierUs, c.LimitOps, c.StrataOps, 100*c.StrataOps/c.LimitOps)
 	}
 	tw.Flush()
+}
+
+// Plot writes throughput-vs-goroutines curves, one panel per medium and
+// mode, Strata against the peer.
+func Plot(rep *Report, path string) error {
+	var panels []plot.Panel
+	index := map[string]*plot.Panel{}
+	for _, c := range rep.Results {
+		mode := "wait=true"
+		if !c.Wait {
+			mode = "wait=false, Flush every 16"
+		}
+		key := c.Medium + " " + mode
+		p := index[key]
+		if p == nil {
+			panels = append(panels, plot.Panel{
+				Title: key, XLabel: "goroutines", YLabel: "ops/s", LogX: true,
+				Series: []plot.Series{{Name: "strata", Color: plot.Palette[0]}, {Name: PeerName, Color: plot.Palette[1]}},
+			})
+			p = &panels[len(panels)-1]
+			index[key] = p
+		}
+		p.Series[0].X = append(p.Series[0].X, float64(c.Goroutines))
+		p.Series[0].Y = append(p.Series[0].Y, c.StrataOps)
+		p.Series[1].X = append(p.Series[1].X, float64(c.Goroutines))
+		p.Series[1].Y = append(p.Series[1].Y, c.PeerOps)
+	}
+	return plot.Render(path, panels, 2)
 }
