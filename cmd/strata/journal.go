@@ -82,7 +82,8 @@ func runDemo(cmd *cobra.Command, dir string, rounds, goroutines int) error {
 		return err
 	}
 	fmt.Fprintf(out, "journal demo: %s, %d rounds, %d committing goroutines per child\n", path, rounds, goroutines)
-	fmt.Fprintf(out, "%-6s %-10s %-8s %-10s %-12s %s\n", "round", "killed at", "acks", "replayed", "recovered", "checks")
+	const row = "%-6v %-13v %-13v %-16v %-21v %s\n" // rows print as rounds finish
+	fmt.Fprintf(out, row, "round", "killed after", "acknowledged", "replayed blocks", "recovered op numbers", "checks")
 	rng := rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 1))
 	total := 0
 	for r := 1; r <= rounds; r++ {
@@ -93,8 +94,8 @@ func runDemo(cmd *cobra.Command, dir string, rounds, goroutines int) error {
 		}
 		total += res.Acked
 		lo, hi := span(res.Recovered)
-		fmt.Fprintf(out, "%-6d %-10s %-8d %-10d ops %d..%d  all %d acknowledged ops present, %d/%d workers atomic\n",
-			r, res.KilledAt.Round(time.Millisecond), res.Acked, res.Replayed, lo, hi, res.Acked, goroutines, goroutines)
+		fmt.Fprintf(out, row, r, res.KilledAt.Round(time.Millisecond), res.Acked, res.Replayed, fmt.Sprintf("%d..%d", lo, hi),
+			fmt.Sprintf("every acknowledged op present; %d/%d workers' inode and block agree", goroutines, goroutines))
 	}
 	fmt.Fprintf(out, "OK: %d rounds of SIGKILL and recovery; %d acknowledged operations all survived, none torn\n", rounds, total)
 	return nil

@@ -66,17 +66,7 @@ func WriteVec(d Disk, a uint64, bufs [][]byte) error {
 		return vw.WriteVec(a, bufs)
 	}
 	// Validate everything first so that a bad call writes nothing.
-	total := 0
-	for _, b := range bufs {
-		if len(b) == 0 || len(b)%BlockSize != 0 {
-			return fmt.Errorf("disk: vector buffer of %d bytes is not a positive multiple of %d", len(b), BlockSize)
-		}
-		total += len(b)
-	}
-	if total == 0 {
-		return nil
-	}
-	if err := checkRange(a, total, d.Size()); err != nil {
+	if total, err := checkVec(a, bufs, d.Size()); total == 0 || err != nil {
 		return err
 	}
 	for _, b := range bufs {
@@ -86,4 +76,19 @@ func WriteVec(d Disk, a uint64, bufs [][]byte) error {
 		a += uint64(len(b) / BlockSize)
 	}
 	return nil
+}
+
+// checkVec validates a vector write and returns its length in bytes.
+func checkVec(a uint64, bufs [][]byte, size uint64) (int, error) {
+	total := 0
+	for _, b := range bufs {
+		if len(b) == 0 || len(b)%BlockSize != 0 {
+			return 0, fmt.Errorf("disk: vector buffer of %d bytes is not a positive multiple of %d", len(b), BlockSize)
+		}
+		total += len(b)
+	}
+	if total == 0 {
+		return 0, nil
+	}
+	return total, checkRange(a, total, size)
 }

@@ -130,17 +130,7 @@ func (d *FileDisk) WriteVec(a uint64, bufs [][]byte) error {
 	if d.closed.Load() {
 		return ErrClosed
 	}
-	total := 0
-	for _, b := range bufs {
-		if len(b) == 0 || len(b)%BlockSize != 0 {
-			return fmt.Errorf("disk: vector buffer of %d bytes is not a positive multiple of %d", len(b), BlockSize)
-		}
-		total += len(b)
-	}
-	if total == 0 {
-		return nil
-	}
-	if err := checkRange(a, total, d.size); err != nil {
+	if total, err := checkVec(a, bufs, d.size); total == 0 || err != nil {
 		return err
 	}
 	off := int64(a) * BlockSize
