@@ -1,0 +1,90 @@
+package stack
+
+import (
+	"fmt"
+	"time"
+)
+
+// Addr names an endpoint: "sim:a", "udp:127.0.0.1:7000", "tcp:[::1]:7000".
+type Addr string
+
+// Dir is the direction an event travels.
+type Dir uint8
+
+const (
+	// Down: towards the network.
+	Down Dir = iota
+	// Up: towards the application.
+	Up
+)
+
+func (d Dir) String() string {
+	if d == Down {
+		return "down"
+	}
+	return "up"
+}
+
+// Type is an event's kind.
+type Type uint8
+
+// Event types. Down events first, then up events.
+const (
+	ESend     Type = iota + 1 // down: point-to-point message to Peer
+	ECast                     // down: multicast to the group (membership layers)
+	ELeave                    // down: leave the group / shut down
+	ETimerReq                 // down: a layer asks for an ETimer at Time
+	ECall                     // down: RPC request to Peer with correlation ID
+	ECancel                   // down: abandon RPC ID
+	EDeliver                  // up: a message from Peer
+	ETimer                    // up: the clock reached Time
+	EReply                    // up: RPC reply (or Err) for ID
+	ESuspect                  // up: Peer seems to have failed
+	EView                     // up: new group view
+	EBlock                    // up: stop sending for a view change
+	EStable                   // up: messages up to a point are stable
+	EExit                     // up: the stack has shut down
+	ERequest                  // up: RPC request from Peer (answer with EResponse)
+	EResponse                 // down: RPC response to Peer for ID
+)
+
+var typeNames = [...]string{"", "Send", "Cast", "Leave", "TimerReq", "Call", "Cancel", "Deliver", "Timer",
+	"Reply", "Suspect", "View", "Block", "Stable", "Exit", "Request", "Response"}
+
+func (t Type) String() string {
+	if int(t) < len(typeNames) && t != 0 {
+		return typeNames[t]
+	}
+	return fmt.Sprintf("Type(%d)", t)
+}
+
+// Event is what layers exchange. Events are values; Msg is shared by
+// reference and owned by whichever layer holds the event.
+type Event struct {
+	Type Type
+	Peer Addr
+	Msg  *Msg
+	Time time.Duration // ETimer: now; ETimerReq: when
+	ID   uint64        // RPC correlation id
+	Err  error
+}
+
+func (e Event) String() string {
+	s := e.Type.String()
+	if e.Peer != "" {
+		s += " " + string(e.Peer)
+	}
+	if e.Msg != nil {
+		s += fmt.Sprintf(" len=%d", e.Msg.Len())
+	}
+	if e.Type == ETimer || e.Type == ETimerReq {
+		s += fmt.Sprintf(" t=%v", e.Time)
+	}
+	if e.ID != 0 {
+		s += fmt.Sprintf(" id=%d", e.ID)
+	}
+	if e.Err != nil {
+		s += " err=" + e.Err.Error()
+	}
+	return s
+}

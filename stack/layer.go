@@ -1,0 +1,159 @@
+package stack
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+)
+
+// Prop is a property a layer provides to the layers above it, or requires
+// from the layers below it.
+type Prop string
+
+// Properties of point-to-point stacks (group properties come with the
+// membership layers).
+const (
+	Datagram Prop = "Datagram" // datagrams to a peer, maybe lost, duplicated, reordered
+	Reliable Prop = "Reliable" // every message to a live peer arrives exactly once
+	FIFO     Prop = "FIFO"     // in the order sent, per peer
+	Fragment Prop = "Fragment" // messages larger than the transport's datagram
+	Flow     Prop = "Flow"     // bounded buffering per peer (credit window)
+	RPC      Prop = "RPC"      // request/response with correlation ids and timeouts
+	App      Prop = "App"      // the application interface (top of every stack)
+)
+
+// Emitter passes events out of a layer: Down to the layer below, Up to
+// the layer above.
+type Emitter interface {
+	Down(Event)
+	Up(Event)
+}
+
+// Layer is one micro-protocol. Handlers never block, do no I/O and take
+// time only from events (ETimer carries the current time).
+type Layer interface {
+	Down(ev Event, out Emitter) // an event from the layer above
+	Up(ev Event, out Emitter)   // an event from the layer below
+}
+
+// Counter is one named count a layer keeps (messages, retransmissions,
+// drops, window stalls, ...).
+type Counter struct {
+	Name  string
+	Value uint64
+}
+
+// Counted is implemented by layers that keep counters.
+type Counted interface {
+	Counters() []Counter
+}
+
+// Config holds every layer's parameters; zero fields take defaults.
+type Config struct {
+	Local      Addr
+	MTU        int           // largest datagram the transport carries (bytes)
+	Window     int           // pt2pt: messages in flight per peer
+	RTO        time.Duration // pt2pt: first retransmission timeout
+	MaxRTO     time.Duration // pt2pt: backoff cap
+	Credit     int           // pt2ptw: bytes a sender may have unconsumed at a peer
+	RPCTimeout time.Duration // rpc: default when the caller's context has no deadline
+}
+
+// WithDefaults fills zero fields.
+func (c Config) WithDefaults() Config {
+	if c.MTU == 0 {
+		c.MTU = 1400
+	}
+	if c.Window == 0 {
+		c.Window = 64
+	}
+	if c.RTO == 0 {
+		c.RTO = 20 * time.Millisecond
+	}
+	if c.MaxRTO == 0 {
+		c.MaxRTO = time.Second
+	}
+	if c.Credit == 0 {
+		c.Credit = 256 << 10
+	}
+	if c.RPCTimeout == 0 {
+		c.RPCTimeout = 10 * time.Second
+	}
+	return c
+}
+
+// Spec describes a layer kind: what it needs below, what it adds above,
+// and how to build one.
+type Spec struct {
+	Name     string
+	Doc      string
+	Requires []Prop
+	Provides []Prop
+	// Keeps lists properties from below that stay true above this layer;
+	// any other property from below is hidden (e.g. a layer that reorders
+	// would not keep FIFO). Nil means all are kept.
+	Keeps []Prop
+	New   func(Config) Layer
+}
+
+// Validate checks a stack given bottom first: each layer's requirements
+// must be provided by the layers beneath it. It returns the properties the
+// whole stack provides, or an error naming the layer and what it lacks.
+func Validate(specs []Spec) ([]Prop, error) {
+	if len(specs) == 0 {
+		return nil, fmt.Errorf("stack: empty stack")
+	}
+	have := map[Prop]bool{}
+	for i, s := range specs {
+		var missing []string
+		for _, r := range s.Requires {
+			if !have[r] {
+				missing = append(missing, string(r))
+			}
+		}
+		if len(missing) > 0 {
+			below := "nothing"
+			if i > 0 {
+				below = joinProps(props(have))
+			}
+			return nil, fmt.Errorf("stack: layer %q (position %d from the bottom) requires %s, but the layers below it provide only %s",
+				s.Name, i, strings.Join(missing, ", "), below)
+		}
+		if s.Keeps != nil {
+			kept := map[Prop]bool{}
+			for _, k := range s.Keeps {
+				if have[k] {
+					kept[k] = true
+				}
+			}
+			have = kept
+		}
+		for _, p := range s.Provides {
+			have[p] = true
+		}
+	}
+	return props(have), nil
+}
+
+func props(m map[Prop]bool) []Prop {
+	var out []Prop
+	for p, ok := range m {
+		if ok {
+			out = append(out, p)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	return out
+}
+
+func joinProps(ps []Prop) string {
+	if len(ps) == 0 {
+		return "nothing"
+	}
+	ss := make([]string, len(ps))
+	for i, p := range ps {
+		ss[i] = string(p)
+	}
+	return strings.Join(ss, ", ")
+}

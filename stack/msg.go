@@ -1,0 +1,138 @@
+package stack
+
+import (
+	"errors"
+	"sync"
+)
+
+// headroom is the header space a new Msg reserves; enough for every
+// layer's header in the stacks this package builds.
+const headroom = 128
+
+// ErrShortHeader is returned by Pop when a message is shorter than the
+// header a layer expects: a malformed or truncated datagram.
+var ErrShortHeader = errors.New("stack: message shorter than its header")
+
+// Msg is a message: headers stacked in front (pushed by layers on the way
+// down, popped on the way up) and a payload kept as a scatter-gather list.
+// Received messages keep everything in one buffer; Body returns what is
+// left after the headers were popped.
+type Msg struct {
+	buf     []byte // buf[head:] holds the headers (and, received, the body)
+	head    int
+	Payload [][]byte
+	pooled  bool
+}
+
+var msgPool = sync.Pool{New: func() any {
+	return &Msg{buf: make([]byte, headroom)}
+}}
+
+// NewMsg returns a message carrying payload (not copied). Free it when done
+// (optional: an unfreed Msg is collected).
+func NewMsg(payload ...[]byte) *Msg {
+	m := msgPool.Get().(*Msg)
+	m.head = len(m.buf)
+	m.Payload = append(m.Payload[:0], payload...)
+	m.pooled = true
+	return m
+}
+
+// Received wraps a datagram as a message whose headers will be popped. The
+// message owns data.
+func Received(data []byte) *Msg {
+	m := msgPool.Get().(*Msg)
+	m.buf, m.head, m.Payload, m.pooled = data, 0, m.Payload[:0], false
+	return m
+}
+
+// Free returns m to the pool. m must not be used afterwards.
+func (m *Msg) Free() {
+	if !m.pooled {
+		m.buf = make([]byte, headroom)
+	}
+	clear(m.Payload)
+	m.Payload = m.Payload[:0]
+	m.pooled = true
+	msgPool.Put(m)
+}
+
+// Push reserves n header bytes in front of the message and returns them
+// for the caller to fill.
+func (m *Msg) Push(n int) []byte {
+	if m.head < n {
+		// Grow the headroom: copy existing headers behind new space.
+		nb := make([]byte, len(m.buf)-m.head+n+headroom)
+		copy(nb[n+headroom:], m.buf[m.head:])
+		m.buf, m.head = nb, n+headroom
+	}
+	m.head -= n
+	return m.buf[m.head : m.head+n]
+}
+
+// Pop removes and returns the first n header bytes (valid until the Msg is
+// freed or pushed to).
+func (m *Msg) Pop(n int) ([]byte, error) {
+	if n < 0 || len(m.buf)-m.head < n {
+		return nil, ErrShortHeader
+	}
+	h := m.buf[m.head : m.head+n]
+	m.head += n
+	return h, nil
+}
+
+// Peek returns the first n header bytes without removing them.
+func (m *Msg) Peek(n int) ([]byte, error) {
+	if n < 0 || len(m.buf)-m.head < n {
+		return nil, ErrShortHeader
+	}
+	return m.buf[m.head : m.head+n], nil
+}
+
+// Len is the total length: headers plus payload.
+func (m *Msg) Len() int {
+	n := len(m.buf) - m.head
+	for _, p := range m.Payload {
+		n += len(p)
+	}
+	return n
+}
+
+// Vec returns the message as a list of buffers (headers first), for a
+// vectored write. The slices alias the message.
+func (m *Msg) Vec(dst [][]byte) [][]byte {
+	if m.head < len(m.buf) {
+		dst = append(dst, m.buf[m.head:])
+	}
+	for _, p := range m.Payload {
+		if len(p) > 0 {
+			dst = append(dst, p)
+		}
+	}
+	return dst
+}
+
+// Body returns what follows the popped headers as one slice, copying only
+// if the payload is scattered.
+func (m *Msg) Body() []byte {
+	if len(m.Payload) == 0 {
+		return m.buf[m.head:]
+	}
+	if m.head == len(m.buf) && len(m.Payload) == 1 {
+		return m.Payload[0]
+	}
+	out := make([]byte, 0, m.Len())
+	for _, v := range m.Vec(nil) {
+		out = append(out, v...)
+	}
+	return out
+}
+
+// AppendTo appends the whole message (headers and payload) to b.
+func (m *Msg) AppendTo(b []byte) []byte {
+	b = append(b, m.buf[m.head:]...)
+	for _, p := range m.Payload {
+		b = append(b, p...)
+	}
+	return b
+}

@@ -1,0 +1,183 @@
+package stack
+
+// Boundary receives the events that leave a stack: at the top towards the
+// application, at the bottom towards the transport and the clock.
+type Boundary interface {
+	Top(ev Event)
+	Bottom(ev Event)
+}
+
+// Tracer observes every event as it is handed to a layer (layer index,
+// bottom = 0) or leaves the stack (layer -1 below the bottom, len(layers)
+// above the top).
+type Tracer func(layer int, dir Dir, ev Event)
+
+// Runner runs events through a built stack.
+type Runner interface {
+	// Inject feeds an event into the stack: Down enters at the top, Up at
+	// the bottom. Events injected while the stack is processing (from a
+	// Boundary callback) run after the current one completes, so both
+	// compositions see the same order.
+	Inject(dir Dir, ev Event)
+	// Layers returns the layers, bottom first.
+	Layers() []Layer
+}
+
+type injection struct {
+	dir Dir
+	ev  Event
+}
+
+// base holds what both compositions share: layers, boundary, tracer and
+// the deferral of re-entrant injections.
+type base struct {
+	layers  []Layer
+	b       Boundary
+	trace   Tracer
+	busy    bool
+	pending []injection
+}
+
+func (s *base) Layers() []Layer { return s.layers }
+
+func (s *base) exit(i int, dir Dir, ev Event) {
+	if s.trace != nil {
+		s.trace(i, dir, ev)
+	}
+	if dir == Down {
+		s.b.Bottom(ev)
+	} else {
+		s.b.Top(ev)
+	}
+}
+
+// run calls process for ev and for every injection made meanwhile.
+func (s *base) run(dir Dir, ev Event, process func(Dir, Event)) {
+	if s.busy {
+		s.pending = append(s.pending, injection{dir, ev})
+		return
+	}
+	s.busy = true
+	process(dir, ev)
+	for len(s.pending) > 0 {
+		in := s.pending[0]
+		s.pending = s.pending[1:]
+		process(in.dir, in.ev)
+	}
+	s.pending = s.pending[:0]
+	s.busy = false
+}
+
+// Scheduler is the imperative composition: a FIFO queue of (layer,
+// direction, event) items, drained one at a time.
+type Scheduler struct {
+	base
+	queue []item
+	outs  []schedOut
+}
+
+type item struct {
+	layer int
+	dir   Dir
+	ev    Event
+}
+
+type schedOut struct {
+	s *Scheduler
+	i int
+}
+
+func (o *schedOut) Down(ev Event) { o.s.queue = append(o.s.queue, item{o.i - 1, Down, ev}) }
+func (o *schedOut) Up(ev Event)   { o.s.queue = append(o.s.queue, item{o.i + 1, Up, ev}) }
+
+// NewScheduler builds the imperative composition of layers (bottom first).
+func NewScheduler(layers []Layer, b Boundary, trace Tracer) *Scheduler {
+	s := &Scheduler{base: base{layers: layers, b: b, trace: trace}}
+	s.outs = make([]schedOut, len(layers))
+	for i := range s.outs {
+		s.outs[i] = schedOut{s, i}
+	}
+	return s
+}
+
+// Inject implements Runner.
+func (s *Scheduler) Inject(dir Dir, ev Event) { s.run(dir, ev, s.process) }
+
+func (s *Scheduler) process(dir Dir, ev Event) {
+	n := len(s.layers)
+	if dir == Down {
+		s.queue = append(s.queue, item{n - 1, Down, ev})
+	} else {
+		s.queue = append(s.queue, item{0, Up, ev})
+	}
+	for len(s.queue) > 0 {
+		it := s.queue[0]
+		s.queue = s.queue[1:]
+		switch {
+		case it.layer < 0 || it.layer >= n:
+			s.exit(it.layer, it.dir, it.ev)
+		default:
+			if s.trace != nil {
+				s.trace(it.layer, it.dir, it.ev)
+			}
+			if it.dir == Down {
+				s.layers[it.layer].Down(it.ev, &s.outs[it.layer])
+			} else {
+				s.layers[it.layer].Up(it.ev, &s.outs[it.layer])
+			}
+		}
+	}
+	s.queue = s.queue[:0]
+}
+
+// Composed is the functional composition: each layer's emitter calls the
+// neighbouring layer's handler directly, so the stack is one function of
+// the event (depth first).
+type Composed struct {
+	base
+	outs []compOut
+}
+
+type compOut struct {
+	c *Composed
+	i int
+}
+
+func (o *compOut) Down(ev Event) { o.c.deliver(o.i-1, Down, ev) }
+func (o *compOut) Up(ev Event)   { o.c.deliver(o.i+1, Up, ev) }
+
+// Compose builds the functional composition of layers (bottom first).
+func Compose(layers []Layer, b Boundary, trace Tracer) *Composed {
+	c := &Composed{base: base{layers: layers, b: b, trace: trace}}
+	c.outs = make([]compOut, len(layers))
+	for i := range c.outs {
+		c.outs[i] = compOut{c, i}
+	}
+	return c
+}
+
+// Inject implements Runner.
+func (c *Composed) Inject(dir Dir, ev Event) { c.run(dir, ev, c.process) }
+
+func (c *Composed) process(dir Dir, ev Event) {
+	if dir == Down {
+		c.deliver(len(c.layers)-1, Down, ev)
+	} else {
+		c.deliver(0, Up, ev)
+	}
+}
+
+func (c *Composed) deliver(i int, dir Dir, ev Event) {
+	if i < 0 || i >= len(c.layers) {
+		c.exit(i, dir, ev)
+		return
+	}
+	if c.trace != nil {
+		c.trace(i, dir, ev)
+	}
+	if dir == Down {
+		c.layers[i].Down(ev, &c.outs[i])
+	} else {
+		c.layers[i].Up(ev, &c.outs[i])
+	}
+}
