@@ -64,7 +64,8 @@ type Event struct {
 	Type Type
 	Peer Addr
 	Msg  *Msg
-	Time time.Duration // ETimer: now; ETimerReq: when
+	Time time.Duration // ETimer: now; ETimerReq: when; ECall: deadline
+	Now  time.Duration // when the event entered the stack (stamped by the driver)
 	ID   uint64        // RPC correlation id
 	Err  error
 }

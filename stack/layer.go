@@ -52,6 +52,7 @@ type Counted interface {
 // Config holds every layer's parameters; zero fields take defaults.
 type Config struct {
 	Local      Addr
+	Epoch      uint64        // incarnation: must grow across restarts of Local (e.g. start time)
 	MTU        int           // largest datagram the transport carries (bytes)
 	Window     int           // pt2pt: messages in flight per peer
 	RTO        time.Duration // pt2pt: first retransmission timeout
@@ -157,3 +158,6 @@ func joinProps(ps []Prop) string {
 	}
 	return strings.Join(ss, ", ")
 }
+
+// C builds a Counter.
+func C(name string, v uint64) Counter { return Counter{Name: name, Value: v} }

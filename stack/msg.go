@@ -89,6 +89,10 @@ func (m *Msg) Peek(n int) ([]byte, error) {
 	return m.buf[m.head : m.head+n], nil
 }
 
+// Headers returns the header bytes of a message being sent (everything in
+// front of the payload). The slice aliases the message.
+func (m *Msg) Headers() []byte { return m.buf[m.head:] }
+
 // Len is the total length: headers plus payload.
 func (m *Msg) Len() int {
 	n := len(m.buf) - m.head

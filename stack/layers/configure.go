@@ -1,0 +1,129 @@
+package layers
+
+import (
+	"fmt"
+	"strings"
+
+	"strata/stack"
+)
+
+// All lists every layer kind, for validation of hand-written stacks.
+var All = map[string]stack.Spec{
+	BottomSpec.Name: BottomSpec, Pt2ptSpec.Name: Pt2ptSpec, FragSpec.Name: FragSpec,
+	Pt2ptwSpec.Name: Pt2ptwSpec, RpcSpec.Name: RpcSpec, TopSpec.Name: TopSpec,
+}
+
+// order is the canonical bottom-to-top order of the point-to-point layers.
+var order = []stack.Spec{BottomSpec, Pt2ptSpec, FragSpec, Pt2ptwSpec, RpcSpec, TopSpec}
+
+// Choice is a configured stack with the reason each layer is in it.
+type Choice struct {
+	Specs    []stack.Spec // bottom first
+	Reasons  []string
+	Provides []stack.Prop
+}
+
+// ParseProps reads a comma- or space-separated property list.
+func ParseProps(s string) ([]stack.Prop, error) {
+	known := map[string]stack.Prop{}
+	for _, p := range []stack.Prop{stack.Reliable, stack.FIFO, stack.Fragment, stack.Flow, stack.RPC, stack.Datagram} {
+		known[strings.ToLower(string(p))] = p
+	}
+	var out []stack.Prop
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '+' }) {
+		p, ok := known[strings.ToLower(f)]
+		if !ok {
+			return nil, fmt.Errorf("unknown property %q (known: Reliable, FIFO, Fragment, Flow, RPC, Datagram)", f)
+		}
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// Configure chooses the smallest stack that provides every property in
+// want, in the canonical order, and validates it.
+func Configure(want []stack.Prop) (Choice, error) {
+	need := map[stack.Prop]bool{}
+	for _, p := range want {
+		need[p] = true
+	}
+	// What each property pulls in (including what its layer requires).
+	if need[stack.Fragment] || need[stack.Flow] || need[stack.RPC] {
+		need[stack.Reliable] = true
+	}
+	if need[stack.Fragment] || need[stack.Flow] {
+		need[stack.FIFO] = true
+	}
+	var ch Choice
+	for _, s := range order {
+		var why string
+		switch s.Name {
+		case "bottom":
+			why = "every stack binds a transport"
+		case "top":
+			why = "every stack has an application interface"
+		default:
+			for _, p := range s.Provides {
+				if need[p] {
+					why = fmt.Sprintf("provides %s", p)
+					if !contains(want, p) {
+						why += " (needed by a layer above)"
+					}
+					break
+				}
+			}
+		}
+		if why == "" {
+			continue
+		}
+		ch.Specs = append(ch.Specs, s)
+		ch.Reasons = append(ch.Reasons, why)
+	}
+	provides, err := stack.Validate(ch.Specs)
+	if err != nil {
+		return ch, err
+	}
+	ch.Provides = provides
+	for _, p := range want {
+		if !contains(provides, p) {
+			return ch, fmt.Errorf("no configuration provides %s", p)
+		}
+	}
+	return ch, nil
+}
+
+func contains(ps []stack.Prop, p stack.Prop) bool {
+	for _, q := range ps {
+		if q == p {
+			return true
+		}
+	}
+	return false
+}
+
+// Named builds a hand-written stack, given top first as people write
+// them ("top,rpc,pt2pt,bottom"), and validates it.
+func Named(list string) ([]stack.Spec, error) {
+	names := strings.FieldsFunc(list, func(r rune) bool { return r == ',' || r == ' ' || r == ':' })
+	specs := make([]stack.Spec, 0, len(names))
+	for i := len(names) - 1; i >= 0; i-- {
+		s, ok := All[strings.ToLower(names[i])]
+		if !ok {
+			return nil, fmt.Errorf("unknown layer %q", names[i])
+		}
+		specs = append(specs, s)
+	}
+	if _, err := stack.Validate(specs); err != nil {
+		return nil, err
+	}
+	return specs, nil
+}
+
+// Build instantiates specs with cfg.
+func Build(specs []stack.Spec, cfg stack.Config) []stack.Layer {
+	ls := make([]stack.Layer, len(specs))
+	for i, s := range specs {
+		ls[i] = s.New(cfg)
+	}
+	return ls
+}
