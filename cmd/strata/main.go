@@ -28,6 +28,6 @@ Start with:  strata journal demo`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(journalCmd(), benchCmd())
+	root.AddCommand(journalCmd(), stackCmd(), benchCmd())
 	return root
 }

@@ -19,7 +19,7 @@ type Bottom struct {
 
 // BottomSpec describes Bottom.
 var BottomSpec = stack.Spec{
-	Name: "bottom", Doc: "binds the transport; rejects datagrams that are not Strata's",
+	Name: "bottom", Doc: "binds the transport; drops foreign datagrams",
 	Provides: []stack.Prop{stack.Datagram},
 	New:      func(stack.Config) stack.Layer { return &Bottom{} },
 }

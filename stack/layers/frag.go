@@ -39,7 +39,7 @@ type fragRx struct {
 
 // FragSpec describes Frag.
 var FragSpec = stack.Spec{
-	Name: "frag", Doc: "fragmentation and reassembly of messages larger than the datagram",
+	Name: "frag", Doc: "fragmentation and reassembly",
 	Requires: []stack.Prop{stack.Reliable, stack.FIFO},
 	Provides: []stack.Prop{stack.Fragment},
 	New:      func(c stack.Config) stack.Layer { return NewFrag(c) },

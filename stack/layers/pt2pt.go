@@ -59,7 +59,7 @@ type p2pPeer struct {
 
 // Pt2ptSpec describes Pt2pt.
 var Pt2ptSpec = stack.Spec{
-	Name: "pt2pt", Doc: "reliable FIFO point-to-point: sliding window, cumulative+selective acks, retransmission with backoff",
+	Name: "pt2pt", Doc: "reliable FIFO: window, sacks, retransmission",
 	Requires: []stack.Prop{stack.Datagram},
 	Provides: []stack.Prop{stack.Reliable, stack.FIFO},
 	New:      func(c stack.Config) stack.Layer { return NewPt2pt(c) },

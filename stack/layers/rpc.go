@@ -56,7 +56,7 @@ func (h *rpcHeap) Pop() any {
 
 // RpcSpec describes Rpc.
 var RpcSpec = stack.Spec{
-	Name: "rpc", Doc: "request/response: correlation ids, deadlines, cancellation",
+	Name: "rpc", Doc: "request/response: ids, deadlines, cancel",
 	Requires: []stack.Prop{stack.Reliable},
 	Provides: []stack.Prop{stack.RPC},
 	New:      func(stack.Config) stack.Layer { return NewRpc() },
