@@ -48,7 +48,7 @@ var FragSpec = stack.Spec{
 // NewFrag builds the layer for cfg.MTU.
 func NewFrag(cfg stack.Config) *Frag {
 	cfg = cfg.WithDefaults()
-	return &Frag{chunk: max(cfg.MTU-lowerHeaders-fragHdr, 64), peers: map[stack.Addr]*fragRx{}}
+	return &Frag{chunk: max(cfg.MTU-lowerHeaders-fragHdr, 1), peers: map[stack.Addr]*fragRx{}}
 }
 
 func (f *Frag) Down(ev stack.Event, out stack.Emitter) {

@@ -1,0 +1,253 @@
+package layers
+
+import (
+	"bufio"
+	"encoding/hex"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"strata/stack"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected lines of scenario files from the layers' output")
+
+// Scenario files (testdata/scenarios/*.txt) drive one layer with events
+// and list the events it must emit, so a reader sees a layer's behaviour
+// without reading code:
+//
+//	layer pt2pt window=2 rto=20ms epoch=7 mtu=100 credit=1000
+//	in down send b "hello"          one-way message to peer b
+//	in up deliver b 01 0000... "x"  datagram from b: header hex, then body
+//	in up timer 40ms                the clock reached 40ms
+//	in down call b 5 100ms "req"    RPC 5 to b with deadline 100ms
+//	in down cancel 5 / in down response b 5 "resp"
+//	out down send b <header hex> "payload"   an event the layer must emit
+//	out up deliver b "body"
+//
+// Every "in" is followed by exactly the "out" lines it produces, in order.
+type recorder struct{ lines []string }
+
+func (r *recorder) Down(ev stack.Event) { r.lines = append(r.lines, format(stack.Down, ev)) }
+func (r *recorder) Up(ev stack.Event)   { r.lines = append(r.lines, format(stack.Up, ev)) }
+
+func format(d stack.Dir, ev stack.Event) string {
+	s := fmt.Sprintf("%s %s", d, strings.ToLower(ev.Type.String()))
+	if ev.Peer != "" {
+		s += " " + string(ev.Peer)
+	}
+	if ev.ID != 0 {
+		s += fmt.Sprintf(" id=%d", ev.ID)
+	}
+	if ev.Type == stack.ETimerReq || ev.Type == stack.ETimer {
+		s += " " + ev.Time.String()
+	}
+	if ev.Err != nil {
+		s += " err=" + ev.Err.Error()
+	}
+	if ev.Msg != nil {
+		if d == stack.Down {
+			if h := ev.Msg.Headers(); len(h) > 0 {
+				s += " " + hex.EncodeToString(h)
+			}
+			body := []byte{}
+			for _, p := range ev.Msg.Payload {
+				body = append(body, p...)
+			}
+			s += " " + strconv.Quote(string(body))
+		} else {
+			s += " " + strconv.Quote(string(ev.Msg.Body()))
+		}
+	}
+	return s
+}
+
+func parseConfig(fields []string) (string, stack.Config, error) {
+	var cfg stack.Config
+	if len(fields) < 2 {
+		return "", cfg, fmt.Errorf("layer line needs a layer name")
+	}
+	for _, kv := range fields[2:] {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return "", cfg, fmt.Errorf("bad setting %q", kv)
+		}
+		var err error
+		switch k {
+		case "window":
+			cfg.Window, err = strconv.Atoi(v)
+		case "mtu":
+			cfg.MTU, err = strconv.Atoi(v)
+		case "credit":
+			cfg.Credit, err = strconv.Atoi(v)
+		case "epoch":
+			cfg.Epoch, err = strconv.ParseUint(v, 10, 64)
+		case "rto":
+			cfg.RTO, err = time.ParseDuration(v)
+		case "maxrto":
+			cfg.MaxRTO, err = time.ParseDuration(v)
+		default:
+			err = fmt.Errorf("unknown setting %q", k)
+		}
+		if err != nil {
+			return "", cfg, err
+		}
+	}
+	return fields[1], cfg, nil
+}
+
+// parseIn turns an "in" line into a direction and event.
+func parseIn(rest string, now time.Duration) (stack.Dir, stack.Event, error) {
+	f := strings.Fields(rest)
+	if len(f) < 2 {
+		return 0, stack.Event{}, fmt.Errorf("short in line")
+	}
+	dir := stack.Down
+	if f[0] == "up" {
+		dir = stack.Up
+	}
+	quoted := ""
+	if i := strings.Index(rest, `"`); i >= 0 {
+		q, err := strconv.Unquote(rest[i:])
+		if err != nil {
+			return 0, stack.Event{}, fmt.Errorf("bad quoted body: %v", err)
+		}
+		quoted = q
+		f = strings.Fields(rest[:i])
+	}
+	ev := stack.Event{Now: now}
+	switch f[1] {
+	case "send":
+		ev.Type, ev.Peer, ev.Msg = stack.ESend, stack.Addr(f[2]), stack.NewMsg([]byte(quoted))
+	case "deliver":
+		raw, err := hex.DecodeString(strings.Join(f[3:], ""))
+		if err != nil {
+			return 0, ev, err
+		}
+		ev.Type, ev.Peer, ev.Msg = stack.EDeliver, stack.Addr(f[2]), stack.Received(append(raw, quoted...))
+	case "timer":
+		d, err := time.ParseDuration(f[2])
+		if err != nil {
+			return 0, ev, err
+		}
+		ev.Type, ev.Time, ev.Now = stack.ETimer, d, d
+	case "call":
+		id, _ := strconv.ParseUint(f[3], 10, 64)
+		d, err := time.ParseDuration(f[4])
+		if err != nil {
+			return 0, ev, err
+		}
+		ev.Type, ev.Peer, ev.ID, ev.Time, ev.Msg = stack.ECall, stack.Addr(f[2]), id, d, stack.NewMsg([]byte(quoted))
+	case "cancel":
+		id, _ := strconv.ParseUint(f[2], 10, 64)
+		ev.Type, ev.ID = stack.ECancel, id
+	case "response":
+		id, _ := strconv.ParseUint(f[3], 10, 64)
+		ev.Type, ev.Peer, ev.ID, ev.Msg = stack.EResponse, stack.Addr(f[2]), id, stack.NewMsg([]byte(quoted))
+	default:
+		return 0, ev, fmt.Errorf("unknown event %q", f[1])
+	}
+	return dir, ev, nil
+}
+
+func TestScenarios(t *testing.T) {
+	files, _ := filepath.Glob("testdata/scenarios/*.txt")
+	if len(files) == 0 {
+		t.Fatal("no scenario files")
+	}
+	for _, file := range files {
+		t.Run(filepath.Base(file), func(t *testing.T) { runScenario(t, file) })
+	}
+}
+
+func runScenario(t *testing.T, file string) {
+	f, err := os.Open(file)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var (
+		layer   stack.Layer
+		now     time.Duration
+		pending []string // outputs not yet matched
+		out     []string // rewritten file (update mode)
+		checked int
+	)
+	flush := func(lineNo int) {
+		if len(pending) > 0 && !*update {
+			t.Errorf("%s:%d: layer emitted %d more event(s) than listed; first: %s", file, lineNo, len(pending), pending[0])
+		}
+		for _, p := range pending {
+			out = append(out, "out "+p)
+		}
+		pending = nil
+	}
+	sc := bufio.NewScanner(f)
+	n := 0
+	for sc.Scan() {
+		n++
+		line := strings.TrimSpace(sc.Text())
+		switch {
+		case line == "" || strings.HasPrefix(line, "#"):
+			out = append(out, sc.Text())
+		case strings.HasPrefix(line, "layer "):
+			name, cfg, err := parseConfig(strings.Fields(line))
+			if err != nil {
+				t.Fatalf("%s:%d: %v", file, n, err)
+			}
+			spec, ok := All[name]
+			if !ok {
+				t.Fatalf("%s:%d: unknown layer %q", file, n, name)
+			}
+			layer = spec.New(cfg)
+			out = append(out, line)
+		case strings.HasPrefix(line, "in "):
+			flush(n)
+			dir, ev, err := parseIn(line[3:], now)
+			if err != nil {
+				t.Fatalf("%s:%d: %v", file, n, err)
+			}
+			if ev.Type == stack.ETimer {
+				now = ev.Time
+			}
+			rec := &recorder{}
+			if dir == stack.Down {
+				layer.Down(ev, rec)
+			} else {
+				layer.Up(ev, rec)
+			}
+			pending = rec.lines
+			out = append(out, line)
+		case strings.HasPrefix(line, "out "):
+			if *update {
+				continue
+			}
+			want := strings.Join(strings.Fields(line[4:]), " ")
+			if len(pending) == 0 {
+				t.Errorf("%s:%d: expected %q, layer emitted nothing more", file, n, want)
+				continue
+			}
+			got := strings.Join(strings.Fields(pending[0]), " ")
+			if got != want {
+				t.Errorf("%s:%d:\n got  %s\n want %s", file, n, got, want)
+			}
+			pending = pending[1:]
+			checked++
+		default:
+			t.Fatalf("%s:%d: cannot parse %q", file, n, line)
+		}
+	}
+	flush(n)
+	if *update {
+		os.WriteFile(file, []byte(strings.Join(out, "\n")+"\n"), 0o644)
+		return
+	}
+	if checked == 0 {
+		t.Errorf("%s: no expected events checked", file)
+	}
+}

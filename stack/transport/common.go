@@ -1,0 +1,166 @@
+package transport
+
+import (
+	"fmt"
+	"net"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"strata/stack"
+)
+
+// ErrClosed is the error (matched with errors.Is) of Send after Close and
+// of every Close after the first. It is net.ErrClosed, so a write racing
+// with Close fails with the same error.
+var ErrClosed = net.ErrClosed
+
+// Parse splits a transport address "udp:host:port" or "tcp:host:port"
+// into its network ("udp" or "tcp") and "host:port". The host must be
+// non-empty (IPv6 literals in brackets) and the port a number in 1..65535.
+// Host names are allowed here; they are resolved when used.
+func Parse(a stack.Addr) (network, hostport string, err error) {
+	s := string(a)
+	i := strings.IndexByte(s, ':')
+	if i < 0 {
+		return "", "", fmt.Errorf("transport: address %q: want udp:host:port or tcp:host:port", s)
+	}
+	network, hostport = s[:i], s[i+1:]
+	if network != "udp" && network != "tcp" {
+		return "", "", fmt.Errorf("transport: address %q: unknown network %q (want udp or tcp)", s, network)
+	}
+	host, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return "", "", fmt.Errorf("transport: address %q: %w", s, err)
+	}
+	if host == "" {
+		return "", "", fmt.Errorf("transport: address %q: empty host", s)
+	}
+	if p, err := strconv.ParseUint(port, 10, 16); err != nil || p == 0 {
+		return "", "", fmt.Errorf("transport: address %q: bad port %q", s, port)
+	}
+	return network, hostport, nil
+}
+
+// Stats are a transport's counters since it was created.
+type Stats struct {
+	Sent          uint64 // datagrams (UDP) or frames (TCP) written
+	Received      uint64 // datagrams or frames read intact (delivered or dropped)
+	BytesSent     uint64 // payload bytes written (TCP: without frame headers)
+	BytesReceived uint64 // payload bytes read
+	SendErrors    uint64 // failed Sends (bad address, oversize, dial or write errors, closed)
+	RecvErrors    uint64 // read errors other than a clean close (TCP: connections cut mid-frame)
+	BadFrames     uint64 // UDP: datagrams over the MTU; TCP: connections closed for a bad hello, an oversize frame or unexpected bytes
+	Dropped       uint64 // datagrams read while no receiver was set or while closing
+	Dials         uint64 // TCP: outbound connections established
+	Accepts       uint64 // TCP: inbound connections accepted
+}
+
+type counters struct {
+	sent, received, bytesSent, bytesReceived atomic.Uint64
+	sendErrors, recvErrors, badFrames        atomic.Uint64
+	dropped, dials, accepts                  atomic.Uint64
+}
+
+func (c *counters) snapshot() Stats {
+	return Stats{
+		Sent:          c.sent.Load(),
+		Received:      c.received.Load(),
+		BytesSent:     c.bytesSent.Load(),
+		BytesReceived: c.bytesReceived.Load(),
+		SendErrors:    c.sendErrors.Load(),
+		RecvErrors:    c.recvErrors.Load(),
+		BadFrames:     c.badFrames.Load(),
+		Dropped:       c.dropped.Load(),
+		Dials:         c.dials.Load(),
+		Accepts:       c.accepts.Load(),
+	}
+}
+
+// receiverFunc is what SetReceiver stores.
+type receiverFunc = func(from stack.Addr, data []byte)
+
+// group tracks a transport's goroutines so that Close can wait for them.
+// Unlike a sync.WaitGroup it can wait for all but the calling goroutine,
+// which lets the receiver (running on one of them) call Close.
+type group struct {
+	mu   sync.Mutex
+	cond sync.Cond
+	n    int                 // goroutines started and not finished
+	ids  map[uint64]struct{} // goroutine ids of the running ones
+}
+
+// start runs f on a new goroutine. The caller must make sure that wait is
+// not already in progress (transports start goroutines only while open).
+func (g *group) start(f func()) {
+	g.mu.Lock()
+	if g.ids == nil {
+		g.ids = map[uint64]struct{}{}
+		g.cond.L = &g.mu
+	}
+	g.n++
+	g.mu.Unlock()
+	go func() {
+		id := goid()
+		g.mu.Lock()
+		g.ids[id] = struct{}{}
+		g.mu.Unlock()
+		defer func() {
+			g.mu.Lock()
+			delete(g.ids, id)
+			g.n--
+			g.cond.Broadcast()
+			g.mu.Unlock()
+		}()
+		f()
+	}()
+}
+
+// wait returns when every goroutine started by start has finished, except
+// the caller's own if it is one of them.
+func (g *group) wait() {
+	me := goid()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.ids == nil {
+		return
+	}
+	for {
+		self := 0
+		if _, ok := g.ids[me]; ok {
+			self = 1
+		}
+		if g.n <= self {
+			return
+		}
+		g.cond.Wait()
+	}
+}
+
+// goid returns the calling goroutine's id, parsed from the first line of
+// its stack trace ("goroutine 42 [running]:"), or 0 if that fails. It is
+// called once per transport goroutine and once per Close, never per
+// datagram. Goroutine ids are never reused.
+func goid() uint64 {
+	var buf [64]byte
+	b, ok := strings.CutPrefix(string(buf[:runtime.Stack(buf[:], false)]), "goroutine ")
+	if !ok {
+		return 0
+	}
+	i := strings.IndexByte(b, ' ')
+	if i < 0 {
+		return 0
+	}
+	id, err := strconv.ParseUint(b[:i], 10, 64)
+	if err != nil {
+		return 0
+	}
+	return id
+}
+
+// errorf wraps err with the transport's address and an operation.
+func errorf(local stack.Addr, format string, args ...any) error {
+	return fmt.Errorf("transport %s: "+format, append([]any{local}, args...)...)
+}

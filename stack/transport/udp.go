@@ -1,0 +1,273 @@
+package transport
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"strata/stack"
+)
+
+// Limits of UDP datagram sizes.
+const (
+	// DefaultUDPMTU is the UDP MTU when UDPOptions.MTU is zero: room for
+	// large datagrams on loopback and fragmenting paths.
+	DefaultUDPMTU = 65000
+	// MaxUDPMTU is the largest UDP payload over IPv4 (65535 - 8 - 20).
+	MaxUDPMTU = 65507
+)
+
+// UDPOptions configure ListenUDPOpts. Zero fields take defaults.
+type UDPOptions struct {
+	MTU         int // largest datagram sent or accepted, 1..MaxUDPMTU; default DefaultUDPMTU
+	ReadBuffer  int // socket receive buffer (SO_RCVBUF) in bytes; default: the system's
+	WriteBuffer int // socket send buffer (SO_SNDBUF) in bytes; default: the system's
+}
+
+// UDP is a stack.Transport over one UDP socket.
+type UDP struct {
+	conn  *net.UDPConn
+	local stack.Addr
+	mtu   int
+	fam4  bool // the socket is IPv4-only
+
+	recv   atomic.Pointer[receiverFunc]
+	closed atomic.Bool
+	g      group
+	stats  counters
+
+	amu   sync.RWMutex
+	addrs map[stack.Addr]netip.AddrPort // parsed destinations
+}
+
+var _ stack.Transport = (*UDP)(nil)
+
+// addrCacheMax bounds the destination and source address caches; a full
+// cache is emptied and refilled.
+const addrCacheMax = 4096
+
+// sendBufs holds scratch buffers for concatenating vectored sends.
+var sendBufs = sync.Pool{New: func() any {
+	b := make([]byte, 0, MaxUDPMTU)
+	return &b
+}}
+
+// ListenUDP opens a UDP transport on addr ("127.0.0.1:0", "[::1]:7000",
+// ":0", ...) with default options.
+func ListenUDP(addr string) (*UDP, error) { return ListenUDPOpts(addr, UDPOptions{}) }
+
+// ListenUDPOpts opens a UDP transport on addr with options.
+func ListenUDPOpts(addr string, opt UDPOptions) (*UDP, error) {
+	switch {
+	case opt.MTU == 0:
+		opt.MTU = DefaultUDPMTU
+	case opt.MTU < 0 || opt.MTU > MaxUDPMTU:
+		return nil, fmt.Errorf("transport: listen udp %s: MTU %d out of range 1..%d", addr, opt.MTU, MaxUDPMTU)
+	}
+	if opt.ReadBuffer < 0 || opt.WriteBuffer < 0 {
+		return nil, fmt.Errorf("transport: listen udp %s: negative socket buffer size", addr)
+	}
+	ua, err := net.ResolveUDPAddr("udp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("transport: listen udp %s: %w", addr, err)
+	}
+	conn, err := net.ListenUDP("udp", ua)
+	if err != nil {
+		return nil, fmt.Errorf("transport: listen udp %s: %w", addr, err)
+	}
+	if opt.ReadBuffer > 0 {
+		if err := conn.SetReadBuffer(opt.ReadBuffer); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("transport: listen udp %s: set read buffer: %w", addr, err)
+		}
+	}
+	if opt.WriteBuffer > 0 {
+		if err := conn.SetWriteBuffer(opt.WriteBuffer); err != nil {
+			conn.Close()
+			return nil, fmt.Errorf("transport: listen udp %s: set write buffer: %w", addr, err)
+		}
+	}
+	la := conn.LocalAddr().(*net.UDPAddr)
+	u := &UDP{
+		conn:  conn,
+		local: stack.Addr("udp:" + la.String()),
+		mtu:   opt.MTU,
+		fam4:  la.IP.To4() != nil,
+		addrs: map[stack.Addr]netip.AddrPort{},
+	}
+	u.g.start(u.readLoop)
+	return u, nil
+}
+
+// Local implements stack.Transport: "udp:" and the bound host:port.
+func (u *UDP) Local() stack.Addr { return u.local }
+
+// MTU implements stack.Transport.
+func (u *UDP) MTU() int { return u.mtu }
+
+// SetReceiver implements stack.Transport. A datagram being delivered while
+// the receiver is replaced may still go to the old one.
+func (u *UDP) SetReceiver(f func(from stack.Addr, data []byte)) {
+	if f == nil {
+		u.recv.Store(nil)
+		return
+	}
+	u.recv.Store(&f)
+}
+
+// Stats returns the transport's counters.
+func (u *UDP) Stats() Stats { return u.stats.snapshot() }
+
+// Send implements stack.Transport: vec is sent as one datagram.
+//
+// A single buffer is written directly. Several buffers are concatenated
+// into a pooled scratch buffer and written with one sendto: UDP offers no
+// portable gather write in the standard library (net.Buffers uses writev
+// only on stream connections), and a memcpy of at most 64 KB costs far
+// less than the system call itself, whereas unix.SendmsgBuffers would
+// avoid the copy only by allocating an iovec array and a sockaddr per call
+// and going through RawConn, and would not build on every platform.
+func (u *UDP) Send(to stack.Addr, vec [][]byte) error {
+	if u.closed.Load() {
+		u.stats.sendErrors.Add(1)
+		return errorf(u.local, "send to %s: %w", to, ErrClosed)
+	}
+	n := 0
+	for _, b := range vec {
+		n += len(b)
+	}
+	if n > u.mtu {
+		u.stats.sendErrors.Add(1)
+		return errorf(u.local, "send to %s: datagram of %d bytes exceeds the MTU (%d)", to, n, u.mtu)
+	}
+	ap, err := u.resolve(to)
+	if err != nil {
+		u.stats.sendErrors.Add(1)
+		return errorf(u.local, "send: %w", err)
+	}
+	switch len(vec) {
+	case 0:
+		_, err = u.conn.WriteToUDPAddrPort(nil, ap)
+	case 1:
+		_, err = u.conn.WriteToUDPAddrPort(vec[0], ap)
+	default:
+		bp := sendBufs.Get().(*[]byte)
+		b := (*bp)[:0]
+		for _, v := range vec {
+			b = append(b, v...)
+		}
+		_, err = u.conn.WriteToUDPAddrPort(b, ap)
+		*bp = b[:0]
+		sendBufs.Put(bp)
+	}
+	if err != nil {
+		u.stats.sendErrors.Add(1)
+		return errorf(u.local, "send to %s: %w", to, err)
+	}
+	u.stats.sent.Add(1)
+	u.stats.bytesSent.Add(uint64(n))
+	return nil
+}
+
+// resolve turns a "udp:host:port" address into a socket address, caching
+// the result. Host names are resolved (blocking) on first use.
+func (u *UDP) resolve(to stack.Addr) (netip.AddrPort, error) {
+	u.amu.RLock()
+	ap, ok := u.addrs[to]
+	u.amu.RUnlock()
+	if ok {
+		return ap, nil
+	}
+	network, hostport, err := Parse(to)
+	if err != nil {
+		return netip.AddrPort{}, err
+	}
+	if network != "udp" {
+		return netip.AddrPort{}, fmt.Errorf("address %s is not a udp address", to)
+	}
+	ap, err = netip.ParseAddrPort(hostport)
+	if err != nil {
+		nw := "udp"
+		if u.fam4 {
+			nw = "udp4"
+		}
+		ua, rerr := net.ResolveUDPAddr(nw, hostport)
+		if rerr != nil {
+			return netip.AddrPort{}, fmt.Errorf("resolve %s: %w", to, rerr)
+		}
+		ap = ua.AddrPort()
+	}
+	u.amu.Lock()
+	if len(u.addrs) >= addrCacheMax {
+		clear(u.addrs)
+	}
+	u.addrs[to] = ap
+	u.amu.Unlock()
+	return ap, nil
+}
+
+// readLoop reads datagrams until the socket is closed. It reads into one
+// scratch buffer one byte larger than the MTU (so oversize datagrams are
+// recognised) and hands the receiver an exact-size copy.
+func (u *UDP) readLoop() {
+	buf := make([]byte, u.mtu+1)
+	from := map[netip.AddrPort]stack.Addr{} // source address strings, built once each
+	backoff := time.Duration(0)
+	for {
+		n, ap, err := u.conn.ReadFromUDPAddrPort(buf)
+		if err != nil {
+			if u.closed.Load() || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// Transient errors (e.g. ICMP reports on some systems): count
+			// and go on, backing off if they repeat without a datagram.
+			u.stats.recvErrors.Add(1)
+			backoff = min(max(backoff*2, time.Millisecond), 100*time.Millisecond)
+			time.Sleep(backoff)
+			continue
+		}
+		backoff = 0
+		if n > u.mtu {
+			u.stats.badFrames.Add(1)
+			continue
+		}
+		u.stats.received.Add(1)
+		u.stats.bytesReceived.Add(uint64(n))
+		r := u.recv.Load()
+		if r == nil || u.closed.Load() {
+			u.stats.dropped.Add(1)
+			continue
+		}
+		ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+		a, ok := from[ap]
+		if !ok {
+			if len(from) >= addrCacheMax {
+				clear(from)
+			}
+			a = stack.Addr("udp:" + ap.String())
+			from[ap] = a
+		}
+		data := make([]byte, n)
+		copy(data, buf[:n])
+		(*r)(a, data)
+	}
+}
+
+// Close implements stack.Transport: it closes the socket and waits for the
+// reader goroutine (unless called from the receiver). It returns ErrClosed
+// if the transport was already closed.
+func (u *UDP) Close() error {
+	if !u.closed.CompareAndSwap(false, true) {
+		return errorf(u.local, "close: %w", ErrClosed)
+	}
+	err := u.conn.Close()
+	u.g.wait()
+	if err != nil {
+		return errorf(u.local, "close: %w", err)
+	}
+	return nil
+}
