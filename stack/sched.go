@@ -68,12 +68,19 @@ func (s *base) run(dir Dir, ev Event, process func(Dir, Event)) {
 	s.busy = false
 }
 
-// Scheduler is the imperative composition: a FIFO queue of (layer,
-// direction, event) items, drained one at a time.
+// Scheduler is the imperative composition: a queue of (layer, direction,
+// event) items drained one at a time, each handler running to completion
+// before any other. The queue is ordered depth first: the events a handler
+// emits go to the front, in emission order, so each event's consequences are
+// handled before its next sibling. That is the order function composition
+// defines, which is why Scheduler and Compose emit identical sequences at the
+// stack's boundaries (a breadth-first queue would interleave the
+// consequences of sibling events differently).
 type Scheduler struct {
 	base
-	queue []item
-	outs  []schedOut
+	stack   []item // pending items; the next one is at the end
+	emitted []item // outputs of the handler running now
+	outs    []schedOut
 }
 
 type item struct {
@@ -87,8 +94,8 @@ type schedOut struct {
 	i int
 }
 
-func (o *schedOut) Down(ev Event) { o.s.queue = append(o.s.queue, item{o.i - 1, Down, ev}) }
-func (o *schedOut) Up(ev Event)   { o.s.queue = append(o.s.queue, item{o.i + 1, Up, ev}) }
+func (o *schedOut) Down(ev Event) { o.s.emitted = append(o.s.emitted, item{o.i - 1, Down, ev}) }
+func (o *schedOut) Up(ev Event)   { o.s.emitted = append(o.s.emitted, item{o.i + 1, Up, ev}) }
 
 // NewScheduler builds the imperative composition of layers (bottom first).
 func NewScheduler(layers []Layer, b Boundary, trace Tracer) *Scheduler {
@@ -106,28 +113,31 @@ func (s *Scheduler) Inject(dir Dir, ev Event) { s.run(dir, ev, s.process) }
 func (s *Scheduler) process(dir Dir, ev Event) {
 	n := len(s.layers)
 	if dir == Down {
-		s.queue = append(s.queue, item{n - 1, Down, ev})
+		s.stack = append(s.stack, item{n - 1, Down, ev})
 	} else {
-		s.queue = append(s.queue, item{0, Up, ev})
+		s.stack = append(s.stack, item{0, Up, ev})
 	}
-	for len(s.queue) > 0 {
-		it := s.queue[0]
-		s.queue = s.queue[1:]
-		switch {
-		case it.layer < 0 || it.layer >= n:
+	for len(s.stack) > 0 {
+		it := s.stack[len(s.stack)-1]
+		s.stack = s.stack[:len(s.stack)-1]
+		if it.layer < 0 || it.layer >= n {
 			s.exit(it.layer, it.dir, it.ev)
-		default:
-			if s.trace != nil {
-				s.trace(it.layer, it.dir, it.ev)
-			}
-			if it.dir == Down {
-				s.layers[it.layer].Down(it.ev, &s.outs[it.layer])
-			} else {
-				s.layers[it.layer].Up(it.ev, &s.outs[it.layer])
-			}
+			continue
 		}
+		if s.trace != nil {
+			s.trace(it.layer, it.dir, it.ev)
+		}
+		if it.dir == Down {
+			s.layers[it.layer].Down(it.ev, &s.outs[it.layer])
+		} else {
+			s.layers[it.layer].Up(it.ev, &s.outs[it.layer])
+		}
+		for i := len(s.emitted) - 1; i >= 0; i-- {
+			s.stack = append(s.stack, s.emitted[i])
+		}
+		clear(s.emitted)
+		s.emitted = s.emitted[:0]
 	}
-	s.queue = s.queue[:0]
 }
 
 // Composed is the functional composition: each layer's emitter calls the

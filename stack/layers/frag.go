@@ -12,8 +12,8 @@ const (
 	fragPart  = 1
 	fragHdr   = 9
 	// lowerHeaders is the header room reserved for the layers below frag
-	// (pt2pt 25 + bottom 2, rounded up).
-	lowerHeaders = 32
+	// (pt2pt 33 + bottom 2, with room to spare).
+	lowerHeaders = 48
 )
 
 // Frag splits messages larger than the transport's datagram into

@@ -8,17 +8,20 @@ import (
 	"strata/stack"
 )
 
-// Pt2pt header: kind u8 (1 data, 2 ack), epoch u64, seq u64, aux u64.
+// Pt2pt header: kind u8 (1 data, 2 ack), epoch u64, seq u64, aux u64,
+// repoch u64.
 //
 //	data: epoch = sender incarnation, seq = message number, aux = the
 //	      sender's lowest unacknowledged seq (where a receiver that lost its
-//	      state resumes)
+//	      state resumes), repoch = 0
 //	ack:  epoch = the incarnation acknowledged, seq = next expected
-//	      (cumulative), aux = bitmap of seq+1+i received out of order
+//	      (cumulative), aux = bitmap of seq+1+i received out of order,
+//	      repoch = the receiver's own incarnation (a change means it lost
+//	      the messages it had selectively acknowledged)
 const (
 	p2pData   = 1
 	p2pAck    = 2
-	pt2ptHdr  = 25
+	pt2ptHdr  = 33
 	sackWidth = 64
 )
 
@@ -43,14 +46,16 @@ type p2pOut struct {
 	payload  [][]byte
 	deadline time.Duration
 	rto      time.Duration
+	sacked   bool // selectively acknowledged: not retransmitted unless the receiver restarts
 }
 
 type p2pPeer struct {
 	// sending
-	nextSeq uint64
-	base    uint64             // lowest unacknowledged seq
-	unacked map[uint64]*p2pOut // in flight
-	queue   []*stack.Msg       // waiting for window space
+	nextSeq   uint64
+	base      uint64             // lowest unacknowledged seq
+	unacked   map[uint64]*p2pOut // in flight
+	queue     []*stack.Msg       // waiting for window space
+	peerEpoch uint64             // the receiver's incarnation, from its acks
 	// receiving
 	rEpoch uint64
 	next   uint64
@@ -103,6 +108,7 @@ func (p *Pt2pt) transmit(to stack.Addr, q *p2pPeer, m *stack.Msg, now time.Durat
 	binary.BigEndian.PutUint64(h[1:], p.epoch)
 	binary.BigEndian.PutUint64(h[9:], seq)
 	binary.BigEndian.PutUint64(h[17:], q.base)
+	binary.BigEndian.PutUint64(h[25:], 0)
 	o := &p2pOut{hdrs: slices.Clone(m.Headers()), payload: slices.Clone(m.Payload), rto: p.cfg.RTO}
 	o.deadline = now + o.rto
 	q.unacked[seq] = o
@@ -132,9 +138,10 @@ func (p *Pt2pt) receive(ev stack.Event, out stack.Emitter) {
 	epoch := binary.BigEndian.Uint64(h[1:])
 	seq := binary.BigEndian.Uint64(h[9:])
 	aux := binary.BigEndian.Uint64(h[17:])
+	repoch := binary.BigEndian.Uint64(h[25:])
 	q := p.peer(ev.Peer)
 	if h[0] == p2pAck {
-		p.ack(ev.Peer, q, epoch, seq, aux, ev.Now, out)
+		p.ack(ev.Peer, q, epoch, seq, aux, repoch, ev.Now, out)
 		return
 	}
 	switch {
@@ -147,6 +154,19 @@ func (p *Pt2pt) receive(ev stack.Event, out stack.Emitter) {
 		q.rEpoch, q.next = epoch, aux
 		clear(q.ooo)
 	}
+	if aux > q.next {
+		// The sender has seen acknowledgements up to aux, so nothing below
+		// it will ever come again: this receiver lost its state (it
+		// restarted) after acknowledging them. Never normal operation: the
+		// sender's base only moves on this receiver's acks.
+		for s := range q.ooo {
+			if s < aux {
+				delete(q.ooo, s)
+			}
+		}
+		q.next = aux
+		p.deliverBuffered(ev.Peer, q, ev.Now, out)
+	}
 	switch {
 	case seq < q.next:
 		p.c.dups++
@@ -154,16 +174,7 @@ func (p *Pt2pt) receive(ev stack.Event, out stack.Emitter) {
 		q.next++
 		p.c.delivered++
 		out.Up(stack.Event{Type: stack.EDeliver, Peer: ev.Peer, Msg: ev.Msg, Now: ev.Now})
-		for {
-			m, ok := q.ooo[q.next]
-			if !ok {
-				break
-			}
-			delete(q.ooo, q.next)
-			q.next++
-			p.c.delivered++
-			out.Up(stack.Event{Type: stack.EDeliver, Peer: ev.Peer, Msg: m, Now: ev.Now})
-		}
+		p.deliverBuffered(ev.Peer, q, ev.Now, out)
 	case seq-q.next <= 4*uint64(p.cfg.Window):
 		if _, dup := q.ooo[seq]; dup {
 			p.c.dups++
@@ -175,6 +186,20 @@ func (p *Pt2pt) receive(ev stack.Event, out stack.Emitter) {
 		p.c.malformed++ // far beyond any window the sender could have
 	}
 	p.sendAck(ev.Peer, q, ev.Now, out)
+}
+
+// deliverBuffered delivers the buffered messages that are now in order.
+func (p *Pt2pt) deliverBuffered(from stack.Addr, q *p2pPeer, now time.Duration, out stack.Emitter) {
+	for {
+		m, ok := q.ooo[q.next]
+		if !ok {
+			return
+		}
+		delete(q.ooo, q.next)
+		q.next++
+		p.c.delivered++
+		out.Up(stack.Event{Type: stack.EDeliver, Peer: from, Msg: m, Now: now})
+	}
 }
 
 func (p *Pt2pt) sendAck(to stack.Addr, q *p2pPeer, now time.Duration, out stack.Emitter) {
@@ -190,23 +215,40 @@ func (p *Pt2pt) sendAck(to stack.Addr, q *p2pPeer, now time.Duration, out stack.
 	binary.BigEndian.PutUint64(h[1:], q.rEpoch)
 	binary.BigEndian.PutUint64(h[9:], q.next)
 	binary.BigEndian.PutUint64(h[17:], sack)
+	binary.BigEndian.PutUint64(h[25:], p.epoch)
 	p.c.acksSent++
 	out.Down(stack.Event{Type: stack.ESend, Peer: to, Msg: m, Now: now})
 }
 
-func (p *Pt2pt) ack(from stack.Addr, q *p2pPeer, epoch, cum, sack uint64, now time.Duration, out stack.Emitter) {
+func (p *Pt2pt) ack(from stack.Addr, q *p2pPeer, epoch, cum, sack, repoch uint64, now time.Duration, out stack.Emitter) {
 	if epoch != p.epoch || cum > q.nextSeq {
 		p.c.stale++
 		return
 	}
 	p.c.acksRecv++
+	if repoch != q.peerEpoch {
+		if repoch < q.peerEpoch {
+			p.c.stale++ // from the receiver's previous incarnation
+			return
+		}
+		// The receiver restarted: what it had buffered out of order is
+		// gone, so selectively acknowledged messages must go again.
+		for _, o := range q.unacked {
+			if o.sacked {
+				o.sacked = false
+				o.deadline = now
+			}
+		}
+		q.peerEpoch = repoch
+		out.Down(stack.Event{Type: stack.ETimerReq, Time: now, Now: now})
+	}
 	for s := q.base; s < cum; s++ {
 		delete(q.unacked, s)
 	}
 	q.base = max(q.base, cum)
 	for i := uint64(0); i < sackWidth; i++ {
-		if sack&(1<<i) != 0 {
-			delete(q.unacked, cum+1+i)
+		if o, ok := q.unacked[cum+1+i]; ok && sack&(1<<i) != 0 {
+			o.sacked = true
 		}
 	}
 	for q.base < q.nextSeq {
@@ -237,14 +279,16 @@ func (p *Pt2pt) timer(now time.Duration, out stack.Emitter) {
 		q := p.peers[a]
 		for s := q.base; s < q.nextSeq; s++ {
 			o, ok := q.unacked[s]
-			if !ok {
+			if !ok || o.sacked {
 				continue
 			}
 			if o.deadline <= now {
 				o.rto = min(2*o.rto, p.cfg.MaxRTO)
 				o.deadline = now + o.rto
 				m := stack.NewMsg(o.payload...)
-				copy(m.Push(len(o.hdrs)), o.hdrs)
+				h := m.Push(len(o.hdrs))
+				copy(h, o.hdrs)
+				binary.BigEndian.PutUint64(h[17:], q.base) // the current base, not the first send's
 				p.c.retrans++
 				out.Down(stack.Event{Type: stack.ESend, Peer: a, Msg: m, Now: now})
 			}

@@ -288,7 +288,7 @@ func (n *Net) transmit(from, to stack.Addr, data []byte) {
 			at = addTime(at, time.Duration(n.rng.Int64N(int64(l.Jitter))))
 		}
 		if l.Reorder > 0 && n.rng.Float64() < l.Reorder {
-			span := addTime(addTime(2*l.Delay, l.Jitter), time.Millisecond)
+			span := addTime(addTime(addTime(l.Delay, l.Delay), l.Jitter), time.Millisecond)
 			at = addTime(at, time.Duration(n.rng.Int64N(int64(span))))
 		}
 		d := data
