@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"reflect"
+	"strings"
 	"sync"
 	"time"
 )
@@ -254,4 +256,25 @@ func (n *Node) dispatch(ev Event) {
 			other(ev)
 		}
 	}
+}
+
+// LayerCounters is a snapshot of one layer's counters.
+type LayerCounters struct {
+	Layer    string // lower-case type name, e.g. "pt2pt"
+	Counters []Counter
+}
+
+// Counters snapshots every layer's counters, bottom first, taken under the
+// node's lock so they are consistent with each other.
+func (n *Node) Counters() []LayerCounters {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	var out []LayerCounters
+	for _, l := range n.run.Layers() {
+		if c, ok := l.(Counted); ok {
+			name := strings.ToLower(reflect.TypeOf(l).Elem().Name())
+			out = append(out, LayerCounters{Layer: name, Counters: c.Counters()})
+		}
+	}
+	return out
 }
