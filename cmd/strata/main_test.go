@@ -69,3 +69,29 @@ func TestDemoAndCheck(t *testing.T) {
 		t.Fatal("check accepted a file of junk")
 	}
 }
+
+// The trace is deterministic for a seed, shows every layer, and the
+// message and the RPC arrive even on a lossy link.
+func TestStackTrace(t *testing.T) {
+	args := []string{"stack", "trace", "--size", "3000", "--loss", "0.2", "--seed", "7"}
+	out1, err := run(t, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out2, _ := run(t, args...)
+	if out1 != out2 {
+		t.Fatal("same seed, different traces")
+	}
+	for _, want := range []string{"↓ frag", "↑ pt2pt", "↑ app      Deliver sim:a len=3000", `reply: "re:ping" <nil>`, "delivered 1 message(s)"} {
+		if !strings.Contains(out1, want) {
+			t.Errorf("trace lacks %q", want)
+		}
+	}
+	fn, _ := run(t, append(args, "--functional")...)
+	if strings.Count(fn, "↓ network") != strings.Count(out1, "↓ network") {
+		t.Error("functional composition sent a different number of datagrams")
+	}
+	if _, err := run(t, "stack", "show", "Reliable,Telepathy"); err == nil {
+		t.Error("unknown property accepted")
+	}
+}
