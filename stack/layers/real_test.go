@@ -1,0 +1,193 @@
+package layers
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"strata/stack"
+	"strata/stack/transport"
+)
+
+// lossy drops and duplicates datagrams on a real transport, so the real
+// socket tests exercise retransmission too.
+type lossy struct {
+	stack.Transport
+	mu        sync.Mutex
+	rng       *rand.Rand
+	loss, dup float64
+}
+
+func (l *lossy) Send(to stack.Addr, vec [][]byte) error {
+	l.mu.Lock()
+	drop, dup := l.rng.Float64() < l.loss, l.rng.Float64() < l.dup
+	l.mu.Unlock()
+	if drop {
+		return nil
+	}
+	if dup {
+		l.Transport.Send(to, vec)
+	}
+	return l.Transport.Send(to, vec)
+}
+
+func listen(t *testing.T, kind, host string) stack.Transport {
+	t.Helper()
+	var tr stack.Transport
+	var err error
+	if kind == "udp" {
+		tr, err = transport.ListenUDP(host + ":0")
+	} else {
+		tr, err = transport.ListenTCP(host + ":0")
+	}
+	if err != nil {
+		t.Skipf("cannot listen on %s %s: %v", kind, host, err)
+	}
+	return tr
+}
+
+// TestRealSockets runs the reliable-FIFO and RPC properties over UDP and
+// TCP on loopback (IPv4 and IPv6), with a lossy, duplicating wrapper.
+func TestRealSockets(t *testing.T) {
+	for _, kind := range []string{"udp", "tcp"} {
+		for _, host := range []string{"127.0.0.1", "[::1]"} {
+			for _, seed := range seeds(t, 2) {
+				t.Run(fmt.Sprintf("%s/%s/%d", kind, host, seed), func(t *testing.T) { realRun(t, kind, host, seed) })
+			}
+		}
+	}
+}
+
+func realRun(t *testing.T, kind, host string, seed uint64) {
+	rng := rand.New(rand.NewPCG(seed, 11))
+	specs := mustConfigure(t, "Reliable,FIFO,Fragment,Flow,RPC").Specs
+	clock := stack.NewRealClock()
+	type rx struct {
+		mu  sync.Mutex
+		got map[stack.Addr][][]byte
+	}
+	var nodes []*stack.Node
+	var rxs []*rx
+	for i := 0; i < 3; i++ {
+		tr := &lossy{Transport: listen(t, kind, host), rng: rand.New(rand.NewPCG(seed, uint64(i))), loss: 0.1, dup: 0.05}
+		cfg := stack.Config{Local: tr.Local(), Epoch: uint64(time.Now().UnixNano()), MTU: 1200, RTO: 5 * time.Millisecond, MaxRTO: 100 * time.Millisecond, Credit: 64 << 10}
+		n := stack.NewNode(tr, clock, Build(specs, cfg), stack.NodeOptions{Functional: i == 2})
+		r := &rx{got: map[stack.Addr][][]byte{}}
+		n.OnDeliver(func(from stack.Addr, b []byte) {
+			r.mu.Lock()
+			r.got[from] = append(r.got[from], bytes.Clone(b))
+			r.mu.Unlock()
+		})
+		n.Handle(func(_ stack.Addr, req []byte) []byte { return append([]byte("re:"), req...) })
+		nodes, rxs = append(nodes, n), append(rxs, r)
+	}
+	defer func() {
+		for _, n := range nodes {
+			n.Close()
+		}
+	}()
+	sent := map[[2]int][][]byte{}
+	for i := 0; i < 150; i++ {
+		from := rng.IntN(3)
+		to := (from + 1 + rng.IntN(2)) % 3
+		b := body(rng, from, i, 5000)
+		sent[[2]int{from, to}] = append(sent[[2]int{from, to}], b)
+		if err := nodes[from].Send(nodes[to].Local(), b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// RPCs from every node while the messages flow.
+	var wg sync.WaitGroup
+	errs := make(chan error, 30)
+	for i := 0; i < 30; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			from, to := i%3, (i+1)%3
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			req := []byte(fmt.Sprintf("call %d", i))
+			resp, err := nodes[from].Call(ctx, nodes[to].Local(), req, 0)
+			if err != nil {
+				errs <- err
+			} else if string(resp) != "re:"+string(req) {
+				errs <- fmt.Errorf("call %d: response %q", i, resp)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		done := true
+		for k, want := range sent {
+			r := rxs[k[1]]
+			r.mu.Lock()
+			n := len(r.got[nodes[k[0]].Local()])
+			r.mu.Unlock()
+			if n < len(want) {
+				done = false
+			}
+		}
+		if done || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	for k, want := range sent {
+		r := rxs[k[1]]
+		r.mu.Lock()
+		got := r.got[nodes[k[0]].Local()]
+		r.mu.Unlock()
+		if len(got) != len(want) {
+			t.Fatalf("%d -> %d: delivered %d of %d", k[0], k[1], len(got), len(want))
+		}
+		for i := range want {
+			if !bytes.Equal(got[i], want[i]) {
+				t.Fatalf("%d -> %d: message %d differs", k[0], k[1], i)
+			}
+		}
+	}
+}
+
+// A call to a peer that never answers fails with the caller's deadline,
+// and a cancelled context cancels the call.
+func TestRealCallDeadline(t *testing.T) {
+	specs := mustConfigure(t, "RPC").Specs
+	tr := listen(t, "udp", "127.0.0.1")
+	n := stack.NewNode(tr, stack.NewRealClock(), Build(specs, stack.Config{Local: tr.Local(), Epoch: 1}), stack.NodeOptions{})
+	defer n.Close()
+	silent := listen(t, "udp", "127.0.0.1") // no stack: never answers
+	defer silent.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := n.Call(ctx, silent.Local(), []byte("hello?"), 0); err == nil || ctx.Err() == nil {
+		t.Fatalf("call to a silent peer: %v (ctx %v)", err, ctx.Err())
+	}
+	canceled := func() uint64 {
+		for _, lc := range n.Counters() {
+			for _, c := range lc.Counters {
+				if lc.Layer == "rpc" && c.Name == "canceled" {
+					return c.Value
+				}
+			}
+		}
+		return 0
+	}
+	before := canceled()
+	ctx2, cancel2 := context.WithCancel(context.Background())
+	go func() { time.Sleep(50 * time.Millisecond); cancel2() }()
+	if _, err := n.Call(ctx2, silent.Local(), []byte("hello?"), time.Hour); err == nil {
+		t.Fatal("cancelled call returned no error")
+	}
+	if got := canceled() - before; got != 1 {
+		t.Errorf("cancelling the context cancelled %d calls in the rpc layer, want 1", got)
+	}
+}
