@@ -21,39 +21,40 @@ type Msg struct {
 	buf     []byte // buf[head:] holds the headers (and, received, the body)
 	head    int
 	Payload [][]byte
-	pooled  bool
+	room    []byte // the pooled header buffer, kept while buf holds a datagram
 }
 
 var msgPool = sync.Pool{New: func() any {
-	return &Msg{buf: make([]byte, headroom)}
+	b := make([]byte, headroom)
+	return &Msg{buf: b, room: b}
 }}
 
 // NewMsg returns a message carrying payload (not copied). Free it when done
 // (optional: an unfreed Msg is collected).
 func NewMsg(payload ...[]byte) *Msg {
 	m := msgPool.Get().(*Msg)
-	m.head = len(m.buf)
+	if len(m.room) < headroom {
+		m.room = make([]byte, headroom) // Push grew it past reuse
+	}
+	m.buf, m.head = m.room, len(m.room)
 	m.Payload = append(m.Payload[:0], payload...)
-	m.pooled = true
 	return m
 }
 
 // Received wraps a datagram as a message whose headers will be popped. The
-// message owns data.
+// message refers to data; data is not copied.
 func Received(data []byte) *Msg {
 	m := msgPool.Get().(*Msg)
-	m.buf, m.head, m.Payload, m.pooled = data, 0, m.Payload[:0], false
+	m.buf, m.head, m.Payload = data, 0, m.Payload[:0]
 	return m
 }
 
-// Free returns m to the pool. m must not be used afterwards.
+// Free returns m to the pool. Neither m nor slices it returned may be used
+// afterwards (a received datagram's bytes stay with whoever owns them).
 func (m *Msg) Free() {
-	if !m.pooled {
-		m.buf = make([]byte, headroom)
-	}
 	clear(m.Payload)
 	m.Payload = m.Payload[:0]
-	m.pooled = true
+	m.buf = nil
 	msgPool.Put(m)
 }
 
@@ -65,6 +66,9 @@ func (m *Msg) Push(n int) []byte {
 		nb := make([]byte, len(m.buf)-m.head+n+headroom)
 		copy(nb[n+headroom:], m.buf[m.head:])
 		m.buf, m.head = nb, n+headroom
+		if len(nb) <= 4*headroom {
+			m.room = nb
+		}
 	}
 	m.head -= n
 	return m.buf[m.head : m.head+n]

@@ -40,6 +40,7 @@ type Node struct {
 	nextID   uint64
 	calls    map[uint64]func([]byte, error)
 	closed   bool
+	sendErrs uint64 // transport sends that failed
 
 	deliver func(from Addr, body []byte)
 	handler Handler
@@ -119,7 +120,8 @@ func (n *Node) Cancel(id uint64) { n.inject(Down, Event{Type: ECancel, ID: id}) 
 // call it from the simulation loop: use CallAsync there.
 func (n *Node) Call(ctx context.Context, to Addr, req []byte, defaultTimeout time.Duration) ([]byte, error) {
 	timeout := defaultTimeout
-	if dl, ok := ctx.Deadline(); ok {
+	dl, hasDeadline := ctx.Deadline()
+	if hasDeadline {
 		timeout = time.Until(dl)
 	}
 	type res struct {
@@ -133,8 +135,9 @@ func (n *Node) Call(ctx context.Context, to Addr, req []byte, defaultTimeout tim
 	}
 	select {
 	case r := <-ch:
-		if errors.Is(r.err, ErrTimeout) && ctx.Err() != nil {
-			return nil, fmt.Errorf("call %s: %w", to, ctx.Err())
+		if errors.Is(r.err, ErrTimeout) && hasDeadline {
+			// The stack's timer and the context's may fire in either order.
+			return nil, fmt.Errorf("call %s: %w (%w)", to, context.DeadlineExceeded, ErrTimeout)
 		}
 		return r.b, r.err
 	case <-ctx.Done():
@@ -187,9 +190,13 @@ func (n *Node) Bottom(ev Event) {
 	case ESend:
 		n.vec = ev.Msg.Vec(n.vec[:0])
 		if err := n.tr.Send(ev.Peer, n.vec); err != nil {
+			n.sendErrs++
 			n.log.Debug("stack: transport send failed", "peer", ev.Peer, "err", err)
 		}
 		clear(n.vec)
+		// Layers never keep a message they passed down (pt2pt copies what
+		// it retransmits), and the transport copied the bytes out.
+		ev.Msg.Free()
 	case ETimerReq:
 		n.schedule(ev.Time)
 	}
@@ -255,6 +262,10 @@ func (n *Node) dispatch(ev Event) {
 		if other != nil {
 			other(ev)
 		}
+		return // the callback may keep the event
+	}
+	if ev.Msg != nil {
+		ev.Msg.Free() // the application got copies or the datagram's own bytes
 	}
 }
 
@@ -269,7 +280,7 @@ type LayerCounters struct {
 func (n *Node) Counters() []LayerCounters {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	var out []LayerCounters
+	out := []LayerCounters{{Layer: "node", Counters: []Counter{C("transport_send_errors", n.sendErrs)}}}
 	for _, l := range n.run.Layers() {
 		if c, ok := l.(Counted); ok {
 			name := strings.ToLower(reflect.TypeOf(l).Elem().Name())

@@ -38,6 +38,7 @@ func (b *Bottom) Up(ev stack.Event, out stack.Emitter) {
 		h, err := ev.Msg.Pop(bottomHdr)
 		if err != nil || h[0] != bottomMagic || h[1] != bottomVersion {
 			b.malformed++
+			ev.Msg.Free()
 			return
 		}
 		b.received++

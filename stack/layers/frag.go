@@ -135,6 +135,7 @@ func (f *Frag) Up(ev stack.Event, out stack.Emitter) {
 		return
 	}
 	rx.buf = append(rx.buf, ev.Msg.Body()...)
+	ev.Msg.Free()
 	rx.next++
 	if rx.next == rx.n {
 		rx.inFlight = false

@@ -35,27 +35,44 @@ const (
 // duplicate, delay and reorder): every message sent is delivered exactly
 // once, in send order. Assumes Config.Now-style time from events only.
 type Pt2pt struct {
-	cfg   stack.Config
-	epoch uint64
-	peers map[stack.Addr]*p2pPeer
-	c     struct{ data, retrans, acksSent, acksRecv, delivered, dups, ooo, malformed, stalls, stale uint64 }
+	timerAt  time.Duration // the retransmission timer requested and not yet seen
+	timerSet bool
+	cfg      stack.Config
+	epoch    uint64
+	peers    map[stack.Addr]*p2pPeer
+	c        struct{ data, retrans, acksSent, acksRecv, delivered, dups, ooo, malformed, stalls, stale uint64 }
 }
 
+// p2pOut is a message in flight, kept for retransmission. It lives in the
+// peer's ring by value and keeps small headers inline, so the common path
+// allocates nothing.
 type p2pOut struct {
-	hdrs     []byte // every header from this layer up, copied
-	payload  [][]byte
+	hdr      [80]byte // every header from this layer up, copied (if they fit)
+	hlen     int
+	hbig     []byte // the headers, when longer than hdr
+	p0       []byte // the payload: first part inline, the rest (rare) in more
+	more     [][]byte
 	deadline time.Duration
 	rto      time.Duration
+	live     bool // unacknowledged
 	sacked   bool // selectively acknowledged: not retransmitted unless the receiver restarts
+}
+
+func (o *p2pOut) headers() []byte {
+	if o.hbig != nil {
+		return o.hbig
+	}
+	return o.hdr[:o.hlen]
 }
 
 type p2pPeer struct {
 	// sending
 	nextSeq   uint64
-	base      uint64             // lowest unacknowledged seq
-	unacked   map[uint64]*p2pOut // in flight
-	queue     []*stack.Msg       // waiting for window space
-	peerEpoch uint64             // the receiver's incarnation, from its acks
+	base      uint64       // lowest unacknowledged seq
+	win       []p2pOut     // ring of in-flight messages: seq s at win[s % len(win)]
+	inflight  int          // live entries in win
+	queue     []*stack.Msg // waiting for window space
+	peerEpoch uint64       // the receiver's incarnation, from its acks
 	// receiving
 	rEpoch uint64
 	next   uint64
@@ -80,7 +97,7 @@ func NewPt2pt(cfg stack.Config) *Pt2pt {
 func (p *Pt2pt) peer(a stack.Addr) *p2pPeer {
 	q := p.peers[a]
 	if q == nil {
-		q = &p2pPeer{unacked: map[uint64]*p2pOut{}, ooo: map[uint64]*stack.Msg{}}
+		q = &p2pPeer{win: make([]p2pOut, 16), ooo: map[uint64]*stack.Msg{}}
 		p.peers[a] = q
 	}
 	return q
@@ -109,12 +126,57 @@ func (p *Pt2pt) transmit(to stack.Addr, q *p2pPeer, m *stack.Msg, now time.Durat
 	binary.BigEndian.PutUint64(h[9:], seq)
 	binary.BigEndian.PutUint64(h[17:], q.base)
 	binary.BigEndian.PutUint64(h[25:], 0)
-	o := &p2pOut{hdrs: slices.Clone(m.Headers()), payload: slices.Clone(m.Payload), rto: p.cfg.RTO}
+	if q.nextSeq-q.base > uint64(len(q.win)) {
+		q.grow()
+	}
+	o := &q.win[seq%uint64(len(q.win))]
+	*o = p2pOut{rto: p.cfg.RTO, live: true}
+	if hs := m.Headers(); len(hs) <= len(o.hdr) {
+		o.hlen = copy(o.hdr[:], hs)
+	} else {
+		o.hbig = slices.Clone(hs)
+	}
+	if len(m.Payload) > 0 {
+		o.p0 = m.Payload[0]
+		if len(m.Payload) > 1 {
+			o.more = slices.Clone(m.Payload[1:])
+		}
+	}
 	o.deadline = now + o.rto
-	q.unacked[seq] = o
+	q.inflight++
 	p.c.data++
 	out.Down(stack.Event{Type: stack.ESend, Peer: to, Msg: m, Now: now})
-	out.Down(stack.Event{Type: stack.ETimerReq, Time: o.deadline, Now: now})
+	if !p.timerSet || o.deadline < p.timerAt {
+		p.timerSet, p.timerAt = true, o.deadline
+		out.Down(stack.Event{Type: stack.ETimerReq, Time: o.deadline, Now: now})
+	}
+}
+
+// grow doubles the ring, keeping each in-flight entry at its new slot.
+func (q *p2pPeer) grow() {
+	nw := make([]p2pOut, 2*len(q.win))
+	for s := q.base; s < q.nextSeq-1; s++ {
+		nw[s%uint64(len(nw))] = q.win[s%uint64(len(q.win))]
+	}
+	q.win = nw
+}
+
+// out returns the live in-flight entry for seq, or nil.
+func (q *p2pPeer) out(seq uint64) *p2pOut {
+	if seq < q.base || seq >= q.nextSeq {
+		return nil
+	}
+	if o := &q.win[seq%uint64(len(q.win))]; o.live {
+		return o
+	}
+	return nil
+}
+
+func (q *p2pPeer) drop(seq uint64) {
+	if o := q.out(seq); o != nil {
+		*o = p2pOut{} // release the payload references
+		q.inflight--
+	}
 }
 
 func (p *Pt2pt) Up(ev stack.Event, out stack.Emitter) {
@@ -133,6 +195,7 @@ func (p *Pt2pt) receive(ev stack.Event, out stack.Emitter) {
 	h, err := ev.Msg.Pop(pt2ptHdr)
 	if err != nil || (h[0] != p2pData && h[0] != p2pAck) {
 		p.c.malformed++
+		ev.Msg.Free()
 		return
 	}
 	epoch := binary.BigEndian.Uint64(h[1:])
@@ -142,11 +205,13 @@ func (p *Pt2pt) receive(ev stack.Event, out stack.Emitter) {
 	q := p.peer(ev.Peer)
 	if h[0] == p2pAck {
 		p.ack(ev.Peer, q, epoch, seq, aux, repoch, ev.Now, out)
+		ev.Msg.Free()
 		return
 	}
 	switch {
 	case epoch < q.rEpoch:
 		p.c.stale++ // a late packet from an earlier incarnation of the sender
+		ev.Msg.Free()
 		return
 	case epoch > q.rEpoch:
 		// A new sender incarnation (or the first contact): start where its
@@ -170,6 +235,7 @@ func (p *Pt2pt) receive(ev stack.Event, out stack.Emitter) {
 	switch {
 	case seq < q.next:
 		p.c.dups++
+		ev.Msg.Free()
 	case seq == q.next:
 		q.next++
 		p.c.delivered++
@@ -178,12 +244,14 @@ func (p *Pt2pt) receive(ev stack.Event, out stack.Emitter) {
 	case seq-q.next <= 4*uint64(p.cfg.Window):
 		if _, dup := q.ooo[seq]; dup {
 			p.c.dups++
+			ev.Msg.Free()
 		} else {
 			q.ooo[seq] = ev.Msg
 			p.c.ooo++
 		}
 	default:
 		p.c.malformed++ // far beyond any window the sender could have
+		ev.Msg.Free()
 	}
 	p.sendAck(ev.Peer, q, ev.Now, out)
 }
@@ -231,28 +299,32 @@ func (p *Pt2pt) ack(from stack.Addr, q *p2pPeer, epoch, cum, sack, repoch uint64
 			p.c.stale++ // from the receiver's previous incarnation
 			return
 		}
-		// The receiver restarted: what it had buffered out of order is
-		// gone, so selectively acknowledged messages must go again.
-		for _, o := range q.unacked {
-			if o.sacked {
-				o.sacked = false
-				o.deadline = now
+		// A new incarnation of a receiver we knew: what it had buffered
+		// out of order is gone, so selectively acknowledged messages must
+		// go again, now.
+		reset := false
+		for s := q.base; s < q.nextSeq && q.peerEpoch != 0; s++ {
+			if o := q.out(s); o != nil && o.sacked {
+				o.sacked, o.deadline, reset = false, now, true
 			}
 		}
 		q.peerEpoch = repoch
-		out.Down(stack.Event{Type: stack.ETimerReq, Time: now, Now: now})
+		if reset {
+			p.timerSet, p.timerAt = true, now
+			out.Down(stack.Event{Type: stack.ETimerReq, Time: now, Now: now})
+		}
 	}
 	for s := q.base; s < cum; s++ {
-		delete(q.unacked, s)
+		q.drop(s)
 	}
 	q.base = max(q.base, cum)
 	for i := uint64(0); i < sackWidth; i++ {
-		if o, ok := q.unacked[cum+1+i]; ok && sack&(1<<i) != 0 {
+		if o := q.out(cum + 1 + i); o != nil && sack&(1<<i) != 0 {
 			o.sacked = true
 		}
 	}
 	for q.base < q.nextSeq {
-		if _, ok := q.unacked[q.base]; ok {
+		if q.out(q.base) != nil {
 			break
 		}
 		q.base++
@@ -270,7 +342,7 @@ func (p *Pt2pt) timer(now time.Duration, out stack.Emitter) {
 	// Visit peers and sequence numbers in order so that runs replay exactly.
 	addrs := make([]stack.Addr, 0, len(p.peers))
 	for a, q := range p.peers {
-		if len(q.unacked) > 0 {
+		if q.inflight > 0 {
 			addrs = append(addrs, a)
 		}
 	}
@@ -278,16 +350,18 @@ func (p *Pt2pt) timer(now time.Duration, out stack.Emitter) {
 	for _, a := range addrs {
 		q := p.peers[a]
 		for s := q.base; s < q.nextSeq; s++ {
-			o, ok := q.unacked[s]
-			if !ok || o.sacked {
+			o := q.out(s)
+			if o == nil || o.sacked {
 				continue
 			}
 			if o.deadline <= now {
 				o.rto = min(2*o.rto, p.cfg.MaxRTO)
 				o.deadline = now + o.rto
-				m := stack.NewMsg(o.payload...)
-				h := m.Push(len(o.hdrs))
-				copy(h, o.hdrs)
+				m := stack.NewMsg(o.p0)
+				m.Payload = append(m.Payload, o.more...)
+				hs := o.headers()
+				h := m.Push(len(hs))
+				copy(h, hs)
 				binary.BigEndian.PutUint64(h[17:], q.base) // the current base, not the first send's
 				p.c.retrans++
 				out.Down(stack.Event{Type: stack.ESend, Peer: a, Msg: m, Now: now})
@@ -297,7 +371,9 @@ func (p *Pt2pt) timer(now time.Duration, out stack.Emitter) {
 			}
 		}
 	}
+	p.timerSet = false
 	if next >= 0 {
+		p.timerSet, p.timerAt = true, next
 		out.Down(stack.Event{Type: stack.ETimerReq, Time: next, Now: now})
 	}
 }

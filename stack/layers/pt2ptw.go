@@ -95,6 +95,7 @@ func (w *Pt2ptw) Up(ev stack.Event, out stack.Emitter) {
 	if h[0] == wCredit {
 		w.c.grantsRecv++
 		p.outstanding = max(p.outstanding-int(binary.BigEndian.Uint32(h[1:])), 0)
+		ev.Msg.Free()
 		for len(p.queue) > 0 && w.allowed(p, p.queue[0].Msg.Len()) {
 			next := p.queue[0]
 			p.queue = p.queue[1:]

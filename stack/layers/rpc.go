@@ -127,6 +127,7 @@ func (r *Rpc) Up(ev stack.Event, out stack.Emitter) {
 			c, ok := r.pending[id]
 			if !ok {
 				r.c.late++ // after its deadline or cancellation
+				ev.Msg.Free()
 				return
 			}
 			r.remove(c)

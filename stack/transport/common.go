@@ -3,6 +3,7 @@ package transport
 import (
 	"fmt"
 	"net"
+	"net/netip"
 	"runtime"
 	"strconv"
 	"strings"
@@ -19,8 +20,9 @@ var ErrClosed = net.ErrClosed
 
 // Parse splits a transport address "udp:host:port" or "tcp:host:port"
 // into its network ("udp" or "tcp") and "host:port". The host must be
-// non-empty (IPv6 literals in brackets) and the port a number in 1..65535.
-// Host names are allowed here; they are resolved when used.
+// an IP address (IPv6 in brackets, optionally with a zone) or a host name
+// (letters, digits, '-', '_', '.'), and the port a number in 1..65535.
+// Host names are not resolved here but when first used.
 func Parse(a stack.Addr) (network, hostport string, err error) {
 	s := string(a)
 	i := strings.IndexByte(s, ':')
@@ -35,13 +37,31 @@ func Parse(a stack.Addr) (network, hostport string, err error) {
 	if err != nil {
 		return "", "", fmt.Errorf("transport: address %q: %w", s, err)
 	}
-	if host == "" {
-		return "", "", fmt.Errorf("transport: address %q: empty host", s)
+	if !validHost(host, hostport[0] == '[') {
+		return "", "", fmt.Errorf("transport: address %q: bad host %q", s, host)
 	}
 	if p, err := strconv.ParseUint(port, 10, 16); err != nil || p == 0 {
 		return "", "", fmt.Errorf("transport: address %q: bad port %q", s, port)
 	}
 	return network, hostport, nil
+}
+
+// validHost accepts an IP address (IPv6 ones, with an optional zone, only
+// in brackets) or a host name of letters, digits, '-', '_' and '.'.
+func validHost(host string, bracketed bool) bool {
+	if ip, err := netip.ParseAddr(host); err == nil {
+		return ip.Is6() == bracketed
+	}
+	if bracketed || host == "" || len(host) > 253 {
+		return false
+	}
+	for i := 0; i < len(host); i++ {
+		c := host[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.') {
+			return false
+		}
+	}
+	return true
 }
 
 // Stats are a transport's counters since it was created.

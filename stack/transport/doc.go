@@ -42,7 +42,11 @@
 // one connection arrive complete and in order; frames in flight when a
 // connection breaks are lost, and the Send that finds the connection
 // broken returns an error, after which the next Send dials again — a
-// reliability layer above recovers the loss by retransmitting. A
+// reliability layer above recovers the loss by retransmitting. Besides, a
+// watcher goroutine per dialed connection notices when the peer closes it,
+// and Send peeks (one non-blocking recv) at a connection idle for over a
+// millisecond before reusing it, so a peer that restarted while idle
+// usually costs no frame at all (on Unix; elsewhere only the watcher). A
 // connection whose hello is malformed or late, or that carries a frame
 // longer than the receiver's MTU, is closed and counted in
 // Stats.BadFrames. The announced address is not authenticated: any

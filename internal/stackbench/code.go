@@ -1,0 +1,101 @@
+// Package stackbench measures Strata's protocol stacks: the code latency of
+// a message down and up through the reliable point-to-point stack with no
+// network (the paper's Table 1 measurement), and round trips over loopback
+// sockets between two processes.
+package stackbench
+
+import (
+	"runtime"
+	"time"
+
+	"strata/stack"
+	"strata/stack/layers"
+)
+
+// CodeResult is the cost of one message through the stack, without I/O.
+type CodeResult struct {
+	Size       int     `json:"size"`
+	Functional bool    `json:"functional"`
+	DownNs     float64 `json:"down_ns"` // sender: application to wire
+	UpNs       float64 `json:"up_ns"`   // receiver: wire to application (and its ack)
+	AckNs      float64 `json:"ack_ns"`  // sender: processing the ack
+	AllocsOp   float64 `json:"allocs_per_op"`
+	BytesOp    float64 `json:"bytes_per_op"`
+}
+
+// frameBoundary keeps the last frame a stack put on the wire.
+type frameBoundary struct {
+	frame []byte
+	got   int
+}
+
+func (f *frameBoundary) Top(ev stack.Event) {
+	if ev.Type == stack.EDeliver {
+		f.got++
+		ev.Msg.Free()
+	}
+}
+
+func (f *frameBoundary) Bottom(ev stack.Event) {
+	if ev.Type == stack.ESend {
+		f.frame = ev.Msg.AppendTo(f.frame[:0])
+		ev.Msg.Free()
+	}
+}
+
+// CodeLatency sends n messages of size bytes from one reliable
+// point-to-point stack to another, by hand-carrying each frame (and each
+// ack back), and reports the time per step and allocations per message.
+func CodeLatency(size, n int, functional bool) CodeResult {
+	ch, err := layers.Configure([]stack.Prop{stack.Reliable, stack.FIFO})
+	if err != nil {
+		panic(err) // a fixed, valid property set
+	}
+	mk := func(b stack.Boundary, epoch uint64) stack.Runner {
+		ls := layers.Build(ch.Specs, stack.Config{Epoch: epoch, Window: 1 << 20})
+		if functional {
+			return stack.Compose(ls, b, nil)
+		}
+		return stack.NewScheduler(ls, b, nil)
+	}
+	fa, fb := &frameBoundary{}, &frameBoundary{}
+	a, b := mk(fa, 1), mk(fb, 2)
+	payload := make([]byte, size)
+	rx := make([]byte, 0, size+256)
+	round := func() (d, u, k time.Duration) {
+		t0 := time.Now()
+		a.Inject(stack.Down, stack.Event{Type: stack.ESend, Peer: "b", Msg: stack.NewMsg(payload)})
+		t1 := time.Now()
+		rx = append(rx[:0], fa.frame...)
+		b.Inject(stack.Up, stack.Event{Type: stack.EDeliver, Peer: "a", Msg: stack.Received(rx)})
+		t2 := time.Now()
+		rx = append(rx[:0], fb.frame...)
+		a.Inject(stack.Up, stack.Event{Type: stack.EDeliver, Peer: "b", Msg: stack.Received(rx)})
+		return t1.Sub(t0), t2.Sub(t1), time.Since(t2)
+	}
+	for i := 0; i < n/10+100; i++ { // warm up pools and maps
+		round()
+	}
+	var ms0, ms1 runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&ms0)
+	var down, up, ack time.Duration
+	for i := 0; i < n; i++ {
+		d, u, k := round()
+		down, up, ack = down+d, up+u, ack+k
+	}
+	runtime.ReadMemStats(&ms1)
+	// Subtract what a pair of time.Now calls costs.
+	var over time.Duration
+	for i := 0; i < n; i++ {
+		t0 := time.Now()
+		over += time.Since(t0)
+	}
+	per := func(d time.Duration) float64 { return max(float64(d-over)/float64(n), 0) }
+	return CodeResult{
+		Size: size, Functional: functional,
+		DownNs: per(down), UpNs: per(up), AckNs: per(ack),
+		AllocsOp: float64(ms1.Mallocs-ms0.Mallocs) / float64(n),
+		BytesOp:  float64(ms1.TotalAlloc-ms0.TotalAlloc) / float64(n),
+	}
+}

@@ -1,0 +1,48 @@
+package transport
+
+import (
+	"testing"
+
+	"strata/stack"
+)
+
+func TestParse(t *testing.T) {
+	good := []struct {
+		a                 stack.Addr
+		network, hostport string
+	}{
+		{"udp:127.0.0.1:7000", "udp", "127.0.0.1:7000"},
+		{"tcp:[::1]:7000", "tcp", "[::1]:7000"},
+		{"udp:[fe80::1%eth0]:1", "udp", "[fe80::1%eth0]:1"},
+		{"tcp:localhost:65535", "tcp", "localhost:65535"},
+		{"tcp:node-1.example_x.org:80", "tcp", "node-1.example_x.org:80"},
+		{"udp:[::ffff:127.0.0.1]:80", "udp", "[::ffff:127.0.0.1]:80"},
+	}
+	for _, c := range good {
+		n, hp, err := Parse(c.a)
+		if err != nil || n != c.network || hp != c.hostport {
+			t.Errorf("Parse(%q) = %q, %q, %v; want %q, %q", c.a, n, hp, err, c.network, c.hostport)
+		}
+	}
+	for _, a := range badAddrs {
+		if n, hp, err := Parse(a); err == nil {
+			t.Errorf("Parse(%q) = %q, %q; want an error", a, n, hp)
+		}
+	}
+}
+
+// FuzzParse: Parse never panics, and what it accepts splits back into the
+// same address.
+func FuzzParse(f *testing.F) {
+	for _, a := range badAddrs {
+		f.Add(string(a))
+	}
+	f.Add("udp:127.0.0.1:7000")
+	f.Add("tcp:[::1]:7000")
+	f.Fuzz(func(t *testing.T, s string) {
+		n, hp, err := Parse(stack.Addr(s))
+		if err == nil && n+":"+hp != s {
+			t.Fatalf("Parse(%q) = %q, %q", s, n, hp)
+		}
+	})
+}

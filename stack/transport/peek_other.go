@@ -1,0 +1,9 @@
+//go:build !unix
+
+package transport
+
+import "net"
+
+// peerClosed cannot peek portably here; the watcher goroutine alone
+// notices closed connections.
+func peerClosed(*net.TCPConn) bool { return false }

@@ -1,0 +1,478 @@
+package transport
+
+import (
+	"bufio"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"strata/stack"
+)
+
+// TCP defaults and limits.
+const (
+	DefaultTCPMTU          = 1 << 20 // largest frame when TCPOptions.MTU is zero
+	MaxTCPMTU              = 1 << 30
+	DefaultTCPDialTimeout  = 5 * time.Second
+	DefaultTCPWriteTimeout = 5 * time.Second
+	DefaultTCPHelloTimeout = 10 * time.Second
+)
+
+// helloMagic starts the first frame on every connection a TCP transport
+// dials; the dialer's listen address ("tcp:host:port") follows it.
+const helloMagic = "STRATA-TCP/1 "
+
+// maxHello bounds the hello frame: the magic and an address.
+const maxHello = len(helloMagic) + 512
+
+// readBufSize is the buffered reader size of each inbound connection:
+// small frames are read many per system call, large ones directly into
+// their buffer.
+const readBufSize = 32 << 10
+
+// TCPOptions configure ListenTCPOpts. Zero fields take defaults.
+type TCPOptions struct {
+	MTU          int           // largest frame sent or accepted, 1..MaxTCPMTU; default DefaultTCPMTU
+	DialTimeout  time.Duration // connecting to a peer; default DefaultTCPDialTimeout
+	WriteTimeout time.Duration // writing one frame; default DefaultTCPWriteTimeout
+	HelloTimeout time.Duration // an inbound connection must send its hello within this; default DefaultTCPHelloTimeout
+}
+
+// TCP is a stack.Transport over TCP connections carrying length-prefixed
+// frames.
+type TCP struct {
+	ln      *net.TCPListener
+	local   stack.Addr
+	opt     TCPOptions
+	ctx     context.Context // canceled by Close: aborts dials
+	cancel  context.CancelFunc
+	done    chan struct{} // closed by Close
+	rsem    chan struct{} // capacity 1: serializes receiver calls, abandoned on done
+	hello   []byte        // our hello frame payload
+	recv    atomic.Pointer[receiverFunc]
+	closing atomic.Bool
+
+	mu     sync.Mutex
+	closed bool
+	peers  map[stack.Addr]*peer      // outbound state per destination
+	conns  map[*net.TCPConn]struct{} // every open connection, both directions
+	g      group
+	stats  counters
+}
+
+var _ stack.Transport = (*TCP)(nil)
+
+// peer is the outbound side towards one destination.
+type peer struct {
+	hostport string
+	mu       sync.Mutex // serializes dialing and frame writes
+	oc       *outConn   // nil until dialed and after a failure
+	hdr      [4]byte
+	bufs     net.Buffers // scratch for the vectored write
+}
+
+// outConn is one dialed connection; its watcher marks it dead when the
+// peer closes it.
+type outConn struct {
+	c         *net.TCPConn
+	dead      atomic.Bool
+	lastWrite time.Time // guarded by the peer's mu
+}
+
+// idleCheck is how long a connection must have been idle before Send
+// checks that the peer has not closed it (one non-blocking peek).
+const idleCheck = time.Millisecond
+
+// ListenTCP opens a TCP transport listening on addr ("127.0.0.1:0",
+// "[::1]:7000", ...) with default options.
+func ListenTCP(addr string) (*TCP, error) { return ListenTCPOpts(addr, TCPOptions{}) }
+
+// ListenTCPOpts opens a TCP transport listening on addr with options.
+func ListenTCPOpts(addr string, opt TCPOptions) (*TCP, error) {
+	switch {
+	case opt.MTU == 0:
+		opt.MTU = DefaultTCPMTU
+	case opt.MTU < 0 || opt.MTU > MaxTCPMTU:
+		return nil, fmt.Errorf("transport: listen tcp %s: MTU %d out of range 1..%d", addr, opt.MTU, MaxTCPMTU)
+	}
+	if opt.DialTimeout < 0 || opt.WriteTimeout < 0 || opt.HelloTimeout < 0 {
+		return nil, fmt.Errorf("transport: listen tcp %s: negative timeout", addr)
+	}
+	if opt.DialTimeout == 0 {
+		opt.DialTimeout = DefaultTCPDialTimeout
+	}
+	if opt.WriteTimeout == 0 {
+		opt.WriteTimeout = DefaultTCPWriteTimeout
+	}
+	if opt.HelloTimeout == 0 {
+		opt.HelloTimeout = DefaultTCPHelloTimeout
+	}
+	ta, err := net.ResolveTCPAddr("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("transport: listen tcp %s: %w", addr, err)
+	}
+	ln, err := net.ListenTCP("tcp", ta)
+	if err != nil {
+		return nil, fmt.Errorf("transport: listen tcp %s: %w", addr, err)
+	}
+	t := &TCP{
+		ln:    ln,
+		local: stack.Addr("tcp:" + ln.Addr().String()),
+		opt:   opt,
+		done:  make(chan struct{}),
+		rsem:  make(chan struct{}, 1),
+		peers: map[stack.Addr]*peer{},
+		conns: map[*net.TCPConn]struct{}{},
+	}
+	t.ctx, t.cancel = context.WithCancel(context.Background())
+	t.hello = []byte(helloMagic + string(t.local))
+	t.g.start(t.acceptLoop)
+	return t, nil
+}
+
+// Local implements stack.Transport: "tcp:" and the listener's host:port.
+func (t *TCP) Local() stack.Addr { return t.local }
+
+// MTU implements stack.Transport: the largest frame.
+func (t *TCP) MTU() int { return t.opt.MTU }
+
+// SetReceiver implements stack.Transport. A frame being delivered while
+// the receiver is replaced may still go to the old one.
+func (t *TCP) SetReceiver(f func(from stack.Addr, data []byte)) {
+	if f == nil {
+		t.recv.Store(nil)
+		return
+	}
+	t.recv.Store(&f)
+}
+
+// Stats returns the transport's counters.
+func (t *TCP) Stats() Stats { return t.stats.snapshot() }
+
+// Send implements stack.Transport: vec goes out as one frame on the
+// connection to `to`, dialed first if there is none. The frame header and
+// vec are written with one writev (net.Buffers), without copying. If the
+// write fails the connection is closed and forgotten, so the next Send
+// dials again.
+func (t *TCP) Send(to stack.Addr, vec [][]byte) error {
+	if t.closing.Load() {
+		t.stats.sendErrors.Add(1)
+		return errorf(t.local, "send to %s: %w", to, ErrClosed)
+	}
+	n := 0
+	for _, b := range vec {
+		n += len(b)
+	}
+	if n > t.opt.MTU {
+		t.stats.sendErrors.Add(1)
+		return errorf(t.local, "send to %s: frame of %d bytes exceeds the MTU (%d)", to, n, t.opt.MTU)
+	}
+	p, err := t.peer(to)
+	if err != nil {
+		t.stats.sendErrors.Add(1)
+		return errorf(t.local, "send: %w", err)
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := time.Now()
+	if oc := p.oc; oc != nil {
+		// The watcher marks a connection dead when the peer closes it, but
+		// it may not have run yet; an idle connection is checked directly
+		// (a peer that restarted while we were idle costs no frame).
+		if oc.dead.Load() || (now.Sub(oc.lastWrite) > idleCheck && peerClosed(oc.c)) {
+			t.dropConn(oc.c)
+			p.oc = nil
+		}
+	}
+	if p.oc == nil {
+		oc, err := t.dial(p.hostport)
+		if err != nil {
+			t.stats.sendErrors.Add(1)
+			return errorf(t.local, "send to %s: %w", to, err)
+		}
+		p.oc = oc
+		now = time.Now()
+	}
+	binary.BigEndian.PutUint32(p.hdr[:], uint32(n))
+	p.bufs = append(append(p.bufs[:0], p.hdr[:]), vec...)
+	err = t.writeFrame(p.oc.c, p.bufs, now)
+	p.oc.lastWrite = now
+	clear(p.bufs) // keep no references to the caller's buffers
+	if err != nil {
+		t.dropConn(p.oc.c)
+		p.oc = nil
+		t.stats.sendErrors.Add(1)
+		return errorf(t.local, "send to %s: %w", to, err)
+	}
+	t.stats.sent.Add(1)
+	t.stats.bytesSent.Add(uint64(n))
+	return nil
+}
+
+// writeFrame writes bufs (header first) under the write timeout.
+// WriteTo consumes a copy of the slice header, leaving bufs' length alone.
+func (t *TCP) writeFrame(c *net.TCPConn, bufs net.Buffers, now time.Time) error {
+	if err := c.SetWriteDeadline(now.Add(t.opt.WriteTimeout)); err != nil {
+		return err
+	}
+	_, err := bufs.WriteTo(c)
+	return err
+}
+
+// peer returns the outbound state for to, creating it for a valid address.
+func (t *TCP) peer(to stack.Addr) (*peer, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.closed {
+		return nil, ErrClosed
+	}
+	if p := t.peers[to]; p != nil {
+		return p, nil
+	}
+	network, hostport, err := Parse(to)
+	if err != nil {
+		return nil, err
+	}
+	if network != "tcp" {
+		return nil, fmt.Errorf("address %s is not a tcp address", to)
+	}
+	p := &peer{hostport: hostport}
+	t.peers[to] = p
+	return p, nil
+}
+
+// dial connects to hostport, registers the connection, starts its watcher
+// and sends the hello frame.
+func (t *TCP) dial(hostport string) (*outConn, error) {
+	d := net.Dialer{Timeout: t.opt.DialTimeout}
+	c, err := d.DialContext(t.ctx, "tcp", hostport)
+	if err != nil {
+		return nil, err
+	}
+	tc, ok := c.(*net.TCPConn)
+	if !ok { // cannot happen for network "tcp"
+		c.Close()
+		return nil, fmt.Errorf("dial %s: not a TCP connection", hostport)
+	}
+	if err := tc.SetNoDelay(true); err != nil {
+		tc.Close()
+		return nil, fmt.Errorf("dial %s: set TCP_NODELAY: %w", hostport, err)
+	}
+	oc := &outConn{c: tc}
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		tc.Close()
+		return nil, ErrClosed
+	}
+	t.conns[tc] = struct{}{}
+	t.g.start(func() { t.watch(oc) })
+	t.mu.Unlock()
+	var hdr [4]byte
+	binary.BigEndian.PutUint32(hdr[:], uint32(len(t.hello)))
+	now := time.Now()
+	if err := t.writeFrame(tc, net.Buffers{hdr[:], t.hello}, now); err != nil {
+		t.dropConn(tc)
+		return nil, fmt.Errorf("dial %s: hello: %w", hostport, err)
+	}
+	oc.lastWrite = now
+	t.stats.dials.Add(1)
+	return oc, nil
+}
+
+// watch waits for the peer to end a dialed connection (the peer never
+// writes on it), then marks it dead so that the next Send redials instead
+// of writing into a closed connection.
+func (t *TCP) watch(oc *outConn) {
+	var b [1]byte
+	n, err := oc.c.Read(b[:])
+	oc.dead.Store(true)
+	switch {
+	case n > 0:
+		t.stats.badFrames.Add(1) // protocol violation
+	case err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !t.closing.Load():
+		t.stats.recvErrors.Add(1)
+	}
+	t.dropConn(oc.c)
+}
+
+// dropConn closes c and forgets it.
+func (t *TCP) dropConn(c *net.TCPConn) {
+	t.mu.Lock()
+	delete(t.conns, c)
+	t.mu.Unlock()
+	c.Close()
+}
+
+// acceptLoop accepts inbound connections until the listener is closed.
+func (t *TCP) acceptLoop() {
+	backoff := time.Duration(0)
+	for {
+		c, err := t.ln.AcceptTCP()
+		if err != nil {
+			if t.closing.Load() || errors.Is(err, net.ErrClosed) {
+				return
+			}
+			// E.g. too many open files: wait and retry.
+			t.stats.recvErrors.Add(1)
+			backoff = min(max(backoff*2, 5*time.Millisecond), time.Second)
+			select {
+			case <-time.After(backoff):
+			case <-t.done:
+				return
+			}
+			continue
+		}
+		backoff = 0
+		t.mu.Lock()
+		if t.closed {
+			t.mu.Unlock()
+			c.Close()
+			return
+		}
+		t.conns[c] = struct{}{}
+		t.stats.accepts.Add(1)
+		t.g.start(func() { t.serve(c) })
+		t.mu.Unlock()
+	}
+}
+
+// serve reads an inbound connection: the hello, then frames, until it ends
+// or breaks the protocol.
+func (t *TCP) serve(c *net.TCPConn) {
+	defer t.dropConn(c)
+	br := bufio.NewReaderSize(c, readBufSize)
+	if err := c.SetReadDeadline(time.Now().Add(t.opt.HelloTimeout)); err != nil {
+		return
+	}
+	from, err := t.readHello(br, c)
+	if err != nil {
+		if !t.closing.Load() {
+			t.stats.badFrames.Add(1)
+		}
+		return
+	}
+	if err := c.SetReadDeadline(time.Time{}); err != nil {
+		return
+	}
+	var hdr [4]byte
+	for {
+		if _, err := io.ReadFull(br, hdr[:]); err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !t.closing.Load() {
+				t.stats.recvErrors.Add(1) // cut inside a header, or reset
+			}
+			return
+		}
+		n := binary.BigEndian.Uint32(hdr[:])
+		if uint64(n) > uint64(t.opt.MTU) {
+			t.stats.badFrames.Add(1)
+			return
+		}
+		data := make([]byte, n)
+		if _, err := io.ReadFull(br, data); err != nil {
+			if !errors.Is(err, net.ErrClosed) && !t.closing.Load() {
+				t.stats.recvErrors.Add(1) // cut inside a frame
+			}
+			return
+		}
+		t.stats.received.Add(1)
+		t.stats.bytesReceived.Add(uint64(n))
+		if !t.deliver(from, data) {
+			return
+		}
+	}
+}
+
+// readHello reads and checks the first frame of an inbound connection and
+// returns the sender address it announces. An unspecified announced host
+// (the peer listens on 0.0.0.0 or ::) is replaced by the connection's
+// remote IP.
+func (t *TCP) readHello(br *bufio.Reader, c *net.TCPConn) (stack.Addr, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(br, hdr[:]); err != nil {
+		return "", fmt.Errorf("hello header: %w", err)
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if n <= uint32(len(helloMagic)) || n > uint32(maxHello) {
+		return "", fmt.Errorf("hello of %d bytes", n)
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(br, b); err != nil {
+		return "", fmt.Errorf("hello: %w", err)
+	}
+	if string(b[:len(helloMagic)]) != helloMagic {
+		return "", errors.New("hello: bad magic")
+	}
+	from := stack.Addr(b[len(helloMagic):])
+	network, hostport, err := Parse(from)
+	if err != nil {
+		return "", fmt.Errorf("hello: %w", err)
+	}
+	if network != "tcp" {
+		return "", fmt.Errorf("hello: %s is not a tcp address", from)
+	}
+	if ap, err := netip.ParseAddrPort(hostport); err == nil && ap.Addr().IsUnspecified() {
+		if ra, ok := c.RemoteAddr().(*net.TCPAddr); ok {
+			rip := ra.AddrPort().Addr().Unmap()
+			from = stack.Addr("tcp:" + netip.AddrPortFrom(rip, ap.Port()).String())
+		}
+	}
+	return from, nil
+}
+
+// deliver hands a frame to the receiver, one call at a time per transport.
+// It reports false once the transport is closing.
+func (t *TCP) deliver(from stack.Addr, data []byte) bool {
+	select {
+	case t.rsem <- struct{}{}:
+	case <-t.done:
+		t.stats.dropped.Add(1)
+		return false
+	}
+	defer func() { <-t.rsem }()
+	if t.closing.Load() {
+		t.stats.dropped.Add(1)
+		return false
+	}
+	r := t.recv.Load()
+	if r == nil {
+		t.stats.dropped.Add(1)
+		return true
+	}
+	(*r)(from, data)
+	return true
+}
+
+// Close implements stack.Transport: it closes the listener and every
+// connection, aborts dials in progress and waits for the transport's
+// goroutines (all but the caller's, if called from the receiver). It
+// returns ErrClosed if the transport was already closed.
+func (t *TCP) Close() error {
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return errorf(t.local, "close: %w", ErrClosed)
+	}
+	t.closed = true
+	t.closing.Store(true)
+	close(t.done)
+	t.cancel()
+	err := t.ln.Close()
+	for c := range t.conns {
+		c.Close()
+	}
+	clear(t.peers)
+	t.mu.Unlock()
+	t.g.wait()
+	if err != nil {
+		return errorf(t.local, "close: %w", err)
+	}
+	return nil
+}
