@@ -57,6 +57,7 @@ type Config struct {
 	Window     int           // pt2pt: messages in flight per peer
 	RTO        time.Duration // pt2pt: first retransmission timeout
 	MaxRTO     time.Duration // pt2pt: backoff cap
+	AckDelay   time.Duration // pt2pt: how long an ack may wait for data to ride on (<0: never wait)
 	Credit     int           // pt2ptw: bytes a sender may have unconsumed at a peer
 	RPCTimeout time.Duration // rpc: default when the caller's context has no deadline
 }
@@ -74,6 +75,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.MaxRTO == 0 {
 		c.MaxRTO = time.Second
+	}
+	if c.AckDelay == 0 {
+		c.AckDelay = time.Millisecond
 	}
 	if c.Credit == 0 {
 		c.Credit = 256 << 10

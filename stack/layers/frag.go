@@ -12,8 +12,9 @@ const (
 	fragPart  = 1
 	fragHdr   = 9
 	// lowerHeaders is the header room reserved for the layers below frag
-	// (pt2pt 33 + bottom 2, with room to spare).
-	lowerHeaders = 48
+	// (pt2pt and bottom, with room to spare). Derived from their sizes so
+	// that a header change cannot make fragments overflow the datagram.
+	lowerHeaders = pt2ptHdr + bottomHdr + 13
 )
 
 // Frag splits messages larger than the transport's datagram into

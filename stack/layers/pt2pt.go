@@ -8,21 +8,28 @@ import (
 	"strata/stack"
 )
 
-// Pt2pt header: kind u8 (1 data, 2 ack), epoch u64, seq u64, aux u64,
-// repoch u64.
+// Pt2pt header (49 bytes): kind u8 (1 data, 2 ack), from u64, seq u64,
+// base u64, ackEpoch u64, ackNext u64, sack u64.
 //
-//	data: epoch = sender incarnation, seq = message number, aux = the
-//	      sender's lowest unacknowledged seq (where a receiver that lost its
-//	      state resumes), repoch = 0
-//	ack:  epoch = the incarnation acknowledged, seq = next expected
-//	      (cumulative), aux = bitmap of seq+1+i received out of order,
-//	      repoch = the receiver's own incarnation (a change means it lost
-//	      the messages it had selectively acknowledged)
+//	from      the sender's incarnation (a change tells a peer that this
+//	          side restarted and lost what it had buffered)
+//	seq       data: the message number (ack: 0)
+//	base      data: the sender's lowest unacknowledged seq, where a
+//	          receiver that lost its state resumes (ack: 0)
+//	ackEpoch  the incarnation of the peer being acknowledged; 0 = no ack
+//	ackNext   cumulative: every seq below it arrived
+//	sack      bit i: seq ackNext+1+i arrived out of order
+//
+// Acknowledgements ride on data going the other way when there is some
+// (a request's ack travels with its response); otherwise a bare ack goes
+// after Config.AckDelay, or at once for every 8th message, a duplicate or
+// a gap.
 const (
 	p2pData   = 1
 	p2pAck    = 2
-	pt2ptHdr  = 33
+	pt2ptHdr  = 49
 	sackWidth = 64
+	ackEvery  = 8
 )
 
 // Pt2pt is reliable FIFO point-to-point delivery: a sliding window of
@@ -35,6 +42,7 @@ const (
 // duplicate, delay and reorder): every message sent is delivered exactly
 // once, in send order. Assumes Config.Now-style time from events only.
 type Pt2pt struct {
+	ready    []*stack.Msg  // in-order messages to deliver at the end of receive
 	timerAt  time.Duration // the retransmission timer requested and not yet seen
 	timerSet bool
 	cfg      stack.Config
@@ -74,9 +82,12 @@ type p2pPeer struct {
 	queue     []*stack.Msg // waiting for window space
 	peerEpoch uint64       // the receiver's incarnation, from its acks
 	// receiving
-	rEpoch uint64
-	next   uint64
-	ooo    map[uint64]*stack.Msg
+	ackDue   bool          // something arrived that the peer has not seen acknowledged
+	ackAt    time.Duration // when a bare ack goes if no data carries it first
+	unackedN int           // messages received since the last ack sent
+	rEpoch   uint64
+	next     uint64
+	ooo      map[uint64]*stack.Msg
 }
 
 // Pt2ptSpec describes Pt2pt.
@@ -124,8 +135,7 @@ func (p *Pt2pt) transmit(to stack.Addr, q *p2pPeer, m *stack.Msg, now time.Durat
 	h[0] = p2pData
 	binary.BigEndian.PutUint64(h[1:], p.epoch)
 	binary.BigEndian.PutUint64(h[9:], seq)
-	binary.BigEndian.PutUint64(h[17:], q.base)
-	binary.BigEndian.PutUint64(h[25:], 0)
+	p.fillAck(h, q)
 	if q.nextSeq-q.base > uint64(len(q.win)) {
 		q.grow()
 	}
@@ -198,49 +208,55 @@ func (p *Pt2pt) receive(ev stack.Event, out stack.Emitter) {
 		ev.Msg.Free()
 		return
 	}
-	epoch := binary.BigEndian.Uint64(h[1:])
+	from := binary.BigEndian.Uint64(h[1:])
 	seq := binary.BigEndian.Uint64(h[9:])
-	aux := binary.BigEndian.Uint64(h[17:])
-	repoch := binary.BigEndian.Uint64(h[25:])
+	base := binary.BigEndian.Uint64(h[17:])
 	q := p.peer(ev.Peer)
+	if ackEpoch := binary.BigEndian.Uint64(h[25:]); ackEpoch != 0 {
+		p.ack(ev.Peer, q, ackEpoch, binary.BigEndian.Uint64(h[33:]), binary.BigEndian.Uint64(h[41:]), from, ev.Now, out)
+	}
 	if h[0] == p2pAck {
-		p.ack(ev.Peer, q, epoch, seq, aux, repoch, ev.Now, out)
 		ev.Msg.Free()
 		return
 	}
 	switch {
-	case epoch < q.rEpoch:
+	case from < q.rEpoch:
 		p.c.stale++ // a late packet from an earlier incarnation of the sender
 		ev.Msg.Free()
 		return
-	case epoch > q.rEpoch:
+	case from > q.rEpoch:
 		// A new sender incarnation (or the first contact): start where its
 		// window starts; anything below was acknowledged to someone else.
-		q.rEpoch, q.next = epoch, aux
+		q.rEpoch, q.next = from, base
 		clear(q.ooo)
 	}
-	if aux > q.next {
-		// The sender has seen acknowledgements up to aux, so nothing below
+	if base > q.next {
+		// The sender has seen acknowledgements up to base, so nothing below
 		// it will ever come again: this receiver lost its state (it
 		// restarted) after acknowledging them. Never normal operation: the
 		// sender's base only moves on this receiver's acks.
 		for s := range q.ooo {
-			if s < aux {
+			if s < base {
 				delete(q.ooo, s)
 			}
 		}
-		q.next = aux
-		p.deliverBuffered(ev.Peer, q, ev.Now, out)
+		q.next = base
+		p.collectBuffered(q)
 	}
+	// All state changes come before any event is emitted, and deliveries
+	// go up last: a layer above may send in reaction (a response carrying
+	// this ack), and it must find the same state whichever composition
+	// runs the stack.
+	now := false // acknowledge at once: the sender is missing information
 	switch {
 	case seq < q.next:
 		p.c.dups++
 		ev.Msg.Free()
+		now = true
 	case seq == q.next:
 		q.next++
-		p.c.delivered++
-		out.Up(stack.Event{Type: stack.EDeliver, Peer: ev.Peer, Msg: ev.Msg, Now: ev.Now})
-		p.deliverBuffered(ev.Peer, q, ev.Now, out)
+		p.ready = append(p.ready, ev.Msg)
+		now = p.collectBuffered(q) // a gap just closed
 	case seq-q.next <= 4*uint64(p.cfg.Window):
 		if _, dup := q.ooo[seq]; dup {
 			p.c.dups++
@@ -249,41 +265,81 @@ func (p *Pt2pt) receive(ev stack.Event, out stack.Emitter) {
 			q.ooo[seq] = ev.Msg
 			p.c.ooo++
 		}
+		now = true
 	default:
 		p.c.malformed++ // far beyond any window the sender could have
 		ev.Msg.Free()
+		p.flushReady(ev.Peer, ev.Now, out)
+		return
 	}
-	p.sendAck(ev.Peer, q, ev.Now, out)
+	q.unackedN++
+	if now || q.unackedN >= ackEvery || p.cfg.AckDelay < 0 {
+		p.sendAck(ev.Peer, q, ev.Now, out)
+	} else if !q.ackDue {
+		q.ackDue, q.ackAt = true, ev.Now+p.cfg.AckDelay
+		if !p.timerSet || q.ackAt < p.timerAt {
+			p.timerSet, p.timerAt = true, q.ackAt
+			out.Down(stack.Event{Type: stack.ETimerReq, Time: q.ackAt, Now: ev.Now})
+		}
+	}
+	p.flushReady(ev.Peer, ev.Now, out)
 }
 
-// deliverBuffered delivers the buffered messages that are now in order.
-func (p *Pt2pt) deliverBuffered(from stack.Addr, q *p2pPeer, now time.Duration, out stack.Emitter) {
+// collectBuffered moves the buffered messages that are now in order to
+// p.ready and reports whether there were any.
+func (p *Pt2pt) collectBuffered(q *p2pPeer) bool {
+	any := false
 	for {
 		m, ok := q.ooo[q.next]
 		if !ok {
-			return
+			return any
 		}
+		any = true
 		delete(q.ooo, q.next)
 		q.next++
-		p.c.delivered++
-		out.Up(stack.Event{Type: stack.EDeliver, Peer: from, Msg: m, Now: now})
+		p.ready = append(p.ready, m)
 	}
 }
 
-func (p *Pt2pt) sendAck(to stack.Addr, q *p2pPeer, now time.Duration, out stack.Emitter) {
+// flushReady delivers p.ready upwards, in order.
+func (p *Pt2pt) flushReady(from stack.Addr, now time.Duration, out stack.Emitter) {
+	ready := p.ready
+	p.ready = p.ready[:0:0] // a nested receive (none today) would start afresh
+	for i, m := range ready {
+		ready[i] = nil
+		p.c.delivered++
+		out.Up(stack.Event{Type: stack.EDeliver, Peer: from, Msg: m, Now: now})
+	}
+	p.ready = ready[:0]
+}
+
+// fillAck writes the base and the acknowledgement fields of a header for q.
+func (p *Pt2pt) fillAck(h []byte, q *p2pPeer) {
+	binary.BigEndian.PutUint64(h[17:], q.base)
+	if q.rEpoch == 0 {
+		clear(h[25:pt2ptHdr]) // nothing received from this peer: no ack
+		return
+	}
 	var sack uint64
 	for s := range q.ooo {
 		if d := s - q.next - 1; s > q.next && d < sackWidth {
 			sack |= 1 << d
 		}
 	}
+	binary.BigEndian.PutUint64(h[25:], q.rEpoch)
+	binary.BigEndian.PutUint64(h[33:], q.next)
+	binary.BigEndian.PutUint64(h[41:], sack)
+	q.ackDue, q.unackedN = false, 0
+}
+
+func (p *Pt2pt) sendAck(to stack.Addr, q *p2pPeer, now time.Duration, out stack.Emitter) {
 	m := stack.NewMsg()
 	h := m.Push(pt2ptHdr)
 	h[0] = p2pAck
-	binary.BigEndian.PutUint64(h[1:], q.rEpoch)
-	binary.BigEndian.PutUint64(h[9:], q.next)
-	binary.BigEndian.PutUint64(h[17:], sack)
-	binary.BigEndian.PutUint64(h[25:], p.epoch)
+	binary.BigEndian.PutUint64(h[1:], p.epoch)
+	binary.BigEndian.PutUint64(h[9:], 0)
+	p.fillAck(h, q)
+	binary.BigEndian.PutUint64(h[17:], 0)
 	p.c.acksSent++
 	out.Down(stack.Event{Type: stack.ESend, Peer: to, Msg: m, Now: now})
 }
@@ -342,13 +398,20 @@ func (p *Pt2pt) timer(now time.Duration, out stack.Emitter) {
 	// Visit peers and sequence numbers in order so that runs replay exactly.
 	addrs := make([]stack.Addr, 0, len(p.peers))
 	for a, q := range p.peers {
-		if q.inflight > 0 {
+		if q.inflight > 0 || q.ackDue {
 			addrs = append(addrs, a)
 		}
 	}
 	slices.Sort(addrs)
 	for _, a := range addrs {
 		q := p.peers[a]
+		if q.ackDue {
+			if q.ackAt <= now {
+				p.sendAck(a, q, now, out)
+			} else if next < 0 || q.ackAt < next {
+				next = q.ackAt
+			}
+		}
 		for s := q.base; s < q.nextSeq; s++ {
 			o := q.out(s)
 			if o == nil || o.sacked {
@@ -362,7 +425,7 @@ func (p *Pt2pt) timer(now time.Duration, out stack.Emitter) {
 				hs := o.headers()
 				h := m.Push(len(hs))
 				copy(h, hs)
-				binary.BigEndian.PutUint64(h[17:], q.base) // the current base, not the first send's
+				p.fillAck(h, q) // the current base and acknowledgement, not the first send's
 				p.c.retrans++
 				out.Down(stack.Event{Type: stack.ESend, Peer: a, Msg: m, Now: now})
 			}

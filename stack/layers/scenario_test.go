@@ -194,6 +194,9 @@ func runScenario(t *testing.T, file string) {
 		line := strings.TrimSpace(sc.Text())
 		switch {
 		case line == "" || strings.HasPrefix(line, "#"):
+			if *update {
+				flush(n) // keep each in's outputs right under it
+			}
 			out = append(out, sc.Text())
 		case strings.HasPrefix(line, "layer "):
 			name, cfg, err := parseConfig(strings.Fields(line))

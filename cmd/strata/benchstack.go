@@ -1,0 +1,352 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"strata/internal/sbench"
+	"strata/internal/stackbench"
+	"strata/stack"
+)
+
+func benchStackCmd() *cobra.Command {
+	var (
+		quick, asJSON, noJGroups bool
+		n, size, rounds, codeN   int
+		callersFlag, transports  string
+		serveStrata, serveRaw    string
+	)
+	c := &cobra.Command{
+		Use:   "stack",
+		Short: "Stack code latency, and round trips vs raw sockets and JGroups RoundTrip",
+		Long: `Two measurements:
+
+1. Code latency with no network (the Ensemble paper's Table 1): a message of
+   4, 24, 100 and 1000 bytes down through the reliable point-to-point stack
+   (bottom, pt2pt, top), up through the receiver's, and the ack back;
+   imperative and functional compositions; ns and allocations per message.
+
+2. Round trips on loopback between two processes: Strata's RPC stack
+   (Reliable, Fragment, RPC) over UDP and TCP; a raw-socket echo of the same
+   kind; and JGroups' own RoundTrip tool with its tcp-low-latency stack
+   (two JVMs, TCPPING discovery; installed from Maven Central). 1 and 8
+   concurrent callers. Each server runs in its own process; the clients run
+   in this one. Rounds alternate the order of the systems.
+
+Ratios are oriented so that > 1 means Strata is better.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			switch {
+			case serveStrata != "":
+				return stackbench.Serve(stdinContext(ctx), serveStrata, func(a stack.Addr) { fmt.Printf("listening on %s\n", a) })
+			case serveRaw != "":
+				network, addr, _ := strings.Cut(serveRaw, ":")
+				stopEcho, actual, err := sbench.RawEchoServer(network, addr)
+				if err != nil {
+					return err
+				}
+				defer stopEcho()
+				fmt.Printf("listening on %s:%s\n", network, actual)
+				<-stdinContext(ctx).Done()
+				return nil
+			}
+			if quick {
+				if !cmd.Flags().Changed("n") {
+					n = 20000
+				}
+				if !cmd.Flags().Changed("rounds") {
+					rounds = 1
+				}
+				if !cmd.Flags().Changed("code-n") {
+					codeN = 100000
+				}
+			}
+			var callers []int
+			for _, s := range strings.Split(callersFlag, ",") {
+				v, err := strconv.Atoi(strings.TrimSpace(s))
+				if err != nil || v < 1 || v > 256 {
+					return fmt.Errorf("--callers: %q is not a count in [1,256]", s)
+				}
+				callers = append(callers, v)
+			}
+			var kinds []string
+			for _, s := range strings.Split(transports, ",") {
+				if s != "udp" && s != "tcp" {
+					return fmt.Errorf("--transports: unknown %q (want udp, tcp)", s)
+				}
+				kinds = append(kinds, s)
+			}
+			if n < 100 || size < 1 || rounds < 1 || codeN < 1000 {
+				return fmt.Errorf("--n >= 100, --size >= 1, --rounds >= 1 and --code-n >= 1000 are required")
+			}
+			return runStackBench(ctx, cmd, asJSON, !noJGroups, n, size, rounds, codeN, callers, kinds)
+		},
+	}
+	f := c.Flags()
+	f.BoolVar(&quick, "quick", false, "reduced run: 20k calls per cell, 1 round")
+	f.BoolVar(&asJSON, "json", false, "print one JSON object")
+	f.BoolVar(&noJGroups, "no-jgroups", false, "skip the JGroups peer (needs java and Maven Central)")
+	f.IntVar(&n, "n", 100000, "calls per cell")
+	f.IntVar(&size, "size", 100, "request bytes")
+	f.IntVar(&rounds, "rounds", 3, "rounds")
+	f.IntVar(&codeN, "code-n", 500000, "messages per code-latency cell")
+	f.StringVar(&callersFlag, "callers", "1,8", "concurrent callers")
+	f.StringVar(&transports, "transports", "udp,tcp", "transports for Strata and raw sockets")
+	f.StringVar(&serveStrata, "serve-strata", "", "run a Strata echo server on this address (internal)")
+	f.StringVar(&serveRaw, "serve-raw", "", "run a raw echo server, NET:HOST:PORT (internal)")
+	f.MarkHidden("serve-strata")
+	f.MarkHidden("serve-raw")
+	return c
+}
+
+// stdinContext ends when stdin closes: a server started by the harness
+// stops when the harness goes away.
+func stdinContext(ctx context.Context) context.Context {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		io.Copy(io.Discard, os.Stdin)
+		cancel()
+	}()
+	return ctx
+}
+
+// server is a child process serving round trips.
+type server struct {
+	cmd  *exec.Cmd
+	in   io.WriteCloser
+	addr string
+}
+
+func startServer(ctx context.Context, args ...string) (*server, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, self, append([]string{"bench", "stack"}, args...)...)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
+	if err != nil || !ok {
+		in.Close()
+		cmd.Process.Kill()
+		cmd.Wait()
+		return nil, fmt.Errorf("server %v did not start: %q %v", args, line, err)
+	}
+	return &server{cmd: cmd, in: in, addr: addr}, nil
+}
+
+func (s *server) stop() {
+	s.in.Close()
+	done := make(chan struct{})
+	go func() { s.cmd.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+		s.cmd.Process.Kill()
+		<-done
+	}
+}
+
+type stackReport struct {
+	Bench   string                  `json:"bench"`
+	Code    []stackbench.CodeResult `json:"code"`
+	Results []stackbench.RTTResult  `json:"results"`
+	JGroups []sbench.JGResult       `json:"-"`
+	Peer    map[string]any          `json:"peer,omitempty"`
+	Ratios  map[string]float64      `json:"ratios"`
+	Extra   map[string]float64      `json:"overhead_us"`
+}
+
+func runStackBench(ctx context.Context, cmd *cobra.Command, asJSON, jg bool, n, size, rounds, codeN int, callers []int, kinds []string) error {
+	progress := cmd.ErrOrStderr()
+	rep := &stackReport{Bench: "stack", Ratios: map[string]float64{}, Extra: map[string]float64{}, Peer: map[string]any{}}
+	for _, sz := range []int{4, 24, 100, 1000} {
+		for _, fn := range []bool{false, true} {
+			r := stackbench.CodeLatency(sz, codeN, fn)
+			rep.Code = append(rep.Code, r)
+			fmt.Fprintf(progress, "code latency %4d B functional=%v: down %.0f ns, up %.0f ns, ack %.0f ns, %.2f allocs\n", sz, fn, r.DownNs, r.UpNs, r.AckNs, r.AllocsOp)
+		}
+	}
+	var jar string
+	if jg {
+		var err error
+		fmt.Fprintln(progress, "installing JGroups from Maven Central (if missing)")
+		if jar, err = sbench.EnsureJGroups(ctx); err != nil {
+			return fmt.Errorf("%w (use --no-jgroups to skip the peer)", err)
+		}
+	}
+	for r := 0; r < rounds; r++ {
+		for _, kind := range kinds {
+			ss, err := startServer(ctx, "--serve-strata", kind+":127.0.0.1:0")
+			if err != nil {
+				return err
+			}
+			rs, err := startServer(ctx, "--serve-raw", kind+":127.0.0.1:0")
+			if err != nil {
+				ss.stop()
+				return err
+			}
+			_, rawAddr, _ := strings.Cut(rs.addr, ":")
+			for _, c := range callers {
+				order := []string{"strata", "raw"}
+				if r%2 == 1 {
+					slices.Reverse(order)
+				}
+				for _, sys := range order {
+					var res stackbench.RTTResult
+					if sys == "strata" {
+						res, err = stackbench.StrataRoundTrip(ctx, stack.Addr(ss.addr), size, n, c)
+					} else {
+						var rr sbench.RawResult
+						rr, err = sbench.RawRoundTrip(ctx, kind, rawAddr, size, n, c)
+						res = stackbench.RTTResult{System: "raw", Transport: kind, Callers: c, Size: size, N: rr.N, AvgUs: rr.AvgUs, P50Us: rr.P50Us, P99Us: rr.P99Us, ReqPerSec: rr.ReqPerSec}
+					}
+					if err != nil {
+						ss.stop()
+						rs.stop()
+						return fmt.Errorf("%s %s callers=%d: %w", sys, kind, c, err)
+					}
+					rep.Results = append(rep.Results, res)
+					fmt.Fprintf(progress, "round %d %-6s %s callers=%d: avg %.1f µs, p50 %.1f, p99 %.1f, %.0f req/s\n", r+1, sys, kind, c, res.AvgUs, res.P50Us, res.P99Us, res.ReqPerSec)
+				}
+			}
+			ss.stop()
+			rs.stop()
+		}
+		if jg {
+			for _, c := range callers {
+				res, err := sbench.JGroupsRoundTrip(ctx, sbench.JGConfig{Jar: jar, Messages: n, Size: size, Senders: c})
+				if err != nil {
+					return fmt.Errorf("jgroups callers=%d: %w", c, err)
+				}
+				rep.JGroups = append(rep.JGroups, res)
+				rep.Results = append(rep.Results, stackbench.RTTResult{System: "jgroups", Transport: "tcp", Callers: c, Size: size, N: res.Messages, AvgUs: res.RateAvgUs, ReqPerSec: res.ReqPerSec})
+				rep.Peer["jgroups_stack_xml"] = res.StackXML
+				rep.Peer["jgroups_commands"] = res.Commands
+				fmt.Fprintf(progress, "round %d jgroups tcp callers=%d: mean %.1f µs (printed avg %.1f, min %.1f), %.0f req/s\n", r+1, c, res.RateAvgUs, res.AvgUs, res.MinUs, res.ReqPerSec)
+			}
+		}
+	}
+	summarizeStack(rep, kinds, callers, jg)
+	if asJSON {
+		return json.NewEncoder(cmd.OutOrStdout()).Encode(rep)
+	}
+	printStack(cmd.OutOrStdout(), rep, kinds, callers, jg, n, size, rounds)
+	return nil
+}
+
+func medianOf(rep *stackReport, sys, kind string, callers int, f func(stackbench.RTTResult) float64) float64 {
+	var xs []float64
+	for _, r := range rep.Results {
+		if r.System == sys && r.Transport == kind && r.Callers == callers {
+			xs = append(xs, f(r))
+		}
+	}
+	if len(xs) == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	return xs[len(xs)/2]
+}
+
+func avgOf(r stackbench.RTTResult) float64 { return r.AvgUs }
+func rpsOf(r stackbench.RTTResult) float64 { return r.ReqPerSec }
+
+func summarizeStack(rep *stackReport, kinds []string, callers []int, jg bool) {
+	for _, k := range kinds {
+		for _, c := range callers {
+			s, raw := medianOf(rep, "strata", k, c, avgOf), medianOf(rep, "raw", k, c, avgOf)
+			rep.Ratios[fmt.Sprintf("rtt strata/raw %s callers=%d", k, c)] = round3(raw / s)
+			rep.Extra[fmt.Sprintf("strata-raw %s callers=%d", k, c)] = round3(s - raw)
+			if jg {
+				j := medianOf(rep, "jgroups", "tcp", c, avgOf)
+				rep.Ratios[fmt.Sprintf("rtt strata/jgroups %s callers=%d", k, c)] = round3(j / s)
+				rep.Ratios[fmt.Sprintf("req/s strata/jgroups %s callers=%d", k, c)] = round3(medianOf(rep, "strata", k, c, rpsOf) / medianOf(rep, "jgroups", "tcp", c, rpsOf))
+			}
+		}
+	}
+}
+
+func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
+
+func printStack(w io.Writer, rep *stackReport, kinds []string, callers []int, jg bool, n, size, rounds int) {
+	fmt.Fprintf(w, "code latency, no network (reliable point-to-point stack: bottom, pt2pt, top)\n\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "bytes\tcomposition\tdown ns\tup ns\tack ns\tallocs/msg\t")
+	for _, r := range rep.Code {
+		comp := "imperative"
+		if r.Functional {
+			comp = "functional"
+		}
+		fmt.Fprintf(tw, "%d\t%s\t%.0f\t%.0f\t%.0f\t%.3f\t\n", r.Size, comp, r.DownNs, r.UpNs, r.AckNs, r.AllocsOp)
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\nround trips on loopback, %d-byte requests, %d calls per cell, median of %d round(s)\n\n", size, n, rounds)
+	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "system\ttransport\tcallers\tmean µs\tp50 µs\tp99 µs\treq/s\t")
+	systems := []string{"strata", "raw"}
+	if jg {
+		systems = append(systems, "jgroups")
+	}
+	for _, sys := range systems {
+		ks := kinds
+		if sys == "jgroups" {
+			ks = []string{"tcp"}
+		}
+		for _, k := range ks {
+			for _, c := range callers {
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%.1f\t%.0f\t\n", sys, k, c, medianOf(rep, sys, k, c, avgOf),
+					medianOf(rep, sys, k, c, func(r stackbench.RTTResult) float64 { return r.P50Us }),
+					medianOf(rep, sys, k, c, func(r stackbench.RTTResult) float64 { return r.P99Us }), medianOf(rep, sys, k, c, rpsOf))
+			}
+		}
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "\nratios (> 1: Strata better)\n")
+	keys := make([]string, 0, len(rep.Ratios))
+	for k := range rep.Ratios {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "  %-40s %.2f\n", k, rep.Ratios[k])
+	}
+	fmt.Fprintf(w, "\nStrata's mean round trip minus the raw socket's (µs)\n")
+	keys = keys[:0]
+	for k := range rep.Extra {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "  %-40s %+.1f\n", k, rep.Extra[k])
+	}
+	if jg {
+		fmt.Fprintf(w, "\nJGroups mean = senders / req/s (Little's law): RoundTrip's printed average is a sample.\n")
+	}
+}

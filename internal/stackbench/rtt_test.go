@@ -1,0 +1,29 @@
+package stackbench
+
+import (
+	"context"
+	"testing"
+
+	"strata/stack"
+)
+
+// The round-trip measurement completes real calls over UDP and TCP.
+func TestStrataRoundTrip(t *testing.T) {
+	for _, kind := range []string{"udp", "tcp"} {
+		ctx, cancel := context.WithCancel(context.Background())
+		addr := make(chan stack.Addr, 1)
+		done := make(chan error, 1)
+		go func() { done <- Serve(ctx, kind+":127.0.0.1:0", func(a stack.Addr) { addr <- a }) }()
+		r, err := StrataRoundTrip(ctx, <-addr, 100, 500, 4)
+		cancel()
+		if err != nil {
+			t.Fatalf("%s: %v", kind, err)
+		}
+		if r.N != 500 || r.ReqPerSec <= 0 || r.AvgUs <= 0 {
+			t.Fatalf("%s: %+v", kind, r)
+		}
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
