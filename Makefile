@@ -6,7 +6,7 @@ export GOFLAGS := -buildvcs=false
 # An older Go fetches the toolchain go.mod names through the module proxy.
 export GOTOOLCHAIN := auto
 
-.PHONY: all build setup lint test test-long fuzz bench-journal demo clean
+.PHONY: all build setup lint test test-long fuzz bench-journal bench-stack demo clean
 
 all: build
 
@@ -33,6 +33,7 @@ test: lint
 # Longer crash/kill campaigns (not in CI).
 test-long: setup
 	STRATA_CRASH_SECONDS=600 STRATA_KILL_ROUNDS=100 $(GO) test -race -timeout 60m ./journal/...
+	STRATA_SIM_SEEDS=2000 $(GO) test -race -timeout 60m ./stack/...
 
 # Runs every fuzz target for FUZZTIME each (not in CI).
 FUZZTIME ?= 30s
@@ -44,6 +45,9 @@ fuzz: setup
 
 bench-journal: build
 	$(BIN)/strata bench journal
+
+bench-stack: build
+	$(BIN)/strata bench stack
 
 demo: build
 	$(BIN)/strata journal demo
