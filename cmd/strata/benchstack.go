@@ -241,7 +241,17 @@ func runStackBench(ctx context.Context, cmd *cobra.Command, asJSON, jg bool, n, 
 		}
 		if jg {
 			for _, c := range callers {
-				res, err := sbench.JGroupsRoundTrip(ctx, sbench.JGConfig{Jar: jar, Messages: n, Size: size, Senders: c})
+				// Two fresh JVMs occasionally fail to form a cluster here
+				// (discovery races); a failed attempt measures nothing, so
+				// try again before giving up.
+				var res sbench.JGResult
+				var err error
+				for attempt := 1; attempt <= 3; attempt++ {
+					if res, err = sbench.JGroupsRoundTrip(ctx, sbench.JGConfig{Jar: jar, Messages: n, Size: size, Senders: c}); err == nil {
+						break
+					}
+					fmt.Fprintf(progress, "jgroups callers=%d attempt %d failed: %v\n", c, attempt, firstLine(err.Error()))
+				}
 				if err != nil {
 					return fmt.Errorf("jgroups callers=%d: %w", c, err)
 				}
@@ -349,4 +359,9 @@ func printStack(w io.Writer, rep *stackReport, kinds []string, callers []int, jg
 	if jg {
 		fmt.Fprintf(w, "\nJGroups mean = senders / req/s (Little's law): RoundTrip's printed average is a sample.\n")
 	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
