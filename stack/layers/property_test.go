@@ -240,15 +240,15 @@ func TestRPCCompletesOrFailsAtDeadline(t *testing.T) {
 		c.net.SetDefault(randomFaults(rng))
 		a, b := c.nodes[c.addrs[0]], c.nodes[c.addrs[1]]
 		type call struct {
-			req      []byte
-			deadline time.Duration
-			done     int
-			resp     []byte
-			err      error
-			at       time.Duration
+			req       []byte
+			deadline  time.Duration
+			done      int
+			resp      []byte
+			err       error
+			at        time.Duration
+			cancelled bool
 		}
 		var calls []*call
-		var cancelled []uint64
 		for i := 0; i < 40; i++ {
 			cl := &call{req: body(rng, 0, i, 800)}
 			timeout := time.Duration(5+rng.IntN(200)) * time.Millisecond
@@ -262,8 +262,8 @@ func TestRPCCompletesOrFailsAtDeadline(t *testing.T) {
 				t.Fatal(err)
 			}
 			if rng.IntN(10) == 0 {
-				a.Cancel(id)
-				cancelled = append(cancelled, id)
+				a.Cancel(id) // before any time passes: the call cannot have completed
+				cl.cancelled = true
 			}
 			if i == 15 {
 				c.net.Partition([]stack.Addr{c.addrs[0]}, []stack.Addr{c.addrs[1]})
@@ -278,6 +278,9 @@ func TestRPCCompletesOrFailsAtDeadline(t *testing.T) {
 		for i, cl := range calls {
 			if cl.done != 1 {
 				t.Fatalf("seed %d: call %d completed %d times", seed, i, cl.done)
+			}
+			if cl.cancelled != errors.Is(cl.err, stack.ErrCanceled) {
+				t.Fatalf("seed %d: call %d: cancelled=%v but error %v", seed, i, cl.cancelled, cl.err)
 			}
 			switch {
 			case cl.err == nil:
