@@ -22,20 +22,6 @@ import (
 	"strata/stack/transport"
 )
 
-// listenAddr opens a real transport for "udp:host:port" or "tcp:host:port".
-func listenAddr(a string) (stack.Transport, error) {
-	kind, hostport, ok := strings.Cut(a, ":")
-	switch {
-	case !ok:
-		return nil, fmt.Errorf("address %q: want udp:HOST:PORT or tcp:HOST:PORT", a)
-	case kind == "udp":
-		return transport.ListenUDP(hostport)
-	case kind == "tcp":
-		return transport.ListenTCP(hostport)
-	}
-	return nil, fmt.Errorf("address %q: unknown transport %q (want udp or tcp)", a, kind)
-}
-
 // newNetNode builds a node for props on a real transport.
 func newNetNode(listen, props string) (*stack.Node, error) {
 	ps, err := layers.ParseProps(props)
@@ -46,7 +32,7 @@ func newNetNode(listen, props string) (*stack.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	tr, err := listenAddr(listen)
+	tr, err := transport.Listen(listen)
 	if err != nil {
 		return nil, err
 	}

@@ -30,18 +30,6 @@ type RTTResult struct {
 // Props is the stack both ends of the Strata round trip run.
 const Props = "Reliable,Fragment,RPC"
 
-// Listen opens a transport for "udp:HOST:PORT" or "tcp:HOST:PORT".
-func Listen(a string) (stack.Transport, error) {
-	kind, hostport, ok := strings.Cut(a, ":")
-	switch {
-	case ok && kind == "udp":
-		return transport.ListenUDP(hostport)
-	case ok && kind == "tcp":
-		return transport.ListenTCP(hostport)
-	}
-	return nil, fmt.Errorf("address %q: want udp:HOST:PORT or tcp:HOST:PORT", a)
-}
-
 // NewNode builds a node running the benchmark stack on a real transport.
 func NewNode(listen string) (*stack.Node, error) {
 	ps, err := layers.ParseProps(Props)
@@ -52,7 +40,7 @@ func NewNode(listen string) (*stack.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	tr, err := Listen(listen)
+	tr, err := transport.Listen(listen)
 	if err != nil {
 		return nil, err
 	}

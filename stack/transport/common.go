@@ -184,3 +184,17 @@ func goid() uint64 {
 func errorf(local stack.Addr, format string, args ...any) error {
 	return fmt.Errorf("transport %s: "+format, append([]any{local}, args...)...)
 }
+
+// Listen opens the transport an address names: "udp:HOST:PORT" or
+// "tcp:HOST:PORT" (IPv6 hosts in brackets; port 0 picks a free one), with
+// default options.
+func Listen(a string) (stack.Transport, error) {
+	network, hostport, ok := strings.Cut(a, ":")
+	switch {
+	case ok && network == "udp":
+		return ListenUDP(hostport)
+	case ok && network == "tcp":
+		return ListenTCP(hostport)
+	}
+	return nil, fmt.Errorf("transport: address %q: want udp:HOST:PORT or tcp:HOST:PORT", a)
+}

@@ -46,3 +46,22 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestListenByAddress(t *testing.T) {
+	for _, a := range []string{"udp:127.0.0.1:0", "tcp:127.0.0.1:0"} {
+		tr, err := Listen(a)
+		if err != nil {
+			t.Fatalf("%s: %v", a, err)
+		}
+		if got := string(tr.Local())[:4]; got != a[:4] {
+			t.Errorf("%s: local address %s", a, tr.Local())
+		}
+		tr.Close()
+	}
+	for _, a := range []string{"sctp:127.0.0.1:0", "127.0.0.1:0", "udp:nonsense", ""} {
+		if tr, err := Listen(a); err == nil {
+			tr.Close()
+			t.Errorf("Listen(%q) succeeded", a)
+		}
+	}
+}
