@@ -1,0 +1,329 @@
+package wor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"strata/stack"
+)
+
+// Errors callers act on.
+var (
+	// ErrPreempted: another client captured the register meanwhile; retry
+	// with a new capture.
+	ErrPreempted = errors.New("wor: preempted by another capture")
+	// ErrUnwritten: Read found no value.
+	ErrUnwritten = errors.New("wor: register not written")
+	// ErrUnavailable: no majority of the replica set answered in time.
+	ErrUnavailable = errors.New("wor: no majority answered")
+	// ErrWritten matches a *WrittenError.
+	ErrWritten = errors.New("wor: already written")
+)
+
+// WrittenError reports that a register already held a value; the write
+// completed that value instead of the caller's.
+type WrittenError struct{ Value []byte }
+
+func (e *WrittenError) Error() string { return fmt.Sprintf("wor: already written (%d-byte value)", len(e.Value)) }
+
+// Is makes errors.Is(err, ErrWritten) true.
+func (e *WrittenError) Is(target error) bool { return target == ErrWritten }
+
+// CaptureID identifies a capture: a Paxos ballot (round << 20 | client).
+type CaptureID uint64
+
+const clientBits = 20
+
+// Client talks to one replica set. It is safe for concurrent use; its
+// *Async methods never block and call back exactly once, so they also run
+// inside the simulated network's loop.
+type Client struct {
+	node     *stack.Node
+	replicas []stack.Addr
+	id       uint64
+	timeout  time.Duration
+
+	mu       sync.Mutex
+	round    uint64
+	captured map[captureKey]prior
+}
+
+type captureKey struct {
+	addr uint64
+	cid  CaptureID
+}
+
+// prior is the highest accepted value a capture's promise quorum reported.
+type prior struct {
+	has   bool
+	value []byte
+}
+
+// NewClient returns a client numbered id (1 .. 2^20-1, unique among the
+// clients of a replica set) using node, whose stack must provide RPC.
+// timeout bounds each request to a server.
+func NewClient(node *stack.Node, replicas []stack.Addr, id uint64, timeout time.Duration) (*Client, error) {
+	if id == 0 || id >= 1<<clientBits {
+		return nil, fmt.Errorf("wor: client id %d out of range [1, %d)", id, 1<<clientBits)
+	}
+	if len(replicas) == 0 {
+		return nil, errors.New("wor: empty replica set")
+	}
+	return &Client{node: node, replicas: replicas, id: id, timeout: timeout, captured: map[captureKey]prior{}}, nil
+}
+
+func (c *Client) ballot() uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.round++
+	return c.round<<clientBits | c.id
+}
+
+func (c *Client) observe(b uint64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.round = max(c.round, b>>clientBits)
+}
+
+// broadcast sends req to every replica and calls cb once with the first
+// majority of answers, or with ErrUnavailable once a majority can no longer
+// answer.
+func (c *Client) broadcast(req request, cb func([]response, error)) {
+	n := len(c.replicas)
+	maj := n/2 + 1
+	var mu sync.Mutex
+	var got []response
+	failed, done := 0, false
+	body := req.encode()
+	for _, r := range c.replicas {
+		_, err := c.node.CallAsync(r, body, c.timeout, func(b []byte, err error) {
+			var resp response
+			if err == nil {
+				resp, err = decodeResponse(b)
+				if err == nil && resp.Status == stErr {
+					err = fmt.Errorf("%w: server rejected the request", ErrMalformed)
+				}
+			}
+			mu.Lock()
+			if done {
+				mu.Unlock()
+				return
+			}
+			if err != nil {
+				failed++
+			} else {
+				got = append(got, resp)
+			}
+			var out []response
+			var outErr error
+			switch {
+			case len(got) == maj:
+				out, done = got, true
+			case failed > n-maj:
+				outErr, done = fmt.Errorf("%w (%d of %d failed: %v)", ErrUnavailable, failed, n, err), true
+			}
+			mu.Unlock()
+			if done && (out != nil || outErr != nil) {
+				cb(out, outErr)
+			}
+		})
+		if err != nil {
+			mu.Lock()
+			failed++
+			fire := !done && failed > n-maj
+			done = done || fire
+			mu.Unlock()
+			if fire {
+				cb(nil, fmt.Errorf("%w: %v", ErrUnavailable, err))
+			}
+		}
+	}
+}
+
+func nacked(rs []response) (uint64, bool) {
+	var hi uint64
+	nack := false
+	for _, r := range rs {
+		if r.Status == stNack {
+			nack = true
+			hi = max(hi, r.Promised)
+		}
+	}
+	return hi, nack
+}
+
+// CaptureAsync runs Paxos phase 1 for addr with a new ballot.
+func (c *Client) CaptureAsync(addr uint64, cb func(CaptureID, error)) {
+	b := c.ballot()
+	c.broadcast(request{Op: opPrepare, Addr: addr, Ballot: b}, func(rs []response, err error) {
+		if err != nil {
+			cb(0, err)
+			return
+		}
+		if hi, nack := nacked(rs); nack {
+			c.observe(hi)
+			cb(0, ErrPreempted)
+			return
+		}
+		var p prior
+		var pb uint64
+		for _, r := range rs {
+			if r.Has && r.AccBallot >= pb {
+				p, pb = prior{has: true, value: r.Value}, r.AccBallot
+			}
+		}
+		c.mu.Lock()
+		c.captured[captureKey{addr, CaptureID(b)}] = p
+		c.mu.Unlock()
+		cb(CaptureID(b), nil)
+	})
+}
+
+// WriteAsync runs Paxos phase 2 for addr with cid from CaptureAsync. If
+// the capture found an accepted value, that value is written instead and
+// the result is a *WrittenError carrying it. cid 0 is an unsafe write (no
+// capture; the caller guarantees no concurrent writer).
+func (c *Client) WriteAsync(addr uint64, value []byte, cid CaptureID, cb func(error)) {
+	if len(value) > MaxValue {
+		cb(fmt.Errorf("wor: value of %d bytes exceeds %d", len(value), MaxValue))
+		return
+	}
+	b := uint64(cid)
+	v, written := value, false
+	if cid == 0 {
+		b = 1 // the lowest ballot: loses to any capture
+	} else {
+		c.mu.Lock()
+		p, ok := c.captured[captureKey{addr, cid}]
+		delete(c.captured, captureKey{addr, cid})
+		c.mu.Unlock()
+		if !ok {
+			cb(fmt.Errorf("wor: capture %d of address %d is unknown or already used", cid, addr))
+			return
+		}
+		if p.has {
+			v, written = p.value, true
+		}
+	}
+	c.broadcast(request{Op: opAccept, Addr: addr, Ballot: b, Value: v}, func(rs []response, err error) {
+		switch hi, nack := nacked(rs); {
+		case err != nil:
+			cb(err)
+		case nack:
+			c.observe(hi)
+			cb(ErrPreempted)
+		case written:
+			cb(&WrittenError{Value: v})
+		default:
+			cb(nil)
+		}
+	})
+}
+
+// ReadAsync returns addr's value, or ErrUnwritten. A value accepted by
+// some but not a majority of the servers read is completed (captured and
+// written again) before it is returned, so a value once returned is chosen.
+func (c *Client) ReadAsync(addr uint64, cb func([]byte, error)) {
+	c.read(addr, 5, cb)
+}
+
+func (c *Client) read(addr uint64, tries int, cb func([]byte, error)) {
+	c.broadcast(request{Op: opRead, Addr: addr}, func(rs []response, err error) {
+		if err != nil {
+			cb(nil, err)
+			return
+		}
+		var best response
+		count := 0
+		for _, r := range rs {
+			if r.Has && (!best.Has || r.AccBallot > best.AccBallot) {
+				best = r
+			}
+		}
+		if !best.Has {
+			cb(nil, ErrUnwritten)
+			return
+		}
+		for _, r := range rs {
+			if r.Has && r.AccBallot == best.AccBallot {
+				count++
+			}
+		}
+		if count == len(rs) { // a majority accepted it at one ballot: chosen
+			cb(best.Value, nil)
+			return
+		}
+		// Half-written: complete it. Whatever the capture finds wins; if it
+		// finds nothing, no value was chosen and the one seen may be.
+		c.CaptureAsync(addr, func(cid CaptureID, err error) {
+			if err != nil {
+				if errors.Is(err, ErrPreempted) && tries > 1 {
+					c.read(addr, tries-1, cb)
+					return
+				}
+				cb(nil, err)
+				return
+			}
+			c.WriteAsync(addr, best.Value, cid, func(err error) {
+				var we *WrittenError
+				switch {
+				case err == nil:
+					cb(best.Value, nil)
+				case errors.As(err, &we):
+					cb(we.Value, nil)
+				case errors.Is(err, ErrPreempted) && tries > 1:
+					c.read(addr, tries-1, cb)
+				default:
+					cb(nil, err)
+				}
+			})
+		})
+	})
+}
+
+// Capture is CaptureAsync, waiting; ctx bounds the wait.
+func (c *Client) Capture(ctx context.Context, addr uint64) (CaptureID, error) {
+	type res struct {
+		cid CaptureID
+		err error
+	}
+	ch := make(chan res, 1)
+	c.CaptureAsync(addr, func(cid CaptureID, err error) { ch <- res{cid, err} })
+	select {
+	case r := <-ch:
+		return r.cid, r.err
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+}
+
+// Write is WriteAsync, waiting.
+func (c *Client) Write(ctx context.Context, addr uint64, value []byte, cid CaptureID) error {
+	ch := make(chan error, 1)
+	c.WriteAsync(addr, value, cid, func(err error) { ch <- err })
+	select {
+	case err := <-ch:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// Read is ReadAsync, waiting.
+func (c *Client) Read(ctx context.Context, addr uint64) ([]byte, error) {
+	type res struct {
+		v   []byte
+		err error
+	}
+	ch := make(chan res, 1)
+	c.ReadAsync(addr, func(v []byte, err error) { ch <- res{v, err} })
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}

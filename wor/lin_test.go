@@ -1,0 +1,278 @@
+package wor
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"strata/stack"
+	"strata/stack/layers"
+	"strata/stack/sim"
+)
+
+// Inputs and outputs of the write-once register model.
+type linIn struct {
+	write bool
+	value string
+}
+
+type linOut struct {
+	kind  string // "ok", "written", "value", "unwritten", "unknown"
+	value string
+}
+
+// writeOnceModel: the state is "" (unwritten) or the value. A write whose
+// outcome is unknown (preempted, timed out) may take effect at any later
+// time, so its return is placed at the end of the history and it may or
+// may not set the value.
+var writeOnceModel = porcupine.NondeterministicModel{
+	Partition: func(h []porcupine.Operation) [][]porcupine.Operation { return [][]porcupine.Operation{h} },
+	Init:      func() []any { return []any{""} },
+	Step: func(state, input, output any) []any {
+		s, in, out := state.(string), input.(linIn), output.(linOut)
+		if in.write {
+			switch out.kind {
+			case "ok":
+				if s == "" {
+					return []any{in.value}
+				}
+			case "written": // our capture found out.value, and our write completed it
+				if s == "" || s == out.value {
+					return []any{out.value}
+				}
+			case "unknown":
+				if s == "" {
+					return []any{"", in.value}
+				}
+				return []any{s}
+			}
+			return nil
+		}
+		switch out.kind {
+		case "value":
+			if s == out.value {
+				return []any{s}
+			}
+		case "unwritten":
+			if s == "" {
+				return []any{s}
+			}
+		case "unknown":
+			return []any{s}
+		}
+		return nil
+	},
+	DescribeOperation: func(input, output any) string {
+		in, out := input.(linIn), output.(linOut)
+		if in.write {
+			return fmt.Sprintf("write(%s) -> %s %s", in.value, out.kind, out.value)
+		}
+		return fmt.Sprintf("read() -> %s %s", out.kind, out.value)
+	},
+}
+
+func linSeeds(t *testing.T, n int) []uint64 {
+	if s := os.Getenv("STRATA_SIM_SEED"); s != "" {
+		v, _ := strconv.ParseUint(s, 10, 64)
+		return []uint64{v}
+	}
+	if v, err := strconv.Atoi(os.Getenv("STRATA_SIM_SEEDS")); err == nil && v > 0 {
+		n = v
+	}
+	base := uint64(time.Now().UnixNano())
+	out := make([]uint64, n)
+	for i := range out {
+		out[i] = base + uint64(i)
+	}
+	return out
+}
+
+// TestLinearizableUnderFaults: clients race to write and read a few
+// registers over a simulated network that loses, duplicates, reorders and
+// partitions; every per-address history must be linearizable against a
+// write-once register, and no two clients may ever see different values.
+func TestLinearizableUnderFaults(t *testing.T) {
+	total := 0
+	for _, seed := range linSeeds(t, 40) {
+		n, err := linRun(t, seed)
+		if err != nil {
+			t.Fatalf("seed %d (replay: STRATA_SIM_SEED=%d go test ./wor -run %s): %v", seed, seed, t.Name(), err)
+		}
+		total += n
+	}
+	t.Logf("%d operations checked", total)
+}
+
+func linRun(t *testing.T, seed uint64) (int, error) {
+	rng := rand.New(rand.NewPCG(seed, 1))
+	net := sim.New(seed)
+	net.SetDefault(sim.Link{
+		Delay:   time.Duration(1+rng.IntN(5)) * time.Millisecond,
+		Jitter:  time.Duration(rng.IntN(3)) * time.Millisecond,
+		Loss:    rng.Float64() * 0.2,
+		Dup:     rng.Float64() * 0.1,
+		Reorder: rng.Float64() * 0.2,
+	})
+	ch, err := layers.Configure([]stack.Prop{stack.RPC})
+	if err != nil {
+		return 0, err
+	}
+	mk := func(a stack.Addr) (*stack.Node, error) {
+		tr, err := net.Endpoint(a)
+		if err != nil {
+			return nil, err
+		}
+		return stack.NewNode(tr, net.Clock(), layers.Build(ch.Specs, stack.Config{Local: a, Epoch: 1, RTO: 5 * time.Millisecond, MaxRTO: 40 * time.Millisecond}), stack.NodeOptions{}), nil
+	}
+	var replicas []stack.Addr
+	var servers []*Server
+	for i := 0; i < 3; i++ {
+		a := stack.Addr(fmt.Sprintf("sim:s%d", i))
+		nd, err := mk(a)
+		if err != nil {
+			return 0, err
+		}
+		s := NewServer(nil)
+		nd.Handle(s.Handle)
+		replicas, servers = append(replicas, a), append(servers, s)
+	}
+	const addrs = 3
+	type rec struct {
+		addr uint64
+		op   porcupine.Operation
+	}
+	var history []rec
+	nclients := 2 + rng.IntN(4)
+	for k := 0; k < nclients; k++ {
+		nd, err := mk(stack.Addr(fmt.Sprintf("sim:c%d", k)))
+		if err != nil {
+			return 0, err
+		}
+		c, err := NewClient(nd, replicas, uint64(k+1), 100*time.Millisecond)
+		if err != nil {
+			return 0, err
+		}
+		crng := rand.New(rand.NewPCG(seed, uint64(k+2)))
+		left := 8 + crng.IntN(8)
+		var next func()
+		next = func() {
+			if left == 0 {
+				return
+			}
+			left--
+			addr := uint64(crng.IntN(addrs))
+			call := int64(net.Now())
+			finish := func(in linIn, out linOut) {
+				ret := int64(net.Now())
+				if out.kind == "unknown" {
+					ret = math.MaxInt64
+				}
+				history = append(history, rec{addr, porcupine.Operation{ClientId: k, Input: in, Call: call, Output: out, Return: ret}})
+				net.AfterFunc(time.Duration(crng.IntN(5))*time.Millisecond, next)
+			}
+			if crng.IntN(2) == 0 {
+				v := fmt.Sprintf("c%d-%d", k, left)
+				in := linIn{write: true, value: v}
+				c.CaptureAsync(addr, func(cid CaptureID, err error) {
+					if err != nil {
+						finish(in, linOut{kind: "unknown"}) // a failed capture writes nothing, "unknown" is weaker and also sound
+						return
+					}
+					c.WriteAsync(addr, []byte(v), cid, func(err error) {
+						var we *WrittenError
+						switch {
+						case err == nil:
+							finish(in, linOut{kind: "ok"})
+						case errors.As(err, &we):
+							finish(in, linOut{kind: "written", value: string(we.Value)})
+						default:
+							finish(in, linOut{kind: "unknown"})
+						}
+					})
+				})
+				return
+			}
+			c.ReadAsync(addr, func(v []byte, err error) {
+				switch {
+				case err == nil:
+					finish(linIn{}, linOut{kind: "value", value: string(v)})
+				case errors.Is(err, ErrUnwritten):
+					finish(linIn{}, linOut{kind: "unwritten"})
+				default:
+					finish(linIn{}, linOut{kind: "unknown"})
+				}
+			})
+		}
+		net.AfterFunc(time.Duration(crng.IntN(10))*time.Millisecond, next)
+	}
+	// A partition isolating one server for a while, then healing.
+	net.AfterFunc(time.Duration(20+rng.IntN(40))*time.Millisecond, func() {
+		iso := replicas[rng.IntN(3)]
+		var rest []stack.Addr
+		for _, a := range append(replicas, clientAddrs(nclients)...) {
+			if a != iso {
+				rest = append(rest, a)
+			}
+		}
+		net.Partition([]stack.Addr{iso}, rest)
+		net.AfterFunc(time.Duration(20+rng.IntN(60))*time.Millisecond, net.Heal)
+	})
+	net.Run(time.Minute)
+	// Check each address separately, and write-once safety across all.
+	byAddr := map[uint64][]porcupine.Operation{}
+	for _, r := range history {
+		byAddr[r.addr] = append(byAddr[r.addr], r.op)
+	}
+	for addr, ops := range byAddr {
+		if !porcupine.CheckOperations(writeOnceModel.ToModel(), ops) {
+			return len(history), fmt.Errorf("address %d: history of %d operations is not linearizable: %v", addr, len(ops), describe(ops))
+		}
+		seen := ""
+		for _, op := range ops {
+			out := op.Output.(linOut)
+			if out.kind == "value" || out.kind == "written" || (out.kind == "ok" && op.Input.(linIn).write) {
+				v := out.value
+				if out.kind == "ok" {
+					v = op.Input.(linIn).value
+				}
+				if seen != "" && v != seen {
+					return len(history), fmt.Errorf("address %d: two values observed: %q and %q", addr, seen, v)
+				}
+				seen = v
+			}
+		}
+	}
+	for i, s := range servers {
+		if s.Conflicts != 0 {
+			return len(history), fmt.Errorf("server %d saw two values at one ballot", i)
+		}
+	}
+	if len(history) == 0 {
+		return 0, errors.New("no operation completed")
+	}
+	return len(history), nil
+}
+
+func clientAddrs(n int) []stack.Addr {
+	var out []stack.Addr
+	for k := 0; k < n; k++ {
+		out = append(out, stack.Addr(fmt.Sprintf("sim:c%d", k)))
+	}
+	return out
+}
+
+func describe(ops []porcupine.Operation) string {
+	var b bytes.Buffer
+	for _, op := range ops {
+		fmt.Fprintf(&b, "\n  client %d [%d, %d] %s", op.ClientId, op.Call, op.Return, writeOnceModel.DescribeOperation(op.Input, op.Output))
+	}
+	return b.String()
+}

@@ -1,0 +1,79 @@
+package wor
+
+import (
+	"bytes"
+	"errors"
+	"testing"
+)
+
+func FuzzDecodeRequest(f *testing.F) {
+	f.Add(request{Op: opPrepare, Addr: 7, Ballot: 1 << 20}.encode())
+	f.Add(request{Op: opAccept, Addr: 7, Ballot: 3, Value: []byte("v")}.encode())
+	f.Add(request{Op: opRead, Addr: 1}.encode())
+	f.Add([]byte{9, 9})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := decodeRequest(b)
+		if err != nil {
+			if !errors.Is(err, ErrMalformed) {
+				t.Fatalf("error %v is not ErrMalformed", err)
+			}
+			return
+		}
+		if !bytes.Equal(r.encode(), b) {
+			t.Fatal("decode then encode changed the request")
+		}
+		// The server answers every request, well-formed or not, without panicking.
+		s := NewServer(nil)
+		if _, err := decodeResponse(s.Handle("x", b)); err != nil {
+			t.Fatalf("server reply does not decode: %v", err)
+		}
+	})
+}
+
+func FuzzDecodeResponse(f *testing.F) {
+	f.Add(response{Status: stOK, Promised: 5, AccBallot: 5, Has: true, Value: []byte("x")}.encode())
+	f.Add(response{Status: stNack, Promised: 9}.encode())
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := decodeResponse(b)
+		if err != nil {
+			return
+		}
+		if !bytes.Equal(r.encode(), b) {
+			t.Fatal("decode then encode changed the response")
+		}
+	})
+}
+
+// Malformed requests get an error reply (and are counted); the acceptor
+// rules hold for prepare and accept.
+func TestServerRules(t *testing.T) {
+	s := NewServer(nil)
+	do := func(r request) response {
+		resp, err := decodeResponse(s.Handle("c", r.encode()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	if r, _ := decodeResponse(s.Handle("c", []byte{1, 2, 3})); r.Status != stErr || s.Requests[0] != 1 {
+		t.Fatalf("malformed request: status %d, counted %d", r.Status, s.Requests[0])
+	}
+	if r := do(request{Op: opPrepare, Addr: 1, Ballot: 10}); r.Status != stOK || r.Promised != 10 {
+		t.Fatalf("first prepare: %+v", r)
+	}
+	if r := do(request{Op: opPrepare, Addr: 1, Ballot: 5}); r.Status != stNack || r.Promised != 10 {
+		t.Fatalf("lower prepare: %+v", r)
+	}
+	if r := do(request{Op: opAccept, Addr: 1, Ballot: 5, Value: []byte("low")}); r.Status != stNack || r.Has {
+		t.Fatalf("accept below the promise: %+v", r)
+	}
+	if r := do(request{Op: opAccept, Addr: 1, Ballot: 10, Value: []byte("v")}); r.Status != stOK || !r.Has || string(r.Value) != "v" {
+		t.Fatalf("accept at the promise: %+v", r)
+	}
+	if r := do(request{Op: opRead, Addr: 1}); !r.Has || string(r.Value) != "v" || r.AccBallot != 10 {
+		t.Fatalf("read: %+v", r)
+	}
+	if r := do(request{Op: opRead, Addr: 2}); r.Has || len(s.accs) != 1 {
+		t.Fatalf("read of an untouched address created state or a value: %+v, %d entries", r, len(s.accs))
+	}
+}
