@@ -27,7 +27,9 @@ var (
 // completed that value instead of the caller's.
 type WrittenError struct{ Value []byte }
 
-func (e *WrittenError) Error() string { return fmt.Sprintf("wor: already written (%d-byte value)", len(e.Value)) }
+func (e *WrittenError) Error() string {
+	return fmt.Sprintf("wor: already written (%d-byte value)", len(e.Value))
+}
 
 // Is makes errors.Is(err, ErrWritten) true.
 func (e *WrittenError) Is(target error) bool { return target == ErrWritten }
