@@ -44,6 +44,7 @@ type Node struct {
 
 	deliver func(from Addr, body []byte)
 	handler Handler
+	async   AsyncHandler
 	other   func(Event)
 	log     *slog.Logger
 }
@@ -83,6 +84,16 @@ func (n *Node) OnDeliver(f func(from Addr, body []byte)) { n.mu.Lock(); n.delive
 
 // Handle sets the RPC request handler.
 func (n *Node) Handle(h Handler) { n.mu.Lock(); n.handler = h; n.mu.Unlock() }
+
+// AsyncHandler answers an RPC request by calling respond, exactly once, at
+// any time from any goroutine; it must not block the caller, which is the
+// node's receive path.
+type AsyncHandler func(from Addr, req []byte, respond func(resp []byte))
+
+// HandleAsync sets an RPC request handler that answers later (e.g. after
+// a durable write, so that concurrent requests share one group commit). It
+// takes precedence over Handle. req stays valid after the handler returns.
+func (n *Node) HandleAsync(h AsyncHandler) { n.mu.Lock(); n.async = h; n.mu.Unlock() }
 
 // OnEvent sets a callback for other events reaching the top (Suspect,
 // View, ...).
@@ -231,7 +242,7 @@ func (n *Node) Top(ev Event) { n.out = append(n.out, ev) }
 
 func (n *Node) dispatch(ev Event) {
 	n.mu.Lock()
-	deliver, handler, other := n.deliver, n.handler, n.other
+	deliver, handler, async, other := n.deliver, n.handler, n.async, n.other
 	var cb func([]byte, error)
 	if ev.Type == EReply {
 		cb = n.calls[ev.ID]
@@ -252,6 +263,14 @@ func (n *Node) dispatch(ev Event) {
 			cb(body, ev.Err)
 		}
 	case ERequest:
+		if async != nil {
+			peer, id := ev.Peer, ev.ID
+			var once sync.Once
+			async(peer, ev.Msg.Body(), func(resp []byte) {
+				once.Do(func() { n.inject(Down, Event{Type: EResponse, Peer: peer, ID: id, Msg: NewMsg(resp)}) })
+			})
+			break
+		}
 		var resp []byte
 		if handler != nil {
 			resp = handler(ev.Peer, ev.Msg.Body())

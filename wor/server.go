@@ -2,9 +2,11 @@ package wor
 
 import (
 	"bytes"
+	"fmt"
 	"log/slog"
 	"sync"
 
+	"strata/journal"
 	"strata/stack"
 )
 
@@ -16,12 +18,14 @@ type acceptor struct {
 	value     []byte
 }
 
-// Server is a wormserver in memory mode: a map from address to acceptor
-// state. Its Handle method is a stack.Handler.
+// Server is a wormserver: a map from address to acceptor state, in memory
+// or persistent in a journal. In persistent mode a reply leaves only once
+// the state it reports is durable; concurrent requests share barriers.
 type Server struct {
-	mu   sync.Mutex
-	accs map[uint64]*acceptor
-	log  *slog.Logger
+	mu    sync.Mutex
+	accs  map[uint64]*acceptor
+	log   *slog.Logger
+	store *journalStore // nil: memory mode
 
 	Requests  [4]uint64 // by operation (index 0: malformed)
 	Conflicts uint64    // accepts of a different value at a new ballot after one was accepted (should stay 0 for chosen values)
@@ -35,15 +39,58 @@ func NewServer(log *slog.Logger) *Server {
 	return &Server{accs: map[uint64]*acceptor{}, log: log}
 }
 
-// Handle answers one request (a stack.Handler).
+// NewPersistentServer recovers a wormserver from a journal.
+func NewPersistentServer(j *journal.Journal, log *slog.Logger) (*Server, error) {
+	s := NewServer(log)
+	s.store = &journalStore{j: j, slots: map[uint64]uint64{}}
+	accs, err := s.store.load()
+	if err != nil {
+		return nil, fmt.Errorf("wor: recover acceptor state: %w", err)
+	}
+	s.accs = accs
+	return s, nil
+}
+
+// Registers is the number of registers with state.
+func (s *Server) Registers() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.accs)
+}
+
+// HandleAsync answers a request once its effect is durable (a
+// stack.AsyncHandler); in memory mode it answers at once.
+func (s *Server) HandleAsync(from stack.Addr, req []byte, respond func([]byte)) {
+	resp, _ := s.handle(from, req)
+	if s.store == nil {
+		respond(resp)
+		return
+	}
+	// Even a read waits: it may report state an earlier request appended
+	// and that is not yet durable.
+	go func() {
+		if err := s.store.j.Flush(); err != nil {
+			s.log.Error("wor: journal flush failed; not answering", "err", err)
+			return // the client times out; nothing unsafe was promised
+		}
+		respond(resp)
+	}()
+}
+
+// Handle answers one request (a stack.Handler) in memory mode.
 func (s *Server) Handle(from stack.Addr, req []byte) []byte {
+	resp, _ := s.handle(from, req)
+	return resp
+}
+
+func (s *Server) handle(from stack.Addr, req []byte) ([]byte, bool) {
 	r, err := decodeRequest(req)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err != nil {
 		s.Requests[0]++
 		s.log.Warn("wor: malformed request", "from", from, "err", err)
-		return response{Status: stErr}.encode()
+		return response{Status: stErr}.encode(), false
 	}
 	s.Requests[r.Op]++
 	a := s.accs[r.Addr]
@@ -54,10 +101,11 @@ func (s *Server) Handle(from stack.Addr, req []byte) []byte {
 		}
 	}
 	status := byte(stOK)
+	next := *a
 	switch r.Op {
 	case opPrepare:
 		if r.Ballot > a.promised {
-			a.promised = r.Ballot
+			next.promised = r.Ballot
 		} else {
 			status = stNack
 		}
@@ -66,11 +114,21 @@ func (s *Server) Handle(from stack.Addr, req []byte) []byte {
 			if a.has && !bytes.Equal(a.value, r.Value) && r.Ballot == a.accBallot {
 				s.Conflicts++ // two values at one ballot: a client bug
 			}
-			a.promised, a.accBallot, a.has = r.Ballot, r.Ballot, true
-			a.value = append(a.value[:0:0], r.Value...)
+			next.promised, next.accBallot, next.has = r.Ballot, r.Ballot, true
+			next.value = append([]byte(nil), r.Value...)
 		} else {
 			status = stNack
 		}
 	}
-	return response{Status: status, Promised: a.promised, AccBallot: a.accBallot, Has: a.has, Value: a.value}.encode()
+	changed := status == stOK && r.Op != opRead
+	if changed && s.store != nil {
+		// Append under the lock so the journal holds this register's
+		// states in the order they were decided.
+		if err := s.store.save(r.Addr, &next); err != nil {
+			s.log.Warn("wor: cannot store acceptor state", "addr", r.Addr, "err", err)
+			return response{Status: stErr}.encode(), false
+		}
+	}
+	*a = next
+	return response{Status: status, Promised: a.promised, AccBallot: a.accBallot, Has: a.has, Value: a.value}.encode(), changed
 }

@@ -1,0 +1,120 @@
+package wor
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+
+	"strata/journal"
+	"strata/journal/disk"
+)
+
+func newJournal(t *testing.T, d disk.Disk) *journal.Journal {
+	t.Helper()
+	j, err := journal.Open(d, journal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return j
+}
+
+// Persistent mode: every state a reply reported survives a crash (the
+// crash keeps a random subset of unbarriered writes), and concurrent
+// requests share barriers.
+func TestPersistentStateSurvivesCrashes(t *testing.T) {
+	for iter := 0; iter < 20; iter++ {
+		rng := rand.New(rand.NewPCG(uint64(iter), 77))
+		d := disk.NewCrashDisk(2 + 64 + 256)
+		if err := journal.Format(d, 64); err != nil {
+			t.Fatal(err)
+		}
+		j := newJournal(t, d)
+		s, err := NewPersistentServer(j, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		type acked struct {
+			addr uint64
+			resp response
+		}
+		var mu sync.Mutex
+		var acks []acked
+		var wg sync.WaitGroup
+		for g := 0; g < 8; g++ {
+			grng := rand.New(rand.NewPCG(uint64(iter), uint64(g)))
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for k := 0; k < 30; k++ {
+					addr := uint64(grng.IntN(12))
+					b := uint64(grng.IntN(50)+1)<<clientBits | uint64(g+1)
+					var req request
+					if grng.IntN(2) == 0 {
+						req = request{Op: opPrepare, Addr: addr, Ballot: b}
+					} else {
+						// One value per ballot, as a correct proposer does.
+						req = request{Op: opAccept, Addr: addr, Ballot: b, Value: []byte(fmt.Sprintf("v%d", b))}
+					}
+					done := make(chan []byte, 1)
+					s.HandleAsync("c", req.encode(), func(r []byte) { done <- r })
+					r, err := decodeResponse(<-done)
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					mu.Lock()
+					acks = append(acks, acked{addr, r})
+					mu.Unlock()
+				}
+			}()
+		}
+		wg.Wait()
+		st := j.Stats()
+		nd := d.CrashRandom(rng)
+		j.Close()
+		j2 := newJournal(t, nd)
+		s2, err := NewPersistentServer(j2, nil)
+		if err != nil {
+			t.Fatalf("iter %d: recovery: %v", iter, err)
+		}
+		for _, a := range acks {
+			got := s2.accs[a.addr]
+			if got == nil {
+				if a.resp.Promised != 0 {
+					t.Fatalf("iter %d: address %d lost (reply promised %d)", iter, a.addr, a.resp.Promised)
+				}
+				continue
+			}
+			if got.promised < a.resp.Promised {
+				t.Fatalf("iter %d: address %d promised %d after recovery, a reply said %d", iter, a.addr, got.promised, a.resp.Promised)
+			}
+			if a.resp.Has && (got.accBallot < a.resp.AccBallot || (got.accBallot == a.resp.AccBallot && string(got.value) != string(a.resp.Value))) {
+				t.Fatalf("iter %d: address %d accepted (%d, %q) after recovery, a reply said (%d, %q)", iter, a.addr, got.accBallot, got.value, a.resp.AccBallot, a.resp.Value)
+			}
+		}
+		if iter == 0 {
+			t.Logf("%d replies, %d journal records, %d barriers", len(acks), st.Records, st.Barriers)
+		}
+		if st.Records >= uint64(len(acks)) {
+			t.Fatalf("iter %d: %d records for %d replies: no group commit", iter, st.Records, len(acks))
+		}
+		j2.Close()
+	}
+}
+
+func TestSlotCodec(t *testing.T) {
+	a := acceptor{promised: 9, accBallot: 7, has: true, value: []byte("value")}
+	addr, got, ok, err := decodeSlot(encodeSlot(42, &a))
+	if err != nil || !ok || addr != 42 || got.promised != 9 || got.accBallot != 7 || !got.has || string(got.value) != "value" {
+		t.Fatalf("round trip: %d %+v %v %v", addr, got, ok, err)
+	}
+	b := encodeSlot(42, &a)
+	b[slotHdr] ^= 1
+	if _, _, _, err := decodeSlot(b); err == nil {
+		t.Fatal("corrupt slot accepted")
+	}
+	if _, _, ok, err := decodeSlot(make([]byte, disk.BlockSize)); ok || err != nil {
+		t.Fatal("zero slot is not empty")
+	}
+}
