@@ -34,10 +34,10 @@ func (e *WrittenError) Error() string {
 // Is makes errors.Is(err, ErrWritten) true.
 func (e *WrittenError) Is(target error) bool { return target == ErrWritten }
 
-// CaptureID identifies a capture: a Paxos ballot (round << 20 | client).
+// CaptureID identifies a capture: a Paxos ballot (round << 32 | client).
 type CaptureID uint64
 
-const clientBits = 20
+const clientBits = 32
 
 // Client talks to one replica set. It is safe for concurrent use; its
 // *Async methods never block and call back exactly once, so they also run
@@ -64,7 +64,7 @@ type prior struct {
 	value []byte
 }
 
-// NewClient returns a client numbered id (1 .. 2^20-1, unique among the
+// NewClient returns a client numbered id (1 .. 2^32-1, unique among the
 // clients of a replica set) using node, whose stack must provide RPC.
 // timeout bounds each request to a server.
 func NewClient(node *stack.Node, replicas []stack.Addr, id uint64, timeout time.Duration) (*Client, error) {

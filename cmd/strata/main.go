@@ -28,6 +28,6 @@ Start with:  strata journal demo`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(journalCmd(), stackCmd(), benchCmd())
+	root.AddCommand(upCmd(), journalCmd(), stackCmd(), worCmd(), benchCmd())
 	return root
 }

@@ -1,11 +1,20 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"strata/wor"
 )
 
 // The demo re-executes its own binary; under `go test` that binary is this
@@ -93,5 +102,98 @@ func TestStackTrace(t *testing.T) {
 	}
 	if _, err := run(t, "stack", "show", "Reliable,Telepathy"); err == nil {
 		t.Error("unknown property accepted")
+	}
+}
+
+// startServe runs "strata wor serve" as a child process (this test binary
+// acting as the CLI) and returns it with the address it listens on.
+func startServe(t *testing.T, listen, dir string) (*exec.Cmd, string) {
+	t.Helper()
+	p := exec.Command(os.Args[0], "wor", "serve", "--listen", listen, "--dir", dir, "--blocks", "8192")
+	p.Env = append(os.Environ(), "STRATA_TEST_AS_CLI=1")
+	out, err := p.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "listening on ") {
+		p.Process.Kill()
+		t.Fatalf("server did not start: %q %v", line, err)
+	}
+	return p, strings.TrimSpace(strings.TrimPrefix(line, "listening on "))
+}
+
+// Three real wormserver processes with persistent state: one is killed
+// with SIGKILL mid-run and restarted on its data, later a second one, and
+// then the third is killed for good; every acknowledged write is readable
+// from the two restarted servers, with the value first written.
+func TestWorRealProcesses(t *testing.T) {
+	dir := t.TempDir()
+	var procs [3]*exec.Cmd
+	var addrs [3]string
+	for i := range procs {
+		procs[i], addrs[i] = startServe(t, "udp:127.0.0.1:0", filepath.Join(dir, fmt.Sprint(i)))
+	}
+	defer func() {
+		for _, p := range procs {
+			p.Process.Kill()
+			p.Wait()
+		}
+	}()
+	servers := strings.Join(addrs[:], ",")
+	c, n, err := worClient(servers, 300*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	acked := map[uint64]string{}
+	put := func(addr uint64, v string) {
+		for attempt := 0; attempt < 20; attempt++ {
+			cid, err := c.Capture(ctx, addr)
+			if err == nil {
+				err = c.Write(ctx, addr, []byte(v), cid)
+			}
+			var we *wor.WrittenError
+			switch {
+			case err == nil:
+				acked[addr] = v
+				return
+			case errors.As(err, &we):
+				acked[addr] = string(we.Value)
+				return
+			}
+		}
+		t.Fatalf("put %d never succeeded", addr)
+	}
+	for a := uint64(0); a < 40; a++ {
+		put(a, fmt.Sprintf("v%d", a))
+		if a == 20 {
+			procs[1].Process.Signal(syscall.SIGKILL)
+			procs[1].Wait()
+		}
+	}
+	procs[1], _ = startServe(t, addrs[1], filepath.Join(dir, "1"))
+	// Writes that find the register already written must keep the first value.
+	for a := uint64(0); a < 40; a += 7 {
+		put(a, "late")
+	}
+	// Kill and restart server 0 as well, then take server 2 away: the
+	// only majority left is the two servers that came back from their
+	// journals, so every value must have survived on disk.
+	procs[0].Process.Signal(syscall.SIGKILL)
+	procs[0].Wait()
+	procs[0], _ = startServe(t, addrs[0], filepath.Join(dir, "0"))
+	procs[2].Process.Signal(syscall.SIGKILL)
+	procs[2].Wait()
+	for a, want := range acked {
+		got, err := c.Read(ctx, a)
+		if err != nil || string(got) != want {
+			t.Fatalf("register %d: read %q, %v; acknowledged %q", a, got, err, want)
+		}
 	}
 }

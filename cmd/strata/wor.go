@@ -1,0 +1,291 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"strata/journal"
+	"strata/journal/disk"
+	"strata/stack"
+	"strata/stack/layers"
+	"strata/stack/transport"
+	"strata/wor"
+)
+
+// worProps is the stack wormservers and their clients run.
+const worProps = "Reliable,Fragment,RPC"
+
+func worNode(listen string) (*stack.Node, error) {
+	ps, _ := layers.ParseProps(worProps)
+	ch, err := layers.Configure(ps)
+	if err != nil {
+		return nil, err
+	}
+	tr, err := transport.Listen(listen)
+	if err != nil {
+		return nil, err
+	}
+	cfg := stack.Config{Local: tr.Local(), Epoch: uint64(time.Now().UnixNano()), MTU: min(tr.MTU(), 64000)}
+	return stack.NewNode(tr, stack.NewRealClock(), layers.Build(ch.Specs, cfg), stack.NodeOptions{}), nil
+}
+
+func worCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "wor",
+		Short: "Write-once registers (WormSpace): servers and client commands",
+	}
+	c.AddCommand(worServeCmd(), worPutCmd(), worGetCmd())
+	return c
+}
+
+func worServeCmd() *cobra.Command {
+	var listen, dir string
+	var blocks uint64
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "Run a wormserver (Paxos acceptor for every register), until interrupted",
+		Long: `serve runs one wormserver on a UDP or TCP address. With --dir the acceptor
+state is kept in a journal file (DIR/wor.img, created if absent): every reply
+leaves only after the state it reports is durable, and a restart recovers
+it. Without --dir the state is in memory. Prints "listening on ADDR".`,
+		Example: "  strata wor serve --listen udp:127.0.0.1:7101 --dir strata-data/wor-1",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			var srv *wor.Server
+			if dir == "" {
+				srv = wor.NewServer(log)
+			} else {
+				j, err := openWorJournal(dir, blocks)
+				if err != nil {
+					return err
+				}
+				defer j.Close()
+				if srv, err = wor.NewPersistentServer(j, log); err != nil {
+					return err
+				}
+				log.Info("recovered acceptor state", "registers", srv.Registers(), "dir", dir)
+			}
+			n, err := worNode(listen)
+			if err != nil {
+				return err
+			}
+			defer n.Close()
+			n.HandleAsync(srv.HandleAsync)
+			fmt.Fprintf(cmd.OutOrStdout(), "listening on %s\n", n.Local())
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			<-ctx.Done()
+			return nil
+		},
+	}
+	c.Flags().StringVar(&listen, "listen", "udp:127.0.0.1:7101", "transport address")
+	c.Flags().StringVar(&dir, "dir", "", "keep acceptor state in DIR/wor.img (default: memory)")
+	c.Flags().Uint64Var(&blocks, "blocks", 65536, "size of a new journal file in 4 KiB blocks")
+	return c
+}
+
+func openWorJournal(dir string, blocks uint64) (*journal.Journal, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	path := filepath.Join(dir, "wor.img")
+	d, err := disk.OpenFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		if d, err = disk.CreateFile(path, blocks, 2+journal.DefaultLogBlocks); err == nil {
+			err = journal.Format(d, 0)
+		}
+	}
+	if err != nil {
+		return nil, err
+	}
+	j, err := journal.Open(d, journal.Options{})
+	if err != nil {
+		d.Close()
+		return nil, err
+	}
+	return j, nil
+}
+
+func worClient(servers string, timeout time.Duration) (*wor.Client, *stack.Node, error) {
+	var reps []stack.Addr
+	for _, s := range strings.Split(servers, ",") {
+		if s = strings.TrimSpace(s); s != "" {
+			reps = append(reps, stack.Addr(s))
+		}
+	}
+	if len(reps) == 0 {
+		return nil, nil, errors.New("--servers is empty")
+	}
+	kind, _, _ := strings.Cut(string(reps[0]), ":")
+	n, err := worNode(kind + ":127.0.0.1:0")
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := wor.NewClient(n, reps, 1+rand.Uint64N(1<<32-1), timeout)
+	if err != nil {
+		n.Close()
+		return nil, nil, err
+	}
+	return c, n, nil
+}
+
+func parseWorAddr(s string) (uint64, error) {
+	v, err := strconv.ParseUint(s, 0, 64)
+	if err != nil {
+		return 0, fmt.Errorf("register address %q: %w", s, err)
+	}
+	return v, nil
+}
+
+const defaultServers = "udp:127.0.0.1:7101,udp:127.0.0.1:7102,udp:127.0.0.1:7103"
+
+func worPutCmd() *cobra.Command {
+	var servers string
+	var timeout time.Duration
+	c := &cobra.Command{
+		Use:   "put ADDR VALUE",
+		Short: "Capture and write a register; reports the value it already held, if any",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			addr, err := parseWorAddr(args[0])
+			if err != nil {
+				return err
+			}
+			c, n, err := worClient(servers, timeout)
+			if err != nil {
+				return err
+			}
+			defer n.Close()
+			ctx, cancel := context.WithTimeout(cmd.Context(), 5*timeout)
+			defer cancel()
+			for attempt := 0; ; attempt++ {
+				cid, err := c.Capture(ctx, addr)
+				if err == nil {
+					err = c.Write(ctx, addr, []byte(args[1]), cid)
+				}
+				var we *wor.WrittenError
+				switch {
+				case err == nil:
+					fmt.Fprintf(cmd.OutOrStdout(), "wrote %d = %q\n", addr, args[1])
+					return nil
+				case errors.As(err, &we):
+					fmt.Fprintf(cmd.OutOrStdout(), "already written: %d = %q\n", addr, we.Value)
+					return nil
+				case errors.Is(err, wor.ErrPreempted) && attempt < 5:
+					continue
+				default:
+					return err
+				}
+			}
+		},
+	}
+	c.Flags().StringVar(&servers, "servers", defaultServers, "the replica set")
+	c.Flags().DurationVar(&timeout, "timeout", time.Second, "per-request timeout")
+	return c
+}
+
+func worGetCmd() *cobra.Command {
+	var servers string
+	var timeout time.Duration
+	c := &cobra.Command{
+		Use:   "get ADDR",
+		Short: "Read a register (completing a half-finished write)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			addr, err := parseWorAddr(args[0])
+			if err != nil {
+				return err
+			}
+			c, n, err := worClient(servers, timeout)
+			if err != nil {
+				return err
+			}
+			defer n.Close()
+			ctx, cancel := context.WithTimeout(cmd.Context(), 5*timeout)
+			defer cancel()
+			v, err := c.Read(ctx, addr)
+			if errors.Is(err, wor.ErrUnwritten) {
+				fmt.Fprintf(cmd.OutOrStdout(), "%d is not written\n", addr)
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%d = %q\n", addr, v)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&servers, "servers", defaultServers, "the replica set")
+	c.Flags().DurationVar(&timeout, "timeout", time.Second, "per-request timeout")
+	return c
+}
+
+func upCmd() *cobra.Command {
+	var dir string
+	var base int
+	c := &cobra.Command{
+		Use:   "up",
+		Short: "Start a local 3-server write-once-register cluster with data in a folder",
+		Long: `up starts three wormservers (persistent, UDP on 127.0.0.1, ports --port,
+--port+1, --port+2) as child processes with their journals in DIR/wor-1..3,
+prints how to use them, and stops them on Ctrl-C.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			self, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			var addrs []string
+			var procs []*exec.Cmd
+			defer func() {
+				for _, p := range procs {
+					p.Process.Signal(os.Interrupt)
+					p.Wait()
+				}
+			}()
+			for i := 0; i < 3; i++ {
+				listen := fmt.Sprintf("udp:127.0.0.1:%d", base+i)
+				p := exec.Command(self, "wor", "serve", "--listen", listen, "--dir", filepath.Join(dir, fmt.Sprintf("wor-%d", i+1)))
+				out, err := p.StdoutPipe()
+				if err != nil {
+					return err
+				}
+				p.Stderr = cmd.ErrOrStderr()
+				if err := p.Start(); err != nil {
+					return err
+				}
+				procs = append(procs, p)
+				line, err := bufio.NewReader(out).ReadString('\n')
+				if err != nil || !strings.HasPrefix(line, "listening on ") {
+					return fmt.Errorf("server %d did not start: %q %v", i+1, line, err)
+				}
+				addrs = append(addrs, strings.TrimSpace(strings.TrimPrefix(line, "listening on ")))
+			}
+			o := cmd.OutOrStdout()
+			fmt.Fprintf(o, "3 wormservers up: %s (data in %s)\n", strings.Join(addrs, ", "), dir)
+			fmt.Fprintf(o, "try:\n  strata wor put 42 hello\n  strata wor get 42\nCtrl-C stops them.\n")
+			<-ctx.Done()
+			return nil
+		},
+	}
+	c.Flags().StringVar(&dir, "dir", "strata-data", "data folder")
+	c.Flags().IntVar(&base, "port", 7101, "first UDP port")
+	return c
+}
