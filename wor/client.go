@@ -1,7 +1,6 @@
 package wor
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
@@ -39,10 +38,13 @@ type CaptureID uint64
 
 const clientBits = 32
 
-// Client talks to one replica set. It is safe for concurrent use; its
-// *Async methods never block and call back exactly once, so they also run
-// inside the simulated network's loop.
-type Client struct {
+// Paxos is the paxos engine: every register is a single-shot Paxos
+// instance over a replica set, with majority quorums (capture and write
+// take one round trip each; a read takes one, two more if it completes a
+// half-written register). It is safe for concurrent use; its methods never
+// block and call back exactly once, so they also run inside the simulated
+// network's loop.
+type Paxos struct {
 	node     *stack.Node
 	replicas []stack.Addr
 	id       uint64
@@ -64,27 +66,27 @@ type prior struct {
 	value []byte
 }
 
-// NewClient returns a client numbered id (1 .. 2^32-1, unique among the
-// clients of a replica set) using node, whose stack must provide RPC.
-// timeout bounds each request to a server.
-func NewClient(node *stack.Node, replicas []stack.Addr, id uint64, timeout time.Duration) (*Client, error) {
+// NewPaxos returns the engine for a client numbered id (1 .. 2^32-1,
+// unique among the clients of a replica set) using node, whose stack must
+// provide RPC. timeout bounds each request to a server.
+func NewPaxos(node *stack.Node, replicas []stack.Addr, id uint64, timeout time.Duration) (*Paxos, error) {
 	if id == 0 || id >= 1<<clientBits {
 		return nil, fmt.Errorf("wor: client id %d out of range [1, %d)", id, 1<<clientBits)
 	}
 	if len(replicas) == 0 {
 		return nil, errors.New("wor: empty replica set")
 	}
-	return &Client{node: node, replicas: replicas, id: id, timeout: timeout, captured: map[captureKey]prior{}}, nil
+	return &Paxos{node: node, replicas: replicas, id: id, timeout: timeout, captured: map[captureKey]prior{}}, nil
 }
 
-func (c *Client) ballot() uint64 {
+func (c *Paxos) ballot() uint64 {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.round++
 	return c.round<<clientBits | c.id
 }
 
-func (c *Client) observe(b uint64) {
+func (c *Paxos) observe(b uint64) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.round = max(c.round, b>>clientBits)
@@ -93,7 +95,7 @@ func (c *Client) observe(b uint64) {
 // broadcast sends req to every replica and calls cb once with the first
 // majority of answers, or with ErrUnavailable once a majority can no longer
 // answer.
-func (c *Client) broadcast(req request, cb func([]response, error)) {
+func (c *Paxos) broadcast(req request, cb func([]response, error)) {
 	n := len(c.replicas)
 	maj := n/2 + 1
 	var mu sync.Mutex
@@ -157,8 +159,14 @@ func nacked(rs []response) (uint64, bool) {
 	return hi, nack
 }
 
-// CaptureAsync runs Paxos phase 1 for addr with a new ballot.
-func (c *Client) CaptureAsync(addr uint64, cb func(CaptureID, error)) {
+// Capture runs Paxos phase 1 for addr with a new ballot. A ballot below
+// one the servers already promised is retried (a few times) above it: the
+// nack only means this client's round counter was behind.
+func (c *Paxos) Capture(addr uint64, cb func(CaptureID, error)) {
+	c.capture(addr, 3, cb)
+}
+
+func (c *Paxos) capture(addr uint64, tries int, cb func(CaptureID, error)) {
 	b := c.ballot()
 	c.broadcast(request{Op: opPrepare, Addr: addr, Ballot: b}, func(rs []response, err error) {
 		if err != nil {
@@ -167,6 +175,10 @@ func (c *Client) CaptureAsync(addr uint64, cb func(CaptureID, error)) {
 		}
 		if hi, nack := nacked(rs); nack {
 			c.observe(hi)
+			if tries > 1 {
+				c.capture(addr, tries-1, cb)
+				return
+			}
 			cb(0, ErrPreempted)
 			return
 		}
@@ -184,11 +196,11 @@ func (c *Client) CaptureAsync(addr uint64, cb func(CaptureID, error)) {
 	})
 }
 
-// WriteAsync runs Paxos phase 2 for addr with cid from CaptureAsync. If
+// Write runs Paxos phase 2 for addr with cid from Capture. If
 // the capture found an accepted value, that value is written instead and
 // the result is a *WrittenError carrying it. cid 0 is an unsafe write (no
 // capture; the caller guarantees no concurrent writer).
-func (c *Client) WriteAsync(addr uint64, value []byte, cid CaptureID, cb func(error)) {
+func (c *Paxos) Write(addr uint64, value []byte, cid CaptureID, cb func(error)) {
 	if len(value) > MaxValue {
 		cb(fmt.Errorf("wor: value of %d bytes exceeds %d", len(value), MaxValue))
 		return
@@ -225,14 +237,14 @@ func (c *Client) WriteAsync(addr uint64, value []byte, cid CaptureID, cb func(er
 	})
 }
 
-// ReadAsync returns addr's value, or ErrUnwritten. A value accepted by
+// Read returns addr's value, or ErrUnwritten. A value accepted by
 // some but not a majority of the servers read is completed (captured and
 // written again) before it is returned, so a value once returned is chosen.
-func (c *Client) ReadAsync(addr uint64, cb func([]byte, error)) {
+func (c *Paxos) Read(addr uint64, cb func([]byte, error)) {
 	c.read(addr, 5, cb)
 }
 
-func (c *Client) read(addr uint64, tries int, cb func([]byte, error)) {
+func (c *Paxos) read(addr uint64, tries int, cb func([]byte, error)) {
 	c.broadcast(request{Op: opRead, Addr: addr}, func(rs []response, err error) {
 		if err != nil {
 			cb(nil, err)
@@ -260,7 +272,7 @@ func (c *Client) read(addr uint64, tries int, cb func([]byte, error)) {
 		}
 		// Half-written: complete it. Whatever the capture finds wins; if it
 		// finds nothing, no value was chosen and the one seen may be.
-		c.CaptureAsync(addr, func(cid CaptureID, err error) {
+		c.Capture(addr, func(cid CaptureID, err error) {
 			if err != nil {
 				if errors.Is(err, ErrPreempted) && tries > 1 {
 					c.read(addr, tries-1, cb)
@@ -269,7 +281,7 @@ func (c *Client) read(addr uint64, tries int, cb func([]byte, error)) {
 				cb(nil, err)
 				return
 			}
-			c.WriteAsync(addr, best.Value, cid, func(err error) {
+			c.Write(addr, best.Value, cid, func(err error) {
 				var we *WrittenError
 				switch {
 				case err == nil:
@@ -286,46 +298,3 @@ func (c *Client) read(addr uint64, tries int, cb func([]byte, error)) {
 	})
 }
 
-// Capture is CaptureAsync, waiting; ctx bounds the wait.
-func (c *Client) Capture(ctx context.Context, addr uint64) (CaptureID, error) {
-	type res struct {
-		cid CaptureID
-		err error
-	}
-	ch := make(chan res, 1)
-	c.CaptureAsync(addr, func(cid CaptureID, err error) { ch <- res{cid, err} })
-	select {
-	case r := <-ch:
-		return r.cid, r.err
-	case <-ctx.Done():
-		return 0, ctx.Err()
-	}
-}
-
-// Write is WriteAsync, waiting.
-func (c *Client) Write(ctx context.Context, addr uint64, value []byte, cid CaptureID) error {
-	ch := make(chan error, 1)
-	c.WriteAsync(addr, value, cid, func(err error) { ch <- err })
-	select {
-	case err := <-ch:
-		return err
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// Read is ReadAsync, waiting.
-func (c *Client) Read(ctx context.Context, addr uint64) ([]byte, error) {
-	type res struct {
-		v   []byte
-		err error
-	}
-	ch := make(chan res, 1)
-	c.ReadAsync(addr, func(v []byte, err error) { ch <- res{v, err} })
-	select {
-	case r := <-ch:
-		return r.v, r.err
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-}

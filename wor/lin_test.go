@@ -156,7 +156,7 @@ func linRun(t *testing.T, seed uint64) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		c, err := NewClient(nd, replicas, uint64(k+1), 100*time.Millisecond)
+		c, err := NewPaxos(nd, replicas, uint64(k+1), 100*time.Millisecond)
 		if err != nil {
 			return 0, err
 		}
@@ -181,12 +181,12 @@ func linRun(t *testing.T, seed uint64) (int, error) {
 			if crng.IntN(2) == 0 {
 				v := fmt.Sprintf("c%d-%d", k, left)
 				in := linIn{write: true, value: v}
-				c.CaptureAsync(addr, func(cid CaptureID, err error) {
+				c.Capture(addr, func(cid CaptureID, err error) {
 					if err != nil {
 						finish(in, linOut{kind: "unknown"}) // a failed capture writes nothing, "unknown" is weaker and also sound
 						return
 					}
-					c.WriteAsync(addr, []byte(v), cid, func(err error) {
+					c.Write(addr, []byte(v), cid, func(err error) {
 						var we *WrittenError
 						switch {
 						case err == nil:
@@ -200,7 +200,7 @@ func linRun(t *testing.T, seed uint64) (int, error) {
 				})
 				return
 			}
-			c.ReadAsync(addr, func(v []byte, err error) {
+			c.Read(addr, func(v []byte, err error) {
 				switch {
 				case err == nil:
 					finish(linIn{}, linOut{kind: "value", value: string(v)})

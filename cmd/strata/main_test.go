@@ -151,12 +151,15 @@ func TestWorRealProcesses(t *testing.T) {
 	defer n.Close()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
+	if err := c.Alloc(ctx, 1, []byte("test")); err != nil {
+		t.Fatal(err)
+	}
 	acked := map[uint64]string{}
 	put := func(addr uint64, v string) {
 		for attempt := 0; attempt < 20; attempt++ {
-			cid, err := c.Capture(ctx, addr)
+			cid, err := c.Capture(ctx, 1, addr)
 			if err == nil {
-				err = c.Write(ctx, addr, []byte(v), cid)
+				err = c.Write(ctx, 1, addr, []byte(v), cid)
 			}
 			var we *wor.WrittenError
 			switch {
@@ -191,7 +194,7 @@ func TestWorRealProcesses(t *testing.T) {
 	procs[2].Process.Signal(syscall.SIGKILL)
 	procs[2].Wait()
 	for a, want := range acked {
-		got, err := c.Read(ctx, a)
+		got, err := c.Read(ctx, 1, a)
 		if err != nil || string(got) != want {
 			t.Fatalf("register %d: read %q, %v; acknowledged %q", a, got, err, want)
 		}

@@ -48,7 +48,7 @@ func worCmd() *cobra.Command {
 		Use:   "wor",
 		Short: "Write-once registers (WormSpace): servers and client commands",
 	}
-	c.AddCommand(worServeCmd(), worPutCmd(), worGetCmd())
+	c.AddCommand(worServeCmd(), worAllocCmd(), worPutCmd(), worGetCmd())
 	return c
 }
 
@@ -136,20 +136,71 @@ func worClient(servers string, timeout time.Duration) (*wor.Client, *stack.Node,
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := wor.NewClient(n, reps, 1+rand.Uint64N(1<<32-1), timeout)
+	e, err := wor.NewPaxos(n, reps, 1+rand.Uint64N(1<<32-1), timeout)
 	if err != nil {
 		n.Close()
 		return nil, nil, err
 	}
-	return c, n, nil
+	return wor.NewClient(e), n, nil
 }
 
-func parseWorAddr(s string) (uint64, error) {
+func parseUint(what, s string) (uint64, error) {
 	v, err := strconv.ParseUint(s, 0, 64)
 	if err != nil {
-		return 0, fmt.Errorf("register address %q: %w", s, err)
+		return 0, fmt.Errorf("%s %q: %w", what, s, err)
 	}
 	return v, nil
+}
+
+// parseSegOff reads "SEG OFF".
+func parseSegOff(args []string) (uint64, uint64, error) {
+	seg, err := parseUint("segment", args[0])
+	if err != nil {
+		return 0, 0, err
+	}
+	off, err := parseUint("offset", args[1])
+	return seg, off, err
+}
+
+func worAllocCmd() *cobra.Command {
+	var servers string
+	var timeout time.Duration
+	c := &cobra.Command{
+		Use:   "alloc SEG [METADATA]",
+		Short: "Allocate a segment (exactly one of racing callers wins)",
+		Args:  cobra.RangeArgs(1, 2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			seg, err := parseUint("segment", args[0])
+			if err != nil {
+				return err
+			}
+			meta := ""
+			if len(args) == 2 {
+				meta = args[1]
+			}
+			c, n, err := worClient(servers, timeout)
+			if err != nil {
+				return err
+			}
+			defer n.Close()
+			ctx, cancel := context.WithTimeout(cmd.Context(), 5*timeout)
+			defer cancel()
+			err = c.Alloc(ctx, seg, []byte(meta))
+			var ae *wor.AllocatedError
+			switch {
+			case err == nil:
+				fmt.Fprintf(cmd.OutOrStdout(), "allocated segment %d\n", seg)
+			case errors.As(err, &ae):
+				fmt.Fprintf(cmd.OutOrStdout(), "segment %d was already allocated (metadata %q)\n", seg, ae.Metadata)
+			default:
+				return err
+			}
+			return nil
+		},
+	}
+	c.Flags().StringVar(&servers, "servers", defaultServers, "the replica set")
+	c.Flags().DurationVar(&timeout, "timeout", time.Second, "per-request timeout")
+	return c
 }
 
 const defaultServers = "udp:127.0.0.1:7101,udp:127.0.0.1:7102,udp:127.0.0.1:7103"
@@ -158,11 +209,11 @@ func worPutCmd() *cobra.Command {
 	var servers string
 	var timeout time.Duration
 	c := &cobra.Command{
-		Use:   "put ADDR VALUE",
+		Use:   "put SEG OFF VALUE",
 		Short: "Capture and write a register; reports the value it already held, if any",
-		Args:  cobra.ExactArgs(2),
+		Args:  cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			addr, err := parseWorAddr(args[0])
+			seg, off, err := parseSegOff(args)
 			if err != nil {
 				return err
 			}
@@ -174,17 +225,17 @@ func worPutCmd() *cobra.Command {
 			ctx, cancel := context.WithTimeout(cmd.Context(), 5*timeout)
 			defer cancel()
 			for attempt := 0; ; attempt++ {
-				cid, err := c.Capture(ctx, addr)
+				cid, err := c.Capture(ctx, seg, off)
 				if err == nil {
-					err = c.Write(ctx, addr, []byte(args[1]), cid)
+					err = c.Write(ctx, seg, off, []byte(args[2]), cid)
 				}
 				var we *wor.WrittenError
 				switch {
 				case err == nil:
-					fmt.Fprintf(cmd.OutOrStdout(), "wrote %d = %q\n", addr, args[1])
+					fmt.Fprintf(cmd.OutOrStdout(), "wrote %d/%d = %q\n", seg, off, args[2])
 					return nil
 				case errors.As(err, &we):
-					fmt.Fprintf(cmd.OutOrStdout(), "already written: %d = %q\n", addr, we.Value)
+					fmt.Fprintf(cmd.OutOrStdout(), "already written: %d/%d = %q\n", seg, off, we.Value)
 					return nil
 				case errors.Is(err, wor.ErrPreempted) && attempt < 5:
 					continue
@@ -203,11 +254,11 @@ func worGetCmd() *cobra.Command {
 	var servers string
 	var timeout time.Duration
 	c := &cobra.Command{
-		Use:   "get ADDR",
+		Use:   "get SEG OFF",
 		Short: "Read a register (completing a half-finished write)",
-		Args:  cobra.ExactArgs(1),
+		Args:  cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			addr, err := parseWorAddr(args[0])
+			seg, off, err := parseSegOff(args)
 			if err != nil {
 				return err
 			}
@@ -218,15 +269,15 @@ func worGetCmd() *cobra.Command {
 			defer n.Close()
 			ctx, cancel := context.WithTimeout(cmd.Context(), 5*timeout)
 			defer cancel()
-			v, err := c.Read(ctx, addr)
+			v, err := c.Read(ctx, seg, off)
 			if errors.Is(err, wor.ErrUnwritten) {
-				fmt.Fprintf(cmd.OutOrStdout(), "%d is not written\n", addr)
+				fmt.Fprintf(cmd.OutOrStdout(), "%d/%d is not written\n", seg, off)
 				return nil
 			}
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%d = %q\n", addr, v)
+			fmt.Fprintf(cmd.OutOrStdout(), "%d/%d = %q\n", seg, off, v)
 			return nil
 		},
 	}
@@ -280,7 +331,7 @@ prints how to use them, and stops them on Ctrl-C.`,
 			}
 			o := cmd.OutOrStdout()
 			fmt.Fprintf(o, "3 wormservers up: %s (data in %s)\n", strings.Join(addrs, ", "), dir)
-			fmt.Fprintf(o, "try:\n  strata wor put 42 hello\n  strata wor get 42\nCtrl-C stops them.\n")
+			fmt.Fprintf(o, "try:\n  strata wor alloc 1 my-segment\n  strata wor put 1 0 hello\n  strata wor get 1 0\nCtrl-C stops them.\n")
 			<-ctx.Done()
 			return nil
 		},

@@ -1,0 +1,179 @@
+package wor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"time"
+)
+
+// Addresses: a segment id in the high 40 bits, an offset in the low 24.
+// Offset 2^24-1 of every segment is its metadata register (written once by
+// Alloc); data registers use the offsets below MaxOffset.
+const (
+	offsetBits = 24
+	// MaxOffset bounds the data offsets of a segment.
+	MaxOffset  = 1<<offsetBits - 2
+	metaOffset = 1<<offsetBits - 1
+	// MaxSegment bounds segment ids.
+	MaxSegment = 1<<(64-offsetBits) - 1
+)
+
+// Errors of the segment layer.
+var (
+	// ErrNotAllocated: the address's segment was never allocated.
+	ErrNotAllocated = errors.New("wor: segment not allocated")
+	// ErrAllocated matches an *AllocatedError.
+	ErrAllocated = errors.New("wor: segment already allocated")
+)
+
+// AllocatedError reports that another caller allocated the segment first,
+// with its metadata.
+type AllocatedError struct{ Metadata []byte }
+
+func (e *AllocatedError) Error() string { return "wor: segment already allocated by another caller" }
+
+// Is makes errors.Is(err, ErrAllocated) true.
+func (e *AllocatedError) Is(target error) bool { return target == ErrAllocated }
+
+// Addr is the address of offset off in segment seg.
+func Addr(seg, off uint64) uint64 { return seg<<offsetBits | off }
+
+// Client is the application's view of the address space: segments that
+// are allocated once, and registers in them. It runs over any Engine.
+type Client struct {
+	e  Engine
+	mu sync.Mutex
+	// allocated caches segments known to be allocated (that never changes
+	// back until trim, which a later version adds).
+	allocated map[uint64]bool
+}
+
+// NewClient returns a client over an engine.
+func NewClient(e Engine) *Client { return &Client{e: e, allocated: map[uint64]bool{}} }
+
+func wait[T any](ctx context.Context, start func(func(T, error))) (T, error) {
+	type res struct {
+		v   T
+		err error
+	}
+	ch := make(chan res, 1)
+	start(func(v T, err error) { ch <- res{v, err} })
+	select {
+	case r := <-ch:
+		return r.v, r.err
+	case <-ctx.Done():
+		var zero T
+		return zero, ctx.Err()
+	}
+}
+
+func checkAddr(seg, off uint64) error {
+	if seg > MaxSegment || off >= MaxOffset {
+		return fmt.Errorf("wor: address (segment %d, offset %d) out of range", seg, off)
+	}
+	return nil
+}
+
+// Alloc allocates segment seg with metadata. Exactly one of racing callers
+// succeeds; the others get an *AllocatedError with the winner's metadata.
+func (c *Client) Alloc(ctx context.Context, seg uint64, metadata []byte) error {
+	if seg > MaxSegment {
+		return fmt.Errorf("wor: segment %d out of range", seg)
+	}
+	meta := append([]byte{1}, metadata...) // never empty: written means allocated
+	addr := Addr(seg, metaOffset)
+	for attempt := 0; ; attempt++ {
+		cid, err := wait(ctx, func(cb func(CaptureID, error)) { c.e.Capture(addr, cb) })
+		if err == nil {
+			_, err = wait(ctx, func(cb func(struct{}, error)) {
+				c.e.Write(addr, meta, cid, func(err error) { cb(struct{}{}, err) })
+			})
+		}
+		var we *WrittenError
+		switch {
+		case err == nil:
+			c.markAllocated(seg)
+			return nil
+		case errors.As(err, &we):
+			c.markAllocated(seg)
+			return &AllocatedError{Metadata: we.Value[1:]}
+		case errors.Is(err, ErrPreempted) && ctx.Err() == nil:
+			// Duelling proposers: back off for a random, growing time so
+			// one of them gets through (Paxos has no progress guarantee
+			// without it).
+			d := time.Duration(rand.Int64N(int64(time.Millisecond) << min(attempt, 8)))
+			select {
+			case <-time.After(d):
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			continue
+		default:
+			return err
+		}
+	}
+}
+
+// Metadata returns a segment's metadata, or ErrNotAllocated.
+func (c *Client) Metadata(ctx context.Context, seg uint64) ([]byte, error) {
+	v, err := wait(ctx, func(cb func([]byte, error)) { c.e.Read(Addr(seg, metaOffset), cb) })
+	if errors.Is(err, ErrUnwritten) {
+		return nil, fmt.Errorf("%w: segment %d", ErrNotAllocated, seg)
+	}
+	if err != nil {
+		return nil, err
+	}
+	c.markAllocated(seg)
+	return v[1:], nil
+}
+
+func (c *Client) markAllocated(seg uint64) {
+	c.mu.Lock()
+	c.allocated[seg] = true
+	c.mu.Unlock()
+}
+
+func (c *Client) requireAllocated(ctx context.Context, seg, off uint64) error {
+	if err := checkAddr(seg, off); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	ok := c.allocated[seg]
+	c.mu.Unlock()
+	if ok {
+		return nil
+	}
+	_, err := c.Metadata(ctx, seg)
+	return err
+}
+
+// Capture captures register (seg, off) for a following Write.
+func (c *Client) Capture(ctx context.Context, seg, off uint64) (CaptureID, error) {
+	if err := c.requireAllocated(ctx, seg, off); err != nil {
+		return 0, err
+	}
+	return wait(ctx, func(cb func(CaptureID, error)) { c.e.Capture(Addr(seg, off), cb) })
+}
+
+// Write writes value with a capture from Capture (0: unsafe write). If the
+// register already held a value, the result is a *WrittenError with it.
+func (c *Client) Write(ctx context.Context, seg, off uint64, value []byte, cid CaptureID) error {
+	if err := c.requireAllocated(ctx, seg, off); err != nil {
+		return err
+	}
+	_, err := wait(ctx, func(cb func(struct{}, error)) {
+		c.e.Write(Addr(seg, off), value, cid, func(err error) { cb(struct{}{}, err) })
+	})
+	return err
+}
+
+// Read returns the register's value, or ErrUnwritten.
+func (c *Client) Read(ctx context.Context, seg, off uint64) ([]byte, error) {
+	if err := c.requireAllocated(ctx, seg, off); err != nil {
+		return nil, err
+	}
+	return wait(ctx, func(cb func([]byte, error)) { c.e.Read(Addr(seg, off), cb) })
+}

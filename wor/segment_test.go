@@ -1,0 +1,126 @@
+package wor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"strata/stack"
+	"strata/stack/layers"
+	"strata/stack/transport"
+)
+
+// realCluster starts n in-memory wormservers and returns their addresses
+// and a factory for client nodes, all on loopback UDP.
+func realCluster(t *testing.T, n int) ([]stack.Addr, func() *stack.Node) {
+	t.Helper()
+	ch, err := layers.Configure([]stack.Prop{stack.Reliable, stack.RPC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	mk := func() *stack.Node {
+		tr, err := transport.Listen("udp:127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		nd := stack.NewNode(tr, stack.NewRealClock(), layers.Build(ch.Specs, stack.Config{Local: tr.Local(), Epoch: uint64(time.Now().UnixNano())}), stack.NodeOptions{})
+		t.Cleanup(func() { nd.Close() })
+		return nd
+	}
+	var addrs []stack.Addr
+	for i := 0; i < n; i++ {
+		nd := mk()
+		nd.HandleAsync(NewServer(nil).HandleAsync)
+		addrs = append(addrs, nd.Local())
+	}
+	return addrs, mk
+}
+
+// Racing Allocs of one segment: exactly one wins, every loser learns the
+// winner's metadata; registers of unallocated segments refuse every call.
+func TestAllocRaceAndSegments(t *testing.T) {
+	servers, mk := realCluster(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const racers = 6
+	clients := make([]*Client, racers)
+	for i := range clients {
+		e, err := NewPaxos(mk(), servers, uint64(i+1), 200*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		clients[i] = NewClient(e)
+	}
+	for seg := uint64(1); seg <= 5; seg++ {
+		var wg sync.WaitGroup
+		results := make([]error, racers)
+		for i, c := range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				results[i] = c.Alloc(ctx, seg, []byte(fmt.Sprintf("owner-%d", i)))
+			}()
+		}
+		wg.Wait()
+		winner := -1
+		for i, err := range results {
+			if err == nil {
+				if winner >= 0 {
+					t.Fatalf("segment %d: clients %d and %d both allocated it", seg, winner, i)
+				}
+				winner = i
+			} else if !errors.Is(err, ErrAllocated) {
+				t.Fatalf("segment %d client %d: %v", seg, i, err)
+			}
+		}
+		if winner < 0 {
+			t.Fatalf("segment %d: nobody won the allocation", seg)
+		}
+		for i, err := range results {
+			var ae *AllocatedError
+			if errors.As(err, &ae) && string(ae.Metadata) != fmt.Sprintf("owner-%d", winner) {
+				t.Fatalf("segment %d client %d: told the owner is %q, winner was %d", seg, i, ae.Metadata, winner)
+			}
+		}
+		md, err := clients[(winner+1)%racers].Metadata(ctx, seg)
+		if err != nil || string(md) != fmt.Sprintf("owner-%d", winner) {
+			t.Fatalf("segment %d metadata %q, %v", seg, md, err)
+		}
+	}
+	c := clients[0]
+	if _, err := c.Capture(ctx, 99, 0); !errors.Is(err, ErrNotAllocated) {
+		t.Fatalf("capture in an unallocated segment: %v", err)
+	}
+	if _, err := c.Read(ctx, 99, 0); !errors.Is(err, ErrNotAllocated) {
+		t.Fatalf("read in an unallocated segment: %v", err)
+	}
+	if err := c.Write(ctx, 1, MaxOffset, []byte("x"), 0); err == nil {
+		t.Fatal("write past the last offset accepted")
+	}
+	// Capture+write then read through another client; a second write
+	// reports the first value.
+	cid, err := c.Capture(ctx, 1, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Write(ctx, 1, 7, []byte("first"), cid); err != nil {
+		t.Fatal(err)
+	}
+	cid, err = clients[1].Capture(ctx, 1, 7)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var we *WrittenError
+	if err := clients[1].Write(ctx, 1, 7, []byte("second"), cid); !errors.As(err, &we) || string(we.Value) != "first" {
+		t.Fatalf("second write: %v", err)
+	}
+	if v, err := clients[2].Read(ctx, 1, 7); err != nil || string(v) != "first" {
+		t.Fatalf("read %q, %v", v, err)
+	}
+	if _, err := clients[2].Read(ctx, 1, 8); !errors.Is(err, ErrUnwritten) {
+		t.Fatalf("read of an unwritten register: %v", err)
+	}
+}
