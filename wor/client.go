@@ -297,4 +297,3 @@ func (c *Paxos) read(addr uint64, tries int, cb func([]byte, error)) {
 		})
 	})
 }
-
