@@ -101,7 +101,7 @@ func linSeeds(t *testing.T, n int) []uint64 {
 // write-once register, and no two clients may ever see different values.
 func TestLinearizableUnderFaults(t *testing.T) {
 	total := 0
-	for _, seed := range linSeeds(t, 40) {
+	for _, seed := range linSeeds(t, 150) {
 		n, err := linRun(t, seed)
 		if err != nil {
 			t.Fatalf("seed %d (replay: STRATA_SIM_SEED=%d go test ./wor -run %s): %v", seed, seed, t.Name(), err)

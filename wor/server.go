@@ -51,6 +51,24 @@ func NewPersistentServer(j *journal.Journal, log *slog.Logger) (*Server, error) 
 	return s, nil
 }
 
+// Stats is a snapshot of a server's counters.
+type Stats struct {
+	Malformed, Prepares, Accepts, Reads uint64
+	Registers                           int
+	Barriers                            uint64 // journal barriers (persistent mode)
+}
+
+// Stats returns the server's counters.
+func (s *Server) Stats() Stats {
+	s.mu.Lock()
+	st := Stats{Malformed: s.Requests[0], Prepares: s.Requests[opPrepare], Accepts: s.Requests[opAccept], Reads: s.Requests[opRead], Registers: len(s.accs)}
+	s.mu.Unlock()
+	if s.store != nil {
+		st.Barriers = s.store.j.Stats().Barriers
+	}
+	return st
+}
+
 // Registers is the number of registers with state.
 func (s *Server) Registers() int {
 	s.mu.Lock()

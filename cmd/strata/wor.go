@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -16,12 +18,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
 	"strata/journal"
 	"strata/journal/disk"
 	"strata/stack"
 	"strata/stack/layers"
+	"strata/stack/stackmetrics"
 	"strata/stack/transport"
 	"strata/wor"
 )
@@ -53,7 +58,7 @@ func worCmd() *cobra.Command {
 }
 
 func worServeCmd() *cobra.Command {
-	var listen, dir string
+	var listen, dir, metrics string
 	var blocks uint64
 	c := &cobra.Command{
 		Use:   "serve",
@@ -86,6 +91,13 @@ it. Without --dir the state is in memory. Prints "listening on ADDR".`,
 			}
 			defer n.Close()
 			n.HandleAsync(srv.HandleAsync)
+			if metrics != "" {
+				stop, err := serveWorMetrics(metrics, srv, n, log)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "listening on %s\n", n.Local())
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -96,6 +108,7 @@ it. Without --dir the state is in memory. Prints "listening on ADDR".`,
 	c.Flags().StringVar(&listen, "listen", "udp:127.0.0.1:7101", "transport address")
 	c.Flags().StringVar(&dir, "dir", "", "keep acceptor state in DIR/wor.img (default: memory)")
 	c.Flags().Uint64Var(&blocks, "blocks", 65536, "size of a new journal file in 4 KiB blocks")
+	c.Flags().StringVar(&metrics, "metrics", "", "serve Prometheus metrics on this HOST:PORT")
 	return c
 }
 
@@ -339,4 +352,41 @@ prints how to use them, and stops them on Ctrl-C.`,
 	c.Flags().StringVar(&dir, "dir", "strata-data", "data folder")
 	c.Flags().IntVar(&base, "port", 7101, "first UDP port")
 	return c
+}
+
+// serveWorMetrics exports a wormserver's counters and its stack's.
+func serveWorMetrics(addr string, srv *wor.Server, n *stack.Node, log *slog.Logger) (func(), error) {
+	reg := prometheus.NewRegistry()
+	for _, m := range []struct {
+		op string
+		f  func(wor.Stats) uint64
+	}{
+		{"prepare", func(s wor.Stats) uint64 { return s.Prepares }},
+		{"accept", func(s wor.Stats) uint64 { return s.Accepts }},
+		{"read", func(s wor.Stats) uint64 { return s.Reads }},
+		{"malformed", func(s wor.Stats) uint64 { return s.Malformed }},
+	} {
+		f := m.f
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "strata_wor_requests_total", Help: "Wormserver requests by type.", ConstLabels: prometheus.Labels{"type": m.op},
+		}, func() float64 { return float64(f(srv.Stats())) }))
+	}
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "strata_wor_registers", Help: "Registers with acceptor state."},
+		func() float64 { return float64(srv.Stats().Registers) }))
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "strata_wor_journal_barriers_total", Help: "Journal barriers (persistent mode)."},
+		func() float64 { return float64(srv.Stats().Barriers) }))
+	col := stackmetrics.New()
+	col.Add(string(n.Local()), n)
+	reg.MustRegister(col)
+	hs := &http.Server{Addr: addr, Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), ReadHeaderTimeout: 5 * time.Second}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("metrics: %w", err)
+	}
+	go func() {
+		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			log.Error("metrics server", "err", err)
+		}
+	}()
+	return func() { hs.Close() }, nil
 }
