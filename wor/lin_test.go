@@ -100,18 +100,22 @@ func linSeeds(t *testing.T, n int) []uint64 {
 // partitions; every per-address history must be linearizable against a
 // write-once register, and no two clients may ever see different values.
 func TestLinearizableUnderFaults(t *testing.T) {
-	total := 0
-	for _, seed := range linSeeds(t, 150) {
-		n, err := linRun(t, seed)
-		if err != nil {
-			t.Fatalf("seed %d (replay: STRATA_SIM_SEED=%d go test ./wor -run %s): %v", seed, seed, t.Name(), err)
-		}
-		total += n
+	for _, engine := range []string{"paxos", "chain"} {
+		t.Run(engine, func(t *testing.T) {
+			total := 0
+			for _, seed := range linSeeds(t, 150) {
+				n, err := linRun(t, seed, engine)
+				if err != nil {
+					t.Fatalf("seed %d (replay: STRATA_SIM_SEED=%d go test ./wor -run %s): %v", seed, seed, t.Name(), err)
+				}
+				total += n
+			}
+			t.Logf("%s: %d operations checked", engine, total)
+		})
 	}
-	t.Logf("%d operations checked", total)
 }
 
-func linRun(t *testing.T, seed uint64) (int, error) {
+func linRun(t *testing.T, seed uint64, engine string) (int, error) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	net := sim.New(seed)
 	net.SetDefault(sim.Link{
@@ -156,7 +160,12 @@ func linRun(t *testing.T, seed uint64) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		c, err := NewPaxos(nd, replicas, uint64(k+1), 100*time.Millisecond)
+		var c Engine
+		if engine == "chain" {
+			c, err = NewChain(nd, replicas, uint64(k+1), 100*time.Millisecond)
+		} else {
+			c, err = NewPaxos(nd, replicas, uint64(k+1), 100*time.Millisecond)
+		}
 		if err != nil {
 			return 0, err
 		}

@@ -54,6 +54,7 @@ func worCmd() *cobra.Command {
 		Short: "Write-once registers (WormSpace): servers and client commands",
 	}
 	c.AddCommand(worServeCmd(), worAllocCmd(), worPutCmd(), worGetCmd())
+	c.PersistentFlags().StringVar(&worEngine, "engine", "paxos", "client engine: paxos (majority quorums) or chain (chain replication, head first in --servers)")
 	return c
 }
 
@@ -134,6 +135,9 @@ func openWorJournal(dir string, blocks uint64) (*journal.Journal, error) {
 	return j, nil
 }
 
+// worEngine is the engine the client commands use ("paxos" or "chain").
+var worEngine = "paxos"
+
 func worClient(servers string, timeout time.Duration) (*wor.Client, *stack.Node, error) {
 	var reps []stack.Addr
 	for _, s := range strings.Split(servers, ",") {
@@ -149,7 +153,16 @@ func worClient(servers string, timeout time.Duration) (*wor.Client, *stack.Node,
 	if err != nil {
 		return nil, nil, err
 	}
-	e, err := wor.NewPaxos(n, reps, 1+rand.Uint64N(1<<32-1), timeout)
+	var e wor.Engine
+	id := 1 + rand.Uint64N(1<<32-1)
+	switch worEngine {
+	case "paxos":
+		e, err = wor.NewPaxos(n, reps, id, timeout)
+	case "chain":
+		e, err = wor.NewChain(n, reps, id, timeout)
+	default:
+		err = fmt.Errorf("--engine: unknown engine %q (want paxos or chain)", worEngine)
+	}
 	if err != nil {
 		n.Close()
 		return nil, nil, err
