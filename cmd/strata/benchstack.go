@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -137,7 +138,7 @@ func startServer(ctx context.Context, args ...string) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, self, append([]string{"bench", "stack"}, args...)...)
+	cmd := exec.CommandContext(ctx, self, args...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -163,6 +164,7 @@ func startServer(ctx context.Context, args ...string) (*server, error) {
 
 func (s *server) stop() {
 	s.in.Close()
+	s.cmd.Process.Signal(syscall.SIGTERM) // servers that do not watch stdin
 	done := make(chan struct{})
 	go func() { s.cmd.Wait(); close(done) }()
 	select {
@@ -203,11 +205,11 @@ func runStackBench(ctx context.Context, cmd *cobra.Command, asJSON, jg bool, n, 
 	}
 	for r := 0; r < rounds; r++ {
 		for _, kind := range kinds {
-			ss, err := startServer(ctx, "--serve-strata", kind+":127.0.0.1:0")
+			ss, err := startServer(ctx, "bench", "stack", "--serve-strata", kind+":127.0.0.1:0")
 			if err != nil {
 				return err
 			}
-			rs, err := startServer(ctx, "--serve-raw", kind+":127.0.0.1:0")
+			rs, err := startServer(ctx, "bench", "stack", "--serve-raw", kind+":127.0.0.1:0")
 			if err != nil {
 				ss.stop()
 				return err

@@ -1,0 +1,156 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"strata/internal/worbench"
+	"strata/wor"
+)
+
+func benchWorCmd() *cobra.Command {
+	var (
+		quick, asJSON                          bool
+		clientsFlag, sizesFlag, engines, modes string
+		dur                                    time.Duration
+		dir, etcdSrc                           string
+	)
+	c := &cobra.Command{
+		Use:   "wor",
+		Short: "Write-once registers: Read, Capture+Write, pre-captured Write (vs etcd when its peer is available)",
+		Long: `Starts 3 wormservers on loopback (persistent on the project disk, and in
+memory), and measures from this process, with increasing numbers of
+concurrent clients: Read, Capture+Write, and Write on registers captured
+beforehand, for the paxos and chain engines. Each server is its own
+process; all share the machine's 2 cores with the clients.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			if quick {
+				if !cmd.Flags().Changed("clients") {
+					clientsFlag = "1,16"
+				}
+				if !cmd.Flags().Changed("duration") {
+					dur = time.Second
+				}
+				if !cmd.Flags().Changed("sizes") {
+					sizesFlag = "8"
+				}
+			}
+			clients, err := parseInts("--clients", clientsFlag, 1, 256)
+			if err != nil {
+				return err
+			}
+			sizes, err := parseInts("--sizes", sizesFlag, 1, wor.MaxPersistentValue)
+			if err != nil {
+				return err
+			}
+			var results []worbench.Result
+			progress := cmd.ErrOrStderr()
+			seg := uint64(time.Now().Unix()) // fresh segments on reused data
+			for _, mode := range strings.Split(modes, ",") {
+				if mode != "persistent" && mode != "memory" {
+					return fmt.Errorf("--modes: unknown mode %q", mode)
+				}
+				var servers []*server
+				var addrs []string
+				for i := 0; i < 3; i++ {
+					args := []string{"wor", "serve", "--listen", "udp:127.0.0.1:0"}
+					if mode == "persistent" {
+						args = append(args, "--dir", filepath.Join(dir, fmt.Sprintf("%d", i)))
+					}
+					s, err := startServer(ctx, args...)
+					if err != nil {
+						return err
+					}
+					servers = append(servers, s)
+					addrs = append(addrs, s.addr)
+				}
+				stopAll := func() {
+					for _, s := range servers {
+						s.stop()
+					}
+				}
+				for _, engine := range strings.Split(engines, ",") {
+					worEngine = engine
+					wc, n, err := worClient(strings.Join(addrs, ","), 2*time.Second)
+					if err != nil {
+						stopAll()
+						return err
+					}
+					for _, op := range worbench.Ops {
+						for _, size := range sizes {
+							for _, cl := range clients {
+								seg++
+								r, err := worbench.Run(ctx, wc, seg, op, cl, size, dur)
+								if err != nil {
+									n.Close()
+									stopAll()
+									return fmt.Errorf("%s %s %s clients=%d: %w", mode, engine, op, cl, err)
+								}
+								r.Engine, r.Mode = engine, mode
+								results = append(results, r)
+								fmt.Fprintf(progress, "%-10s %-5s %-17s size=%-4d clients=%-3d %8.0f ops/s  p50 %7.0f µs  p99 %7.0f µs\n", mode, engine, op, size, cl, r.OpsPerSec, r.P50us, r.P99us)
+							}
+						}
+					}
+					n.Close()
+				}
+				stopAll()
+			}
+			rep := map[string]any{"bench": "wor", "results": results, "ratios": map[string]float64{}}
+			if asJSON {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(rep)
+			}
+			printWor(cmd.OutOrStdout(), results)
+			return nil
+		},
+	}
+	f := c.Flags()
+	f.BoolVar(&quick, "quick", false, "reduced run: 1 and 16 clients, 8-byte values, 1 s cells")
+	f.BoolVar(&asJSON, "json", false, "print one JSON object")
+	f.StringVar(&clientsFlag, "clients", "1,4,16,64", "concurrent clients")
+	f.StringVar(&sizesFlag, "sizes", "8,1024", "value sizes in bytes")
+	f.StringVar(&engines, "engines", "paxos,chain", "engines")
+	f.StringVar(&modes, "modes", "persistent,memory", "server storage modes")
+	f.DurationVar(&dur, "duration", 3*time.Second, "measured time per cell")
+	f.StringVar(&dir, "dir", "strata-data/bench-wor", "data folder of the persistent servers (on the project disk)")
+	f.StringVar(&etcdSrc, "etcd-src", "", "path of bench/etcd (the etcd peer; not yet wired in)")
+	return c
+}
+
+func parseInts(flag, s string, lo, hi int) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < lo || v > hi {
+			return nil, fmt.Errorf("%s: %q is not a number in [%d,%d]", flag, f, lo, hi)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+func printWor(w io.Writer, rs []worbench.Result) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "mode\tengine\top\tsize\tclients\tops/s\tp50 µs\tp99 µs\t")
+	sorted := slices.Clone(rs)
+	for _, r := range sorted {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%.0f\t%.0f\t%.0f\t\n", r.Mode, r.Engine, r.Op, r.Size, r.Clients, r.OpsPerSec, r.P50us, r.P99us)
+	}
+	tw.Flush()
+	_ = context.Background
+}
