@@ -3,7 +3,6 @@ package wor
 import (
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"strata/stack"
@@ -23,25 +22,22 @@ import (
 type Chain struct {
 	node    *stack.Node
 	chain   []stack.Addr
-	id      uint64
 	timeout time.Duration
-
-	mu       sync.Mutex
-	round    uint64
-	captured map[captureKey]prior
+	*ballots
 }
 
 var _ Engine = (*Chain)(nil)
 
 // NewChain returns the chain engine for client id over servers, head first.
 func NewChain(node *stack.Node, chain []stack.Addr, id uint64, timeout time.Duration) (*Chain, error) {
-	if id == 0 || id >= 1<<clientBits {
-		return nil, fmt.Errorf("wor: client id %d out of range [1, %d)", id, 1<<clientBits)
-	}
 	if len(chain) == 0 {
 		return nil, errors.New("wor: empty chain")
 	}
-	return &Chain{node: node, chain: chain, id: id, timeout: timeout, captured: map[captureKey]prior{}}, nil
+	b, err := newBallots(id)
+	if err != nil {
+		return nil, err
+	}
+	return &Chain{node: node, chain: chain, timeout: timeout, ballots: b}, nil
 }
 
 // one sends req to a single server.
@@ -64,24 +60,11 @@ func (c *Chain) one(to stack.Addr, req request, cb func(response, error)) {
 	}
 }
 
-func (c *Chain) ballot() uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.round++
-	return c.round<<clientBits | c.id
-}
-
-func (c *Chain) observe(b uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.round = max(c.round, b>>clientBits)
-}
-
 // Capture runs phase 1 at the head.
 func (c *Chain) Capture(addr uint64, cb func(CaptureID, error)) { c.capture(addr, 3, cb) }
 
 func (c *Chain) capture(addr uint64, tries int, cb func(CaptureID, error)) {
-	b := c.ballot()
+	b := c.next()
 	c.one(c.chain[0], request{Op: opPrepare, Addr: addr, Ballot: b}, func(r response, err error) {
 		switch {
 		case err != nil:
@@ -94,9 +77,7 @@ func (c *Chain) capture(addr uint64, tries int, cb func(CaptureID, error)) {
 			}
 			cb(0, ErrPreempted)
 		default:
-			c.mu.Lock()
-			c.captured[captureKey{addr, CaptureID(b)}] = prior{has: r.Has, value: r.Value}
-			c.mu.Unlock()
+			c.remember(addr, CaptureID(b), prior{has: r.Has, value: r.Value})
 			cb(CaptureID(b), nil)
 		}
 	})
@@ -104,25 +85,10 @@ func (c *Chain) capture(addr uint64, tries int, cb func(CaptureID, error)) {
 
 // Write sends the value (or the one the capture found) down the chain.
 func (c *Chain) Write(addr uint64, value []byte, cid CaptureID, cb func(error)) {
-	if len(value) > MaxValue {
-		cb(fmt.Errorf("wor: value of %d bytes exceeds %d", len(value), MaxValue))
+	b, v, written, err := c.take(addr, value, cid)
+	if err != nil {
+		cb(err)
 		return
-	}
-	b, v, written := uint64(cid), value, false
-	if cid == 0 {
-		b = 1
-	} else {
-		c.mu.Lock()
-		p, ok := c.captured[captureKey{addr, cid}]
-		delete(c.captured, captureKey{addr, cid})
-		c.mu.Unlock()
-		if !ok {
-			cb(fmt.Errorf("wor: capture %d of address %d is unknown or already used", cid, addr))
-			return
-		}
-		if p.has {
-			v, written = p.value, true
-		}
 	}
 	var step func(i int)
 	step = func(i int) {
@@ -171,29 +137,7 @@ func (c *Chain) read(addr uint64, tries int, cb func([]byte, error)) {
 			case !h.Has:
 				cb(nil, ErrUnwritten)
 			default:
-				c.Capture(addr, func(cid CaptureID, err error) {
-					if err != nil {
-						if errors.Is(err, ErrPreempted) && tries > 1 {
-							c.read(addr, tries-1, cb)
-							return
-						}
-						cb(nil, err)
-						return
-					}
-					c.Write(addr, h.Value, cid, func(err error) {
-						var we *WrittenError
-						switch {
-						case err == nil:
-							cb(h.Value, nil)
-						case errors.As(err, &we):
-							cb(we.Value, nil)
-						case errors.Is(err, ErrPreempted) && tries > 1:
-							c.read(addr, tries-1, cb)
-						default:
-							cb(nil, err)
-						}
-					})
-				})
+				complete(c, addr, h.Value, tries, func() { c.read(addr, tries-1, cb) }, cb)
 			}
 		})
 	})

@@ -47,12 +47,8 @@ const clientBits = 32
 type Paxos struct {
 	node     *stack.Node
 	replicas []stack.Addr
-	id       uint64
 	timeout  time.Duration
-
-	mu       sync.Mutex
-	round    uint64
-	captured map[captureKey]prior
+	*ballots
 }
 
 type captureKey struct {
@@ -70,26 +66,14 @@ type prior struct {
 // unique among the clients of a replica set) using node, whose stack must
 // provide RPC. timeout bounds each request to a server.
 func NewPaxos(node *stack.Node, replicas []stack.Addr, id uint64, timeout time.Duration) (*Paxos, error) {
-	if id == 0 || id >= 1<<clientBits {
-		return nil, fmt.Errorf("wor: client id %d out of range [1, %d)", id, 1<<clientBits)
-	}
 	if len(replicas) == 0 {
 		return nil, errors.New("wor: empty replica set")
 	}
-	return &Paxos{node: node, replicas: replicas, id: id, timeout: timeout, captured: map[captureKey]prior{}}, nil
-}
-
-func (c *Paxos) ballot() uint64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.round++
-	return c.round<<clientBits | c.id
-}
-
-func (c *Paxos) observe(b uint64) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.round = max(c.round, b>>clientBits)
+	b, err := newBallots(id)
+	if err != nil {
+		return nil, err
+	}
+	return &Paxos{node: node, replicas: replicas, timeout: timeout, ballots: b}, nil
 }
 
 // broadcast sends req to every replica and calls cb once with the first
@@ -167,7 +151,7 @@ func (c *Paxos) Capture(addr uint64, cb func(CaptureID, error)) {
 }
 
 func (c *Paxos) capture(addr uint64, tries int, cb func(CaptureID, error)) {
-	b := c.ballot()
+	b := c.next()
 	c.broadcast(request{Op: opPrepare, Addr: addr, Ballot: b}, func(rs []response, err error) {
 		if err != nil {
 			cb(0, err)
@@ -189,9 +173,7 @@ func (c *Paxos) capture(addr uint64, tries int, cb func(CaptureID, error)) {
 				p, pb = prior{has: true, value: r.Value}, r.AccBallot
 			}
 		}
-		c.mu.Lock()
-		c.captured[captureKey{addr, CaptureID(b)}] = p
-		c.mu.Unlock()
+		c.remember(addr, CaptureID(b), p)
 		cb(CaptureID(b), nil)
 	})
 }
@@ -201,26 +183,10 @@ func (c *Paxos) capture(addr uint64, tries int, cb func(CaptureID, error)) {
 // the result is a *WrittenError carrying it. cid 0 is an unsafe write (no
 // capture; the caller guarantees no concurrent writer).
 func (c *Paxos) Write(addr uint64, value []byte, cid CaptureID, cb func(error)) {
-	if len(value) > MaxValue {
-		cb(fmt.Errorf("wor: value of %d bytes exceeds %d", len(value), MaxValue))
+	b, v, written, err := c.take(addr, value, cid)
+	if err != nil {
+		cb(err)
 		return
-	}
-	b := uint64(cid)
-	v, written := value, false
-	if cid == 0 {
-		b = 1 // the lowest ballot: loses to any capture
-	} else {
-		c.mu.Lock()
-		p, ok := c.captured[captureKey{addr, cid}]
-		delete(c.captured, captureKey{addr, cid})
-		c.mu.Unlock()
-		if !ok {
-			cb(fmt.Errorf("wor: capture %d of address %d is unknown or already used", cid, addr))
-			return
-		}
-		if p.has {
-			v, written = p.value, true
-		}
 	}
 	c.broadcast(request{Op: opAccept, Addr: addr, Ballot: b, Value: v}, func(rs []response, err error) {
 		switch hi, nack := nacked(rs); {
@@ -272,28 +238,6 @@ func (c *Paxos) read(addr uint64, tries int, cb func([]byte, error)) {
 		}
 		// Half-written: complete it. Whatever the capture finds wins; if it
 		// finds nothing, no value was chosen and the one seen may be.
-		c.Capture(addr, func(cid CaptureID, err error) {
-			if err != nil {
-				if errors.Is(err, ErrPreempted) && tries > 1 {
-					c.read(addr, tries-1, cb)
-					return
-				}
-				cb(nil, err)
-				return
-			}
-			c.Write(addr, best.Value, cid, func(err error) {
-				var we *WrittenError
-				switch {
-				case err == nil:
-					cb(best.Value, nil)
-				case errors.As(err, &we):
-					cb(we.Value, nil)
-				case errors.Is(err, ErrPreempted) && tries > 1:
-					c.read(addr, tries-1, cb)
-				default:
-					cb(nil, err)
-				}
-			})
-		})
+		complete(c, addr, best.Value, tries, func() { c.read(addr, tries-1, cb) }, cb)
 	})
 }

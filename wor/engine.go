@@ -1,5 +1,11 @@
 package wor
 
+import (
+	"errors"
+	"fmt"
+	"sync"
+)
+
 // Engine is how registers are made durable and agreed on: the paxos engine
 // (majority quorums), later chain replication and Pando's erasure-coded
 // Paxos. Applications use Client, never an engine directly, so they do not
@@ -27,3 +33,93 @@ type Engine interface {
 }
 
 var _ Engine = (*Paxos)(nil)
+
+// ballots hands out a client's capture ids: round << 32 | client id, with
+// rounds moving past any higher ballot a server reports.
+type ballots struct {
+	mu    sync.Mutex
+	id    uint64
+	round uint64
+	// captured holds, per capture, the highest value its quorum (or the
+	// head) had accepted: Write must complete that value instead.
+	captured map[captureKey]prior
+}
+
+func newBallots(id uint64) (*ballots, error) {
+	if id == 0 || id >= 1<<clientBits {
+		return nil, fmt.Errorf("wor: client id %d out of range [1, %d)", id, 1<<clientBits)
+	}
+	return &ballots{id: id, captured: map[captureKey]prior{}}, nil
+}
+
+func (b *ballots) next() uint64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.round++
+	return b.round<<clientBits | b.id
+}
+
+func (b *ballots) observe(ballot uint64) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.round = max(b.round, ballot>>clientBits)
+}
+
+func (b *ballots) remember(addr uint64, cid CaptureID, p prior) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.captured[captureKey{addr, cid}] = p
+}
+
+// take resolves the ballot and value a Write sends: cid 0 is an unsafe
+// write at ballot 1; otherwise the capture's prior value, if any, replaces
+// value (written reports that).
+func (b *ballots) take(addr uint64, value []byte, cid CaptureID) (ballot uint64, v []byte, written bool, err error) {
+	if len(value) > MaxValue {
+		return 0, nil, false, fmt.Errorf("wor: value of %d bytes exceeds %d", len(value), MaxValue)
+	}
+	if cid == 0 {
+		return 1, value, false, nil // the lowest ballot: loses to any capture
+	}
+	b.mu.Lock()
+	p, ok := b.captured[captureKey{addr, cid}]
+	delete(b.captured, captureKey{addr, cid})
+	b.mu.Unlock()
+	if !ok {
+		return 0, nil, false, fmt.Errorf("wor: capture %d of address %d is unknown or already used", cid, addr)
+	}
+	if p.has {
+		return uint64(cid), p.value, true, nil
+	}
+	return uint64(cid), value, false, nil
+}
+
+// complete finishes a half-written register for a read: capture, then
+// write v (or whatever the capture finds), and report the value that is
+// now chosen. retry is called instead when a capture or write is
+// preempted and tries remain.
+func complete(e Engine, addr uint64, v []byte, tries int, retry func(), cb func([]byte, error)) {
+	e.Capture(addr, func(cid CaptureID, err error) {
+		if err != nil {
+			if errors.Is(err, ErrPreempted) && tries > 1 {
+				retry()
+				return
+			}
+			cb(nil, err)
+			return
+		}
+		e.Write(addr, v, cid, func(err error) {
+			var we *WrittenError
+			switch {
+			case err == nil:
+				cb(v, nil)
+			case errors.As(err, &we):
+				cb(we.Value, nil)
+			case errors.Is(err, ErrPreempted) && tries > 1:
+				retry()
+			default:
+				cb(nil, err)
+			}
+		})
+	})
+}

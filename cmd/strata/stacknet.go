@@ -19,26 +19,8 @@ import (
 	"strata/stack"
 	"strata/stack/layers"
 	"strata/stack/stackmetrics"
-	"strata/stack/transport"
 )
 
-// newNetNode builds a node for props on a real transport.
-func newNetNode(listen, props string) (*stack.Node, error) {
-	ps, err := layers.ParseProps(props)
-	if err != nil {
-		return nil, err
-	}
-	ch, err := layers.Configure(ps)
-	if err != nil {
-		return nil, err
-	}
-	tr, err := transport.Listen(listen)
-	if err != nil {
-		return nil, err
-	}
-	cfg := stack.Config{Local: tr.Local(), Epoch: uint64(time.Now().UnixNano()), MTU: tr.MTU()}
-	return stack.NewNode(tr, stack.NewRealClock(), layers.Build(ch.Specs, cfg), stack.NodeOptions{}), nil
-}
 
 func stackServeCmd() *cobra.Command {
 	var listen, props, metrics string
@@ -52,7 +34,7 @@ metrics (per-layer counters) on --metrics if given.`,
 		Example: "  strata stack serve --listen udp:127.0.0.1:7000 --metrics 127.0.0.1:9100",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			n, err := newNetNode(listen, props)
+			n, err := layers.Listen(listen, props)
 			if err != nil {
 				return err
 			}
@@ -110,7 +92,7 @@ func stackCallCmd() *cobra.Command {
 					listen = kind + ":[::1]:0"
 				}
 			}
-			node, err := newNetNode(listen, props)
+			node, err := layers.Listen(listen, props)
 			if err != nil {
 				return err
 			}

@@ -27,26 +27,12 @@ import (
 	"strata/stack"
 	"strata/stack/layers"
 	"strata/stack/stackmetrics"
-	"strata/stack/transport"
 	"strata/wor"
 )
 
 // worProps is the stack wormservers and their clients run.
 const worProps = "Reliable,Fragment,RPC"
 
-func worNode(listen string) (*stack.Node, error) {
-	ps, _ := layers.ParseProps(worProps)
-	ch, err := layers.Configure(ps)
-	if err != nil {
-		return nil, err
-	}
-	tr, err := transport.Listen(listen)
-	if err != nil {
-		return nil, err
-	}
-	cfg := stack.Config{Local: tr.Local(), Epoch: uint64(time.Now().UnixNano()), MTU: min(tr.MTU(), 64000)}
-	return stack.NewNode(tr, stack.NewRealClock(), layers.Build(ch.Specs, cfg), stack.NodeOptions{}), nil
-}
 
 func worCmd() *cobra.Command {
 	c := &cobra.Command{
@@ -86,7 +72,7 @@ it. Without --dir the state is in memory. Prints "listening on ADDR".`,
 				}
 				log.Info("recovered acceptor state", "registers", srv.Registers(), "dir", dir)
 			}
-			n, err := worNode(listen)
+			n, err := layers.Listen(listen, worProps)
 			if err != nil {
 				return err
 			}
@@ -149,7 +135,7 @@ func worClient(servers string, timeout time.Duration) (*wor.Client, *stack.Node,
 		return nil, nil, errors.New("--servers is empty")
 	}
 	kind, _, _ := strings.Cut(string(reps[0]), ":")
-	n, err := worNode(kind + ":127.0.0.1:0")
+	n, err := layers.Listen(kind+":127.0.0.1:0", worProps)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -11,7 +11,6 @@ import (
 
 	"strata/stack"
 	"strata/stack/layers"
-	"strata/stack/transport"
 )
 
 // RTTResult is a request/response measurement.
@@ -30,27 +29,10 @@ type RTTResult struct {
 // Props is the stack both ends of the Strata round trip run.
 const Props = "Reliable,Fragment,RPC"
 
-// NewNode builds a node running the benchmark stack on a real transport.
-func NewNode(listen string) (*stack.Node, error) {
-	ps, err := layers.ParseProps(Props)
-	if err != nil {
-		return nil, err
-	}
-	ch, err := layers.Configure(ps)
-	if err != nil {
-		return nil, err
-	}
-	tr, err := transport.Listen(listen)
-	if err != nil {
-		return nil, err
-	}
-	cfg := stack.Config{Local: tr.Local(), Epoch: uint64(time.Now().UnixNano()), MTU: min(tr.MTU(), 64000)}
-	return stack.NewNode(tr, stack.NewRealClock(), layers.Build(ch.Specs, cfg), stack.NodeOptions{}), nil
-}
 
 // Serve runs an echo RPC server node until ctx ends; ready gets its address.
 func Serve(ctx context.Context, listen string, ready func(stack.Addr)) error {
-	n, err := NewNode(listen)
+	n, err := layers.Listen(listen, Props)
 	if err != nil {
 		return err
 	}
@@ -69,7 +51,7 @@ func StrataRoundTrip(ctx context.Context, server stack.Addr, size, n, callers in
 	if strings.Contains(string(server), "[") {
 		host = "[::1]"
 	}
-	node, err := NewNode(kind + ":" + host + ":0")
+	node, err := layers.Listen(kind+":"+host+":0", Props)
 	if err != nil {
 		return RTTResult{}, err
 	}
