@@ -21,7 +21,6 @@ import (
 	"strata/stack/stackmetrics"
 )
 
-
 func stackServeCmd() *cobra.Command {
 	var listen, props, metrics string
 	c := &cobra.Command{

@@ -33,7 +33,6 @@ import (
 // worProps is the stack wormservers and their clients run.
 const worProps = "Reliable,Fragment,RPC"
 
-
 func worCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "wor",

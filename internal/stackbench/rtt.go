@@ -29,7 +29,6 @@ type RTTResult struct {
 // Props is the stack both ends of the Strata round trip run.
 const Props = "Reliable,Fragment,RPC"
 
-
 // Serve runs an echo RPC server node until ctx ends; ready gets its address.
 func Serve(ctx context.Context, listen string, ready func(stack.Addr)) error {
 	n, err := layers.Listen(listen, Props)
