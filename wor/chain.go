@@ -46,9 +46,7 @@ func (c *Chain) one(to stack.Addr, req request, cb func(response, error)) {
 		var r response
 		if err == nil {
 			r, err = decodeResponse(b)
-			if err == nil && r.Status == stErr {
-				err = fmt.Errorf("%w: server rejected the request", ErrMalformed)
-			}
+			err = statusErr(err, r.Status)
 		}
 		if err != nil {
 			err = fmt.Errorf("%w: %s: %v", ErrUnavailable, to, err)

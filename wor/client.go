@@ -18,6 +18,9 @@ var (
 	ErrUnwritten = errors.New("wor: register not written")
 	// ErrUnavailable: no majority of the replica set answered in time.
 	ErrUnavailable = errors.New("wor: no majority answered")
+	// ErrStorage: a server could not store the state (its storage is full,
+	// or the value is too large for it).
+	ErrStorage = errors.New("wor: server could not store the state")
 	// ErrWritten matches a *WrittenError.
 	ErrWritten = errors.New("wor: already written")
 )
@@ -91,9 +94,7 @@ func (c *Paxos) broadcast(req request, cb func([]response, error)) {
 			var resp response
 			if err == nil {
 				resp, err = decodeResponse(b)
-				if err == nil && resp.Status == stErr {
-					err = fmt.Errorf("%w: server rejected the request", ErrMalformed)
-				}
+				err = statusErr(err, resp.Status)
 			}
 			mu.Lock()
 			if done {
@@ -240,4 +241,17 @@ func (c *Paxos) read(addr uint64, tries int, cb func([]byte, error)) {
 		// finds nothing, no value was chosen and the one seen may be.
 		complete(c, addr, best.Value, tries, func() { c.read(addr, tries-1, cb) }, cb)
 	})
+}
+
+// statusErr turns an error status into the error callers act on.
+func statusErr(err error, status byte) error {
+	switch {
+	case err != nil:
+		return err
+	case status == stErr:
+		return fmt.Errorf("%w: server rejected the request", ErrMalformed)
+	case status == stFull:
+		return ErrStorage
+	}
+	return nil
 }

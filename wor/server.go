@@ -144,7 +144,7 @@ func (s *Server) handle(from stack.Addr, req []byte) ([]byte, bool) {
 		// states in the order they were decided.
 		if err := s.store.save(r.Addr, &next); err != nil {
 			s.log.Warn("wor: cannot store acceptor state", "addr", r.Addr, "err", err)
-			return response{Status: stErr}.encode(), false
+			return response{Status: stFull}.encode(), false
 		}
 	}
 	*a = next

@@ -15,6 +15,7 @@ const (
 	stOK   = 0
 	stNack = 1 // a higher ballot was promised: Promised says which
 	stErr  = 2 // a malformed request
+	stFull = 3 // the server could not store the new state (full or too large)
 
 	// MaxValue is the largest value a register holds.
 	MaxValue = 1 << 20
@@ -95,7 +96,7 @@ func decodeResponse(b []byte) (response, error) {
 		return r, fmt.Errorf("%w: response of %d bytes", ErrMalformed, len(b))
 	}
 	r.Status = b[0]
-	if r.Status > stErr || b[17] > 1 {
+	if r.Status > stFull || b[17] > 1 {
 		return r, fmt.Errorf("%w: bad status or flag", ErrMalformed)
 	}
 	r.Promised = binary.BigEndian.Uint64(b[1:])

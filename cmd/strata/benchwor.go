@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -22,10 +21,10 @@ import (
 
 func benchWorCmd() *cobra.Command {
 	var (
-		quick, asJSON                          bool
+		quick, asJSON, noEtcd                  bool
 		clientsFlag, sizesFlag, engines, modes string
 		dur                                    time.Duration
-		dir, etcdSrc                           string
+		dir                                    string
 	)
 	c := &cobra.Command{
 		Use:   "wor",
@@ -60,7 +59,11 @@ process; all share the machine's 2 cores with the clients.`,
 			}
 			var results []worbench.Result
 			progress := cmd.ErrOrStderr()
-			seg := uint64(time.Now().Unix()) // fresh segments on reused data
+			seg := uint64(0)
+			// Fresh journals: every capture+write takes a register slot.
+			if err := os.RemoveAll(dir); err != nil {
+				return err
+			}
 			for _, mode := range strings.Split(modes, ",") {
 				if mode != "persistent" && mode != "memory" {
 					return fmt.Errorf("--modes: unknown mode %q", mode)
@@ -111,11 +114,44 @@ process; all share the machine's 2 cores with the clients.`,
 				}
 				stopAll()
 			}
-			rep := map[string]any{"bench": "wor", "results": results, "ratios": map[string]float64{}}
+			ratios := map[string]float64{}
+			if !noEtcd {
+				ec, err := startEtcd(ctx, progress, filepath.Join(dir, "etcd"))
+				if err != nil {
+					return fmt.Errorf("%w (use --no-etcd to skip the peer)", err)
+				}
+				for _, op := range []string{"put", "get"} {
+					for _, size := range sizes {
+						for _, cl := range clients {
+							r, err := ec.run(ctx, op, cl, size, dur, fmt.Sprintf("r%d", time.Now().UnixNano()))
+							if err != nil {
+								ec.stop()
+								return err
+							}
+							results = append(results, r)
+							fmt.Fprintf(progress, "etcd       %-23s size=%-4d clients=%-3d %8.0f ops/s  p50 %7.0f µs  p99 %7.0f µs\n", op, size, cl, r.OpsPerSec, r.P50us, r.P99us)
+						}
+					}
+				}
+				ec.stop()
+				ratios = worRatios(results)
+			}
+			rep := map[string]any{"bench": "wor", "results": results, "ratios": ratios}
 			if asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(rep)
 			}
 			printWor(cmd.OutOrStdout(), results)
+			if len(ratios) > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "\nratios vs etcd (persistent paxos; > 1: Strata better)\n")
+				keys := make([]string, 0, len(ratios))
+				for k := range ratios {
+					keys = append(keys, k)
+				}
+				slices.Sort(keys)
+				for _, k := range keys {
+					fmt.Fprintf(cmd.OutOrStdout(), "  %-52s %.2f\n", k, ratios[k])
+				}
+			}
 			return nil
 		},
 	}
@@ -128,7 +164,7 @@ process; all share the machine's 2 cores with the clients.`,
 	f.StringVar(&modes, "modes", "persistent,memory", "server storage modes")
 	f.DurationVar(&dur, "duration", 3*time.Second, "measured time per cell")
 	f.StringVar(&dir, "dir", "strata-data/bench-wor", "data folder of the persistent servers (on the project disk)")
-	f.StringVar(&etcdSrc, "etcd-src", "", "path of bench/etcd (the etcd peer; not yet wired in)")
+	f.BoolVar(&noEtcd, "no-etcd", false, "skip the etcd peer (3 members built from bench/etcd, go.etcd.io/etcd v3.6.16)")
 	return c
 }
 
@@ -144,13 +180,41 @@ func parseInts(flag, s string, lo, hi int) ([]int, error) {
 	return out, nil
 }
 
+// worRatios compares persistent paxos against etcd: a pre-captured write
+// with etcd's create-if-absent transaction, a read with its linearizable
+// get (throughput strata/etcd, p50 latency etcd/strata).
+func worRatios(rs []worbench.Result) map[string]float64 {
+	find := func(op string, cl, size int) *worbench.Result {
+		for i := range rs {
+			r := &rs[i]
+			if r.System == "strata" && r.Op == op && r.Clients == cl && r.Size == size && r.Mode == "persistent" && r.Engine == "paxos" {
+				return r
+			}
+		}
+		return nil
+	}
+	out := map[string]float64{}
+	for _, r := range rs {
+		if r.System != "etcd" {
+			continue
+		}
+		sop := map[string]string{"put": "write-precaptured", "get": "read"}[r.Op]
+		s := find(sop, r.Clients, r.Size)
+		if s == nil || r.OpsPerSec == 0 || s.P50us == 0 {
+			continue
+		}
+		key := fmt.Sprintf("%s strata/etcd clients=%d size=%d", sop, r.Clients, r.Size)
+		out["ops/s "+key] = float64(int64(s.OpsPerSec/r.OpsPerSec*1000+0.5)) / 1000
+		out["p50 "+key] = float64(int64(r.P50us/s.P50us*1000+0.5)) / 1000
+	}
+	return out
+}
+
 func printWor(w io.Writer, rs []worbench.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "mode\tengine\top\tsize\tclients\tops/s\tp50 µs\tp99 µs\t")
-	sorted := slices.Clone(rs)
-	for _, r := range sorted {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%d\t%.0f\t%.0f\t%.0f\t\n", r.Mode, r.Engine, r.Op, r.Size, r.Clients, r.OpsPerSec, r.P50us, r.P99us)
+	fmt.Fprintln(tw, "system\tmode\tengine\top\tsize\tclients\tops/s\tp50 µs\tp99 µs\t")
+	for _, r := range rs {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%.0f\t%.0f\t%.0f\t\n", r.System, r.Mode, r.Engine, r.Op, r.Size, r.Clients, r.OpsPerSec, r.P50us, r.P99us)
 	}
 	tw.Flush()
-	_ = context.Background
 }
