@@ -68,26 +68,28 @@ process; all share the machine's 2 cores with the clients.`,
 				if mode != "persistent" && mode != "memory" {
 					return fmt.Errorf("--modes: unknown mode %q", mode)
 				}
-				var servers []*server
-				var addrs []string
-				for i := 0; i < 3; i++ {
-					args := []string{"wor", "serve", "--listen", "udp:127.0.0.1:0"}
-					if mode == "persistent" {
-						args = append(args, "--dir", filepath.Join(dir, fmt.Sprintf("%d", i)))
-					}
-					s, err := startServer(ctx, args...)
-					if err != nil {
-						return err
-					}
-					servers = append(servers, s)
-					addrs = append(addrs, s.addr)
-				}
-				stopAll := func() {
-					for _, s := range servers {
-						s.stop()
-					}
-				}
 				for _, engine := range strings.Split(engines, ",") {
+					// Fresh servers (and journals) per engine: every capture
+					// takes a register slot.
+					var servers []*server
+					var addrs []string
+					for i := 0; i < 3; i++ {
+						args := []string{"wor", "serve", "--listen", "udp:127.0.0.1:0", "--blocks", "131072"}
+						if mode == "persistent" {
+							args = append(args, "--dir", filepath.Join(dir, engine, fmt.Sprintf("%d", i)))
+						}
+						s, err := startServer(ctx, args...)
+						if err != nil {
+							return err
+						}
+						servers = append(servers, s)
+						addrs = append(addrs, s.addr)
+					}
+					stopAll := func() {
+						for _, s := range servers {
+							s.stop()
+						}
+					}
 					worEngine = engine
 					wc, n, err := worClient(strings.Join(addrs, ","), 2*time.Second)
 					if err != nil {
@@ -111,8 +113,8 @@ process; all share the machine's 2 cores with the clients.`,
 						}
 					}
 					n.Close()
+					stopAll()
 				}
-				stopAll()
 			}
 			ratios := map[string]float64{}
 			if !noEtcd {
