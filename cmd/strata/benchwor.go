@@ -74,7 +74,7 @@ process; all share the machine's 2 cores with the clients.`,
 					var servers []*server
 					var addrs []string
 					for i := 0; i < 3; i++ {
-						args := []string{"wor", "serve", "--listen", "udp:127.0.0.1:0", "--blocks", "131072"}
+						args := []string{"wor", "serve", "--listen", "udp:127.0.0.1:0", "--blocks", "262144"}
 						if mode == "persistent" {
 							args = append(args, "--dir", filepath.Join(dir, engine, fmt.Sprintf("%d", i)))
 						}
