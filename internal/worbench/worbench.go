@@ -63,7 +63,7 @@ func Run(ctx context.Context, c *wor.Client, seg uint64, op string, clients, siz
 		case "write-precaptured":
 			// Enough captures for the run (each takes a register on every
 			// server), captured ahead, outside timing.
-			n := 30000/clients + 200
+			n := int(40000*d/(3*time.Second))/clients + 200
 			for i := 0; i < n; i++ {
 				cid, err := c.Capture(ctx, seg, base+uint64(i))
 				if err != nil {
