@@ -6,7 +6,7 @@ export GOFLAGS := -buildvcs=false
 # An older Go fetches the toolchain go.mod names through the module proxy.
 export GOTOOLCHAIN := auto
 
-.PHONY: all build setup lint test test-long fuzz bench-journal bench-stack demo clean
+.PHONY: all build setup lint test test-long fuzz bench-journal bench-stack bench-wor demo clean
 
 all: build
 
@@ -50,6 +50,9 @@ bench-journal: build
 
 bench-stack: build
 	$(BIN)/strata bench stack
+
+bench-wor: build
+	$(BIN)/strata bench wor
 
 demo: build
 	$(BIN)/strata journal demo
