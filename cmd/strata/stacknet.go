@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"os/signal"
 	"strings"
@@ -13,12 +11,10 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
 	"strata/stack"
 	"strata/stack/layers"
-	"strata/stack/stackmetrics"
 )
 
 func stackServeCmd() *cobra.Command {
@@ -42,17 +38,11 @@ metrics (per-layer counters) on --metrics if given.`,
 			n.Handle(func(_ stack.Addr, req []byte) []byte { return append([]byte("re:"), req...) })
 			n.OnDeliver(func(from stack.Addr, b []byte) { log.Info("message", "from", from, "bytes", len(b)) })
 			if metrics != "" {
-				col := stackmetrics.New()
-				col.Add(string(n.Local()), n)
-				reg := prometheus.NewRegistry()
-				reg.MustRegister(col)
-				srv := &http.Server{Addr: metrics, Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), ReadHeaderTimeout: 5 * time.Second}
-				go func() {
-					if err := srv.ListenAndServe(); err != nil && !errors.Is(err, http.ErrServerClosed) {
-						log.Error("metrics server", "err", err)
-					}
-				}()
-				defer srv.Close()
+				stopMetrics, err := serveMetrics(metrics, prometheus.NewRegistry(), n, log)
+				if err != nil {
+					return err
+				}
+				defer stopMetrics()
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "listening on %s\n", n.Local())
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)

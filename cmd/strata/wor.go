@@ -7,8 +7,6 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -19,14 +17,12 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/promhttp"
 	"github.com/spf13/cobra"
 
 	"strata/journal"
 	"strata/journal/disk"
 	"strata/stack"
 	"strata/stack/layers"
-	"strata/stack/stackmetrics"
 	"strata/wor"
 )
 
@@ -189,28 +185,22 @@ func worAllocCmd() *cobra.Command {
 			if len(args) == 2 {
 				meta = args[1]
 			}
-			c, n, err := worClient(servers, timeout)
-			if err != nil {
-				return err
-			}
-			defer n.Close()
-			ctx, cancel := context.WithTimeout(cmd.Context(), 5*timeout)
-			defer cancel()
-			err = c.Alloc(ctx, seg, []byte(meta))
-			var ae *wor.AllocatedError
-			switch {
-			case err == nil:
-				fmt.Fprintf(cmd.OutOrStdout(), "allocated segment %d\n", seg)
-			case errors.As(err, &ae):
-				fmt.Fprintf(cmd.OutOrStdout(), "segment %d was already allocated (metadata %q)\n", seg, ae.Metadata)
-			default:
-				return err
-			}
-			return nil
+			return withWorClient(cmd, servers, timeout, func(ctx context.Context, c *wor.Client) error {
+				err = c.Alloc(ctx, seg, []byte(meta))
+				var ae *wor.AllocatedError
+				switch {
+				case err == nil:
+					fmt.Fprintf(cmd.OutOrStdout(), "allocated segment %d\n", seg)
+				case errors.As(err, &ae):
+					fmt.Fprintf(cmd.OutOrStdout(), "segment %d was already allocated (metadata %q)\n", seg, ae.Metadata)
+				default:
+					return err
+				}
+				return nil
+			})
 		},
 	}
-	c.Flags().StringVar(&servers, "servers", defaultServers, "the replica set")
-	c.Flags().DurationVar(&timeout, "timeout", time.Second, "per-request timeout")
+	worClientFlags(c, &servers, &timeout)
 	return c
 }
 
@@ -228,36 +218,30 @@ func worPutCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, n, err := worClient(servers, timeout)
-			if err != nil {
-				return err
-			}
-			defer n.Close()
-			ctx, cancel := context.WithTimeout(cmd.Context(), 5*timeout)
-			defer cancel()
-			for attempt := 0; ; attempt++ {
-				cid, err := c.Capture(ctx, seg, off)
-				if err == nil {
-					err = c.Write(ctx, seg, off, []byte(args[2]), cid)
+			return withWorClient(cmd, servers, timeout, func(ctx context.Context, c *wor.Client) error {
+				for attempt := 0; ; attempt++ {
+					cid, err := c.Capture(ctx, seg, off)
+					if err == nil {
+						err = c.Write(ctx, seg, off, []byte(args[2]), cid)
+					}
+					var we *wor.WrittenError
+					switch {
+					case err == nil:
+						fmt.Fprintf(cmd.OutOrStdout(), "wrote %d/%d = %q\n", seg, off, args[2])
+						return nil
+					case errors.As(err, &we):
+						fmt.Fprintf(cmd.OutOrStdout(), "already written: %d/%d = %q\n", seg, off, we.Value)
+						return nil
+					case errors.Is(err, wor.ErrPreempted) && attempt < 5:
+						continue
+					default:
+						return err
+					}
 				}
-				var we *wor.WrittenError
-				switch {
-				case err == nil:
-					fmt.Fprintf(cmd.OutOrStdout(), "wrote %d/%d = %q\n", seg, off, args[2])
-					return nil
-				case errors.As(err, &we):
-					fmt.Fprintf(cmd.OutOrStdout(), "already written: %d/%d = %q\n", seg, off, we.Value)
-					return nil
-				case errors.Is(err, wor.ErrPreempted) && attempt < 5:
-					continue
-				default:
-					return err
-				}
-			}
+			})
 		},
 	}
-	c.Flags().StringVar(&servers, "servers", defaultServers, "the replica set")
-	c.Flags().DurationVar(&timeout, "timeout", time.Second, "per-request timeout")
+	worClientFlags(c, &servers, &timeout)
 	return c
 }
 
@@ -273,27 +257,21 @@ func worGetCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			c, n, err := worClient(servers, timeout)
-			if err != nil {
-				return err
-			}
-			defer n.Close()
-			ctx, cancel := context.WithTimeout(cmd.Context(), 5*timeout)
-			defer cancel()
-			v, err := c.Read(ctx, seg, off)
-			if errors.Is(err, wor.ErrUnwritten) {
-				fmt.Fprintf(cmd.OutOrStdout(), "%d/%d is not written\n", seg, off)
+			return withWorClient(cmd, servers, timeout, func(ctx context.Context, c *wor.Client) error {
+				v, err := c.Read(ctx, seg, off)
+				if errors.Is(err, wor.ErrUnwritten) {
+					fmt.Fprintf(cmd.OutOrStdout(), "%d/%d is not written\n", seg, off)
+					return nil
+				}
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%d/%d = %q\n", seg, off, v)
 				return nil
-			}
-			if err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%d/%d = %q\n", seg, off, v)
-			return nil
+			})
 		},
 	}
-	c.Flags().StringVar(&servers, "servers", defaultServers, "the replica set")
-	c.Flags().DurationVar(&timeout, "timeout", time.Second, "per-request timeout")
+	worClientFlags(c, &servers, &timeout)
 	return c
 }
 
@@ -373,18 +351,23 @@ func serveWorMetrics(addr string, srv *wor.Server, n *stack.Node, log *slog.Logg
 		func() float64 { return float64(srv.Stats().Registers) }))
 	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "strata_wor_journal_barriers_total", Help: "Journal barriers (persistent mode)."},
 		func() float64 { return float64(srv.Stats().Barriers) }))
-	col := stackmetrics.New()
-	col.Add(string(n.Local()), n)
-	reg.MustRegister(col)
-	hs := &http.Server{Addr: addr, Handler: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}), ReadHeaderTimeout: 5 * time.Second}
-	ln, err := net.Listen("tcp", addr)
+	return serveMetrics(addr, reg, n, log)
+}
+
+// withWorClient runs fn with a client of the replica set and a context
+// bounded by five request timeouts.
+func withWorClient(cmd *cobra.Command, servers string, timeout time.Duration, fn func(context.Context, *wor.Client) error) error {
+	c, n, err := worClient(servers, timeout)
 	if err != nil {
-		return nil, fmt.Errorf("metrics: %w", err)
+		return err
 	}
-	go func() {
-		if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			log.Error("metrics server", "err", err)
-		}
-	}()
-	return func() { hs.Close() }, nil
+	defer n.Close()
+	ctx, cancel := context.WithTimeout(cmd.Context(), 5*timeout)
+	defer cancel()
+	return fn(ctx, c)
+}
+
+func worClientFlags(c *cobra.Command, servers *string, timeout *time.Duration) {
+	c.Flags().StringVar(servers, "servers", defaultServers, "the replica set")
+	c.Flags().DurationVar(timeout, "timeout", time.Second, "per-request timeout")
 }
