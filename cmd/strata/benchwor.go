@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"strata/internal/plot"
 	"strata/internal/worbench"
 	"strata/wor"
 )
@@ -24,7 +26,7 @@ func benchWorCmd() *cobra.Command {
 		quick, asJSON, noEtcd                  bool
 		clientsFlag, sizesFlag, engines, modes string
 		dur                                    time.Duration
-		dir                                    string
+		dir, lengthsFlag, plotPath             string
 	)
 	c := &cobra.Command{
 		Use:   "wor",
@@ -116,6 +118,23 @@ process; all share the machine's 2 cores with the clients.`,
 					stopAll()
 				}
 			}
+			if lengthsFlag != "" {
+				lengths, err := parseInts("--lengths", lengthsFlag, 1, 9)
+				if err != nil {
+					return err
+				}
+				lr, err := worLengths(ctx, progress, lengths, dur)
+				if err != nil {
+					return err
+				}
+				results = append(results, lr...)
+				if plotPath != "" {
+					if err := plotLengths(lr, plotPath); err != nil {
+						return err
+					}
+					fmt.Fprintf(progress, "wrote %s\n", plotPath)
+				}
+			}
 			ratios := map[string]float64{}
 			if !noEtcd {
 				ec, err := startEtcd(ctx, progress, filepath.Join(dir, "etcd"))
@@ -166,6 +185,8 @@ process; all share the machine's 2 cores with the clients.`,
 	f.StringVar(&modes, "modes", "persistent,memory", "server storage modes")
 	f.DurationVar(&dur, "duration", 3*time.Second, "measured time per cell")
 	f.StringVar(&dir, "dir", "strata-data/bench-wor", "data folder of the persistent servers (on the project disk)")
+	f.StringVar(&lengthsFlag, "lengths", "1,3,5", "replica-set sizes for the latency-vs-chain-length sweep ('' to skip)")
+	f.StringVar(&plotPath, "plot", "strata-data/bench/wor-lengths.png", "write the sweep's plot here ('' to skip)")
 	f.BoolVar(&noEtcd, "no-etcd", false, "skip the etcd peer (3 members built from bench/etcd, go.etcd.io/etcd v3.6.16)")
 	return c
 }
@@ -219,4 +240,69 @@ func printWor(w io.Writer, rs []worbench.Result) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%.0f\t%.0f\t%.0f\t\n", r.System, r.Mode, r.Engine, r.Op, r.Size, r.Clients, r.OpsPerSec, r.P50us, r.P99us)
 	}
 	tw.Flush()
+}
+
+// worLengths measures the pre-captured write latency of one client against
+// replica sets of each size (in-memory servers), for both engines: chain
+// replication writes the servers one after another, Paxos in parallel.
+func worLengths(ctx context.Context, progress io.Writer, lengths []int, dur time.Duration) ([]worbench.Result, error) {
+	var out []worbench.Result
+	seg := uint64(1 << 30)
+	for _, n := range lengths {
+		var servers []*server
+		var addrs []string
+		for i := 0; i < n; i++ {
+			s, err := startServer(ctx, "wor", "serve", "--listen", "udp:127.0.0.1:0")
+			if err != nil {
+				return nil, err
+			}
+			servers = append(servers, s)
+			addrs = append(addrs, s.addr)
+		}
+		err := func() error {
+			for _, engine := range []string{"paxos", "chain"} {
+				worEngine = engine
+				wc, node, err := worClient(strings.Join(addrs, ","), 2*time.Second)
+				if err != nil {
+					return err
+				}
+				seg++
+				r, err := worbench.Run(ctx, wc, seg, "write-precaptured", 1, 8, dur)
+				node.Close()
+				if err != nil {
+					return fmt.Errorf("%s with %d servers: %w", engine, n, err)
+				}
+				r.Engine, r.Mode = engine, fmt.Sprintf("memory-%d", n)
+				out = append(out, r)
+				fmt.Fprintf(progress, "%d servers %-5s write-precaptured p50 %7.0f µs\n", n, engine, r.P50us)
+			}
+			return nil
+		}()
+		for _, s := range servers {
+			s.stop()
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func plotLengths(rs []worbench.Result, path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	p := plot.Panel{Title: "pre-captured write, 1 client, in-memory servers", XLabel: "servers in the replica set", YLabel: "p50 us",
+		Series: []plot.Series{{Name: "paxos", Color: plot.Palette[0]}, {Name: "chain", Color: plot.Palette[1]}}}
+	for _, r := range rs {
+		var n int
+		fmt.Sscanf(r.Mode, "memory-%d", &n)
+		i := 0
+		if r.Engine == "chain" {
+			i = 1
+		}
+		p.Series[i].X = append(p.Series[i].X, float64(n))
+		p.Series[i].Y = append(p.Series[i].Y, r.P50us)
+	}
+	return plot.Render(path, []plot.Panel{p}, 1)
 }
