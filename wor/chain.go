@@ -44,14 +44,12 @@ func NewChain(node *stack.Node, chain []stack.Addr, id uint64, timeout time.Dura
 func (c *Chain) one(to stack.Addr, req request, cb func(response, error)) {
 	_, err := c.node.CallAsync(to, req.encode(), c.timeout, func(b []byte, err error) {
 		var r response
-		if err == nil {
-			r, err = decodeResponse(b)
-			err = statusErr(err, r.Status)
-		}
 		if err != nil {
-			err = fmt.Errorf("%w: %s: %v", ErrUnavailable, to, err)
+			cb(r, fmt.Errorf("%w: %s: %v", ErrUnavailable, to, err))
+			return
 		}
-		cb(r, err)
+		r, err = decodeResponse(b)
+		cb(r, statusErr(err, r.Status))
 	})
 	if err != nil {
 		cb(response{}, fmt.Errorf("%w: %v", ErrUnavailable, err))
@@ -140,3 +138,6 @@ func (c *Chain) read(addr uint64, tries int, cb func([]byte, error)) {
 		})
 	})
 }
+
+// Trim tells every server of the chain to forget segment seg.
+func (c *Chain) Trim(seg uint64, cb func(error)) { trimAll(c.node, c.chain, c.timeout, seg, cb) }

@@ -18,6 +18,8 @@ var (
 	ErrUnwritten = errors.New("wor: register not written")
 	// ErrUnavailable: no majority of the replica set answered in time.
 	ErrUnavailable = errors.New("wor: no majority answered")
+	// ErrTrimmed: the register's segment was trimmed.
+	ErrTrimmed = errors.New("wor: segment trimmed")
 	// ErrStorage: a server could not store the state (its storage is full,
 	// or the value is too large for it).
 	ErrStorage = errors.New("wor: server could not store the state")
@@ -109,6 +111,10 @@ func (c *Paxos) broadcast(req request, cb func([]response, error)) {
 			var out []response
 			var outErr error
 			switch {
+			case errors.Is(err, ErrTrimmed):
+				// Any server of the quorum saying so is enough: the
+				// caller completes the trim everywhere.
+				outErr, done = ErrTrimmed, true
 			case len(got) == maj:
 				out, done = got, true
 			case failed > n-maj:
@@ -252,6 +258,11 @@ func statusErr(err error, status byte) error {
 		return fmt.Errorf("%w: server rejected the request", ErrMalformed)
 	case status == stFull:
 		return ErrStorage
+	case status == stTrim:
+		return ErrTrimmed
 	}
 	return nil
 }
+
+// Trim tells every replica to forget segment seg.
+func (c *Paxos) Trim(seg uint64, cb func(error)) { trimAll(c.node, c.replicas, c.timeout, seg, cb) }

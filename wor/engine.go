@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"time"
+
+	"strata/stack"
 )
 
 // Engine is how registers are made durable and agreed on: the paxos engine
@@ -30,6 +33,57 @@ type Engine interface {
 	Capture(addr uint64, cb func(CaptureID, error))
 	Write(addr uint64, value []byte, cid CaptureID, cb func(error))
 	Read(addr uint64, cb func([]byte, error))
+	// Trim tells every server to forget segment seg and refuse its
+	// registers (called once the segment's trim register is written, and
+	// again to complete a trim some servers missed).
+	Trim(seg uint64, cb func(error))
+}
+
+// trimAll sends a trim to every server and reports success once a
+// majority has it (the others learn it when a client meets them).
+func trimAll(node *stack.Node, servers []stack.Addr, timeout time.Duration, seg uint64, cb func(error)) {
+	var mu sync.Mutex
+	ok, failed, done := 0, 0, false
+	maj := len(servers)/2 + 1
+	body := request{Op: opTrim, Addr: seg}.encode()
+	for _, s := range servers {
+		_, err := node.CallAsync(s, body, timeout, func(b []byte, err error) {
+			if err == nil {
+				var r response
+				r, err = decodeResponse(b)
+				err = statusErr(err, r.Status)
+			}
+			mu.Lock()
+			if err == nil {
+				ok++
+			} else {
+				failed++
+			}
+			var out error
+			fire := false
+			switch {
+			case done:
+			case ok == maj:
+				done, fire = true, true
+			case failed > len(servers)-maj:
+				done, fire, out = true, true, fmt.Errorf("%w: trim: %v", ErrUnavailable, err)
+			}
+			mu.Unlock()
+			if fire {
+				cb(out)
+			}
+		})
+		if err != nil {
+			mu.Lock()
+			failed++
+			fire := !done && failed > len(servers)-maj
+			done = done || fire
+			mu.Unlock()
+			if fire {
+				cb(fmt.Errorf("%w: trim: %v", ErrUnavailable, err))
+			}
+		}
+	}
 }
 
 var _ Engine = (*Paxos)(nil)

@@ -118,3 +118,42 @@ func TestSlotCodec(t *testing.T) {
 		t.Fatal("zero slot is not empty")
 	}
 }
+
+// A trim is durable: after a crash the server still refuses the segment.
+func TestPersistentTrim(t *testing.T) {
+	d := disk.NewCrashDisk(2 + 64 + 256)
+	if err := journal.Format(d, 64); err != nil {
+		t.Fatal(err)
+	}
+	j := newJournal(t, d)
+	s, err := NewPersistentServer(j, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := func(s *Server, r request) response {
+		done := make(chan []byte, 1)
+		s.HandleAsync("c", r.encode(), func(b []byte) { done <- b })
+		resp, err := decodeResponse(<-done)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp
+	}
+	call(s, request{Op: opAccept, Addr: Addr(5, 1), Ballot: 3, Value: []byte("x")})
+	call(s, request{Op: opAccept, Addr: Addr(6, 1), Ballot: 3, Value: []byte("y")})
+	if r := call(s, request{Op: opTrim, Addr: 5}); r.Status != stOK {
+		t.Fatalf("trim: status %d", r.Status)
+	}
+	nd := d.CrashRandom(rand.New(rand.NewPCG(1, 2))) // the trim's reply was durable
+	j.Close()
+	s2, err := NewPersistentServer(newJournal(t, nd), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r := call(s2, request{Op: opRead, Addr: Addr(5, 1)}); r.Status != stTrim {
+		t.Fatalf("trimmed segment after recovery: status %d", r.Status)
+	}
+	if r := call(s2, request{Op: opRead, Addr: Addr(6, 1)}); r.Status != stOK || string(r.Value) != "y" {
+		t.Fatalf("other segment after recovery: %+v", r)
+	}
+}

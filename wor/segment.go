@@ -17,6 +17,7 @@ const (
 	// MaxOffset bounds the data offsets of a segment.
 	MaxOffset  = 1<<offsetBits - 2
 	metaOffset = 1<<offsetBits - 1
+	trimOffset = 1<<offsetBits - 2 // the segment's trim register
 	// MaxSegment bounds segment ids.
 	MaxSegment = 1<<(64-offsetBits) - 1
 )
@@ -83,7 +84,14 @@ func (c *Client) Alloc(ctx context.Context, seg uint64, metadata []byte) error {
 	if seg > MaxSegment {
 		return fmt.Errorf("wor: segment %d out of range", seg)
 	}
-	meta := append([]byte{1}, metadata...) // never empty: written means allocated
+	// Stored as 1, a random token, then the metadata: never empty (written
+	// means allocated), and a caller whose own earlier attempt was
+	// completed by someone else recognises its token and knows it won.
+	var token [16]byte
+	for i := range token {
+		token[i] = byte(rand.Uint32())
+	}
+	meta := append(append([]byte{1}, token[:]...), metadata...)
 	addr := Addr(seg, metaOffset)
 	for attempt := 0; ; attempt++ {
 		cid, err := wait(ctx, func(cb func(CaptureID, error)) { c.e.Capture(addr, cb) })
@@ -99,7 +107,10 @@ func (c *Client) Alloc(ctx context.Context, seg uint64, metadata []byte) error {
 			return nil
 		case errors.As(err, &we):
 			c.markAllocated(seg)
-			return &AllocatedError{Metadata: we.Value[1:]}
+			if len(we.Value) >= 1+len(token) && string(we.Value[1:1+len(token)]) == string(token[:]) {
+				return nil // our own value, chosen through another client's completion
+			}
+			return &AllocatedError{Metadata: metaOf(we.Value)}
 		case errors.Is(err, ErrPreempted) && ctx.Err() == nil:
 			// Duelling proposers: back off for a random, growing time so
 			// one of them gets through (Paxos has no progress guarantee
@@ -124,10 +135,18 @@ func (c *Client) Metadata(ctx context.Context, seg uint64) ([]byte, error) {
 		return nil, fmt.Errorf("%w: segment %d", ErrNotAllocated, seg)
 	}
 	if err != nil {
-		return nil, err
+		return nil, c.trimmed(ctx, seg, err)
 	}
 	c.markAllocated(seg)
-	return v[1:], nil
+	return metaOf(v), nil
+}
+
+// metaOf strips the marker and token Alloc stores in front of metadata.
+func metaOf(v []byte) []byte {
+	if len(v) < 17 {
+		return nil
+	}
+	return v[17:]
 }
 
 func (c *Client) markAllocated(seg uint64) {
@@ -150,12 +169,54 @@ func (c *Client) requireAllocated(ctx context.Context, seg, off uint64) error {
 	return err
 }
 
+// Trim garbage-collects segment seg (WormSpace §3.1): it writes the
+// segment's trim register, so that the trim is agreed on, then has every
+// server forget the segment. Every later call on its registers fails with
+// ErrTrimmed.
+func (c *Client) Trim(ctx context.Context, seg uint64) error {
+	if err := c.requireAllocated(ctx, seg, 0); err != nil {
+		return err
+	}
+	addr := Addr(seg, trimOffset)
+	for attempt := 0; ; attempt++ {
+		cid, err := wait(ctx, func(cb func(CaptureID, error)) { c.e.Capture(addr, cb) })
+		if err == nil {
+			err = c.do(ctx, func(cb func(error)) { c.e.Write(addr, []byte("trim"), cid, cb) })
+		}
+		switch {
+		case err == nil, errors.Is(err, ErrWritten), errors.Is(err, ErrTrimmed):
+			return c.do(ctx, func(cb func(error)) { c.e.Trim(seg, cb) })
+		case errors.Is(err, ErrPreempted) && attempt < 8:
+			continue
+		default:
+			return err
+		}
+	}
+}
+
+func (c *Client) do(ctx context.Context, start func(func(error))) error {
+	_, err := wait(ctx, func(cb func(struct{}, error)) { start(func(err error) { cb(struct{}{}, err) }) })
+	return err
+}
+
+// trimmed completes a trim some servers reported, then returns ErrTrimmed.
+func (c *Client) trimmed(ctx context.Context, seg uint64, err error) error {
+	if !errors.Is(err, ErrTrimmed) {
+		return err
+	}
+	if terr := c.do(ctx, func(cb func(error)) { c.e.Trim(seg, cb) }); terr != nil {
+		return fmt.Errorf("%w (completing the trim failed: %v)", ErrTrimmed, terr)
+	}
+	return fmt.Errorf("%w: segment %d", ErrTrimmed, seg)
+}
+
 // Capture captures register (seg, off) for a following Write.
 func (c *Client) Capture(ctx context.Context, seg, off uint64) (CaptureID, error) {
 	if err := c.requireAllocated(ctx, seg, off); err != nil {
 		return 0, err
 	}
-	return wait(ctx, func(cb func(CaptureID, error)) { c.e.Capture(Addr(seg, off), cb) })
+	cid, err := wait(ctx, func(cb func(CaptureID, error)) { c.e.Capture(Addr(seg, off), cb) })
+	return cid, c.trimmed(ctx, seg, err)
 }
 
 // Write writes value with a capture from Capture (0: unsafe write). If the
@@ -164,10 +225,8 @@ func (c *Client) Write(ctx context.Context, seg, off uint64, value []byte, cid C
 	if err := c.requireAllocated(ctx, seg, off); err != nil {
 		return err
 	}
-	_, err := wait(ctx, func(cb func(struct{}, error)) {
-		c.e.Write(Addr(seg, off), value, cid, func(err error) { cb(struct{}{}, err) })
-	})
-	return err
+	err := c.do(ctx, func(cb func(error)) { c.e.Write(Addr(seg, off), value, cid, cb) })
+	return c.trimmed(ctx, seg, err)
 }
 
 // Read returns the register's value, or ErrUnwritten.
@@ -175,5 +234,6 @@ func (c *Client) Read(ctx context.Context, seg, off uint64) ([]byte, error) {
 	if err := c.requireAllocated(ctx, seg, off); err != nil {
 		return nil, err
 	}
-	return wait(ctx, func(cb func([]byte, error)) { c.e.Read(Addr(seg, off), cb) })
+	v, err := wait(ctx, func(cb func([]byte, error)) { c.e.Read(Addr(seg, off), cb) })
+	return v, c.trimmed(ctx, seg, err)
 }

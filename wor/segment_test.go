@@ -16,6 +16,11 @@ import (
 // realCluster starts n in-memory wormservers and returns their addresses
 // and a factory for client nodes, all on loopback UDP.
 func realCluster(t *testing.T, n int) ([]stack.Addr, func() *stack.Node) {
+	addrs, mk, _ := realClusterServers(t, n)
+	return addrs, mk
+}
+
+func realClusterServers(t *testing.T, n int) ([]stack.Addr, func() *stack.Node, []*Server) {
 	t.Helper()
 	ch, err := layers.Configure([]stack.Prop{stack.Reliable, stack.RPC})
 	if err != nil {
@@ -31,12 +36,14 @@ func realCluster(t *testing.T, n int) ([]stack.Addr, func() *stack.Node) {
 		return nd
 	}
 	var addrs []stack.Addr
+	var servers []*Server
 	for i := 0; i < n; i++ {
 		nd := mk()
-		nd.HandleAsync(NewServer(nil).HandleAsync)
-		addrs = append(addrs, nd.Local())
+		srv := NewServer(nil)
+		nd.HandleAsync(srv.HandleAsync)
+		addrs, servers = append(addrs, nd.Local()), append(servers, srv)
 	}
-	return addrs, mk
+	return addrs, mk, servers
 }
 
 // Racing Allocs of one segment: exactly one wins, every loser learns the
@@ -122,5 +129,77 @@ func TestAllocRaceAndSegments(t *testing.T) {
 	}
 	if _, err := clients[2].Read(ctx, 1, 8); !errors.Is(err, ErrUnwritten) {
 		t.Fatalf("read of an unwritten register: %v", err)
+	}
+}
+
+// Trim: once a segment is trimmed every call on it fails with ErrTrimmed,
+// and a trim that reached only some servers is completed by the first
+// client that meets it.
+func TestTrim(t *testing.T) {
+	addrs, mk, servers := realClusterServers(t, 3)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := func(id uint64) *Client {
+		e, err := NewPaxos(mk(), addrs, id, 200*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return NewClient(e)
+	}
+	a, b := client(1), client(2)
+	for _, seg := range []uint64{10, 11} {
+		if err := a.Alloc(ctx, seg, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Write(ctx, seg, 0, []byte("v"), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := a.Trim(ctx, 10); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.Read(ctx, 10, 0); !errors.Is(err, ErrTrimmed) {
+		t.Fatalf("read after trim: %v", err)
+	}
+	if err := b.Write(ctx, 10, 1, []byte("x"), 0); !errors.Is(err, ErrTrimmed) {
+		t.Fatalf("write after trim by another client: %v", err)
+	}
+	// Trim returns once a majority has it; the last copy may be in flight.
+	for i, s := range servers {
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+			s.mu.Lock()
+			kept := s.accs[Addr(10, 0)] != nil
+			s.mu.Unlock()
+			if !kept {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("server %d kept state of a trimmed register", i)
+			}
+		}
+	}
+	// A partial trim: two of three servers got it.
+	trim := request{Op: opTrim, Addr: 11}.encode()
+	servers[0].Handle("test", trim)
+	servers[1].Handle("test", trim)
+	v, err := b.Read(ctx, 11, 0)
+	if !errors.Is(err, ErrTrimmed) {
+		t.Fatalf("read of a partially trimmed segment: %q, %v", v, err)
+	}
+	// The completion needs only a majority before returning; the third
+	// server's copy may still be on its way.
+	var r response
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(5 * time.Millisecond) {
+		r, err = decodeResponse(servers[2].Handle("test", request{Op: opRead, Addr: Addr(11, 0)}.encode()))
+		if err != nil || r.Status == stTrim || time.Now().After(deadline) {
+			break
+		}
+	}
+	if err != nil || r.Status != stTrim {
+		t.Fatalf("the third server was not told about the trim: status %d, %v", r.Status, err)
+	}
+	// Segment 12 is untouched by all this.
+	if err := a.Alloc(ctx, 12, nil); err != nil {
+		t.Fatal(err)
 	}
 }

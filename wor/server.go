@@ -22,10 +22,11 @@ type acceptor struct {
 // or persistent in a journal. In persistent mode a reply leaves only once
 // the state it reports is durable; concurrent requests share barriers.
 type Server struct {
-	mu    sync.Mutex
-	accs  map[uint64]*acceptor
-	log   *slog.Logger
-	store *journalStore // nil: memory mode
+	mu      sync.Mutex
+	accs    map[uint64]*acceptor
+	trimmed map[uint64]bool // segment ids
+	log     *slog.Logger
+	store   *journalStore // nil: memory mode
 
 	Requests  [4]uint64 // by operation (index 0: malformed)
 	Conflicts uint64    // accepts of a different value at a new ballot after one was accepted (should stay 0 for chosen values)
@@ -36,7 +37,7 @@ func NewServer(log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Server{accs: map[uint64]*acceptor{}, log: log}
+	return &Server{accs: map[uint64]*acceptor{}, trimmed: map[uint64]bool{}, log: log}
 }
 
 // NewPersistentServer recovers a wormserver from a journal.
@@ -48,6 +49,12 @@ func NewPersistentServer(j *journal.Journal, log *slog.Logger) (*Server, error) 
 		return nil, fmt.Errorf("wor: recover acceptor state: %w", err)
 	}
 	s.accs = accs
+	for addr, a := range accs {
+		if addr&(1<<offsetBits-1) == trimOffset && a.promised == trimMark {
+			s.trimmed[addr>>offsetBits] = true
+			s.forget(addr >> offsetBits)
+		}
+	}
 	return s, nil
 }
 
@@ -110,7 +117,15 @@ func (s *Server) handle(from stack.Addr, req []byte) ([]byte, bool) {
 		s.log.Warn("wor: malformed request", "from", from, "err", err)
 		return response{Status: stErr}.encode(), false
 	}
-	s.Requests[r.Op]++
+	if r.Op < opTrim {
+		s.Requests[r.Op]++
+	}
+	if r.Op == opTrim {
+		return s.trim(r.Addr), false
+	}
+	if s.trimmed[r.Addr>>offsetBits] {
+		return response{Status: stTrim}.encode(), false
+	}
 	a := s.accs[r.Addr]
 	if a == nil {
 		a = &acceptor{}
@@ -149,4 +164,36 @@ func (s *Server) handle(from stack.Addr, req []byte) ([]byte, bool) {
 	}
 	*a = next
 	return response{Status: status, Promised: a.promised, AccBallot: a.accBallot, Has: a.has, Value: a.value}.encode(), changed
+}
+
+// trimMark in the promised ballot of a segment's trim slot records, in
+// persistent mode, that the segment was trimmed here.
+const trimMark = ^uint64(0)
+
+// trim forgets segment seg and refuses its registers from now on. In
+// persistent mode the trim is recorded (durably, before the reply) in the
+// segment's trim slot; the slots of its registers are not reclaimed yet.
+func (s *Server) trim(seg uint64) []byte {
+	if seg > MaxSegment {
+		return response{Status: stErr}.encode()
+	}
+	if !s.trimmed[seg] && s.store != nil {
+		mark := acceptor{promised: trimMark, accBallot: trimMark, has: true}
+		if err := s.store.save(Addr(seg, trimOffset), &mark); err != nil {
+			s.log.Warn("wor: cannot record a trim", "segment", seg, "err", err)
+			return response{Status: stFull}.encode()
+		}
+	}
+	s.trimmed[seg] = true
+	s.forget(seg)
+	return response{Status: stOK}.encode()
+}
+
+// forget drops the in-memory state of every register of seg.
+func (s *Server) forget(seg uint64) {
+	for addr := range s.accs {
+		if addr>>offsetBits == seg {
+			delete(s.accs, addr)
+		}
+	}
 }

@@ -11,11 +11,13 @@ const (
 	opPrepare = 1 // phase 1a: promise not to accept ballots below Ballot
 	opAccept  = 2 // phase 2a: accept Value at Ballot
 	opRead    = 3 // report the acceptor state without changing it
+	opTrim    = 4 // forget segment Addr (a segment id) and refuse its registers from now on
 
 	stOK   = 0
 	stNack = 1 // a higher ballot was promised: Promised says which
 	stErr  = 2 // a malformed request
 	stFull = 3 // the server could not store the new state (full or too large)
+	stTrim = 4 // the register's segment was trimmed
 
 	// MaxValue is the largest value a register holds.
 	MaxValue = 1 << 20
@@ -61,7 +63,7 @@ func decodeRequest(b []byte) (request, error) {
 		return r, fmt.Errorf("%w: request of %d bytes", ErrMalformed, len(b))
 	}
 	r.Op = b[0]
-	if r.Op < opPrepare || r.Op > opRead {
+	if r.Op < opPrepare || r.Op > opTrim {
 		return r, fmt.Errorf("%w: unknown operation %d", ErrMalformed, r.Op)
 	}
 	r.Addr = binary.BigEndian.Uint64(b[1:])
@@ -96,7 +98,7 @@ func decodeResponse(b []byte) (response, error) {
 		return r, fmt.Errorf("%w: response of %d bytes", ErrMalformed, len(b))
 	}
 	r.Status = b[0]
-	if r.Status > stFull || b[17] > 1 {
+	if r.Status > stTrim || b[17] > 1 {
 		return r, fmt.Errorf("%w: bad status or flag", ErrMalformed)
 	}
 	r.Promised = binary.BigEndian.Uint64(b[1:])
