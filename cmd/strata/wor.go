@@ -34,7 +34,7 @@ func worCmd() *cobra.Command {
 		Use:   "wor",
 		Short: "Write-once registers (WormSpace): servers and client commands",
 	}
-	c.AddCommand(worServeCmd(), worAllocCmd(), worPutCmd(), worGetCmd())
+	c.AddCommand(worServeCmd(), worAllocCmd(), worPutCmd(), worGetCmd(), worTrimCmd())
 	c.PersistentFlags().StringVar(&worEngine, "engine", "paxos", "client engine: paxos (majority quorums) or chain (chain replication, head first in --servers)")
 	return c
 }
@@ -370,4 +370,29 @@ func withWorClient(cmd *cobra.Command, servers string, timeout time.Duration, fn
 func worClientFlags(c *cobra.Command, servers *string, timeout *time.Duration) {
 	c.Flags().StringVar(servers, "servers", defaultServers, "the replica set")
 	c.Flags().DurationVar(timeout, "timeout", time.Second, "per-request timeout")
+}
+
+func worTrimCmd() *cobra.Command {
+	var servers string
+	var timeout time.Duration
+	c := &cobra.Command{
+		Use:   "trim SEG",
+		Short: "Trim a segment: servers forget it and refuse its registers from now on",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			seg, err := parseUint("segment", args[0])
+			if err != nil {
+				return err
+			}
+			return withWorClient(cmd, servers, timeout, func(ctx context.Context, c *wor.Client) error {
+				if err := c.Trim(ctx, seg); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "trimmed segment %d\n", seg)
+				return nil
+			})
+		},
+	}
+	worClientFlags(c, &servers, &timeout)
+	return c
 }
