@@ -8,7 +8,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime/pprof"
-	"strconv"
 	"strings"
 	"time"
 
@@ -114,12 +113,9 @@ func runJournalBench(ctx context.Context, cmd *cobra.Command, quick, asJSON bool
 		}
 	}
 	var cfg jbench.Config
-	for _, s := range strings.Split(gs, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(s))
-		if err != nil || n < 1 || n > 1024 {
-			return fmt.Errorf("--goroutines: %q is not a count in [1,1024]", s)
-		}
-		cfg.Goroutines = append(cfg.Goroutines, n)
+	var err error
+	if cfg.Goroutines, err = parseInts("--goroutines", gs, 1, 1024); err != nil {
+		return err
 	}
 	for _, s := range strings.Split(waits, ",") {
 		switch strings.TrimSpace(s) {

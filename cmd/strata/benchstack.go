@@ -10,7 +10,6 @@ import (
 	"os/exec"
 	"os/signal"
 	"slices"
-	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -77,13 +76,9 @@ Ratios are oriented so that > 1 means Strata is better.`,
 					codeN = 100000
 				}
 			}
-			var callers []int
-			for _, s := range strings.Split(callersFlag, ",") {
-				v, err := strconv.Atoi(strings.TrimSpace(s))
-				if err != nil || v < 1 || v > 256 {
-					return fmt.Errorf("--callers: %q is not a count in [1,256]", s)
-				}
-				callers = append(callers, v)
+			callers, err := parseInts("--callers", callersFlag, 1, 256)
+			if err != nil {
+				return err
 			}
 			var kinds []string
 			for _, s := range strings.Split(transports, ",") {

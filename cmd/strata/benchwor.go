@@ -227,8 +227,8 @@ func worRatios(rs []worbench.Result) map[string]float64 {
 			continue
 		}
 		key := fmt.Sprintf("%s strata/etcd clients=%d size=%d", sop, r.Clients, r.Size)
-		out["ops/s "+key] = float64(int64(s.OpsPerSec/r.OpsPerSec*1000+0.5)) / 1000
-		out["p50 "+key] = float64(int64(r.P50us/s.P50us*1000+0.5)) / 1000
+		out["ops/s "+key] = round3(s.OpsPerSec / r.OpsPerSec)
+		out["p50 "+key] = round3(r.P50us / s.P50us)
 	}
 	return out
 }

@@ -366,7 +366,7 @@ func jgroupsRoundTrip(ctx context.Context, cfg JGConfig) (res JGResult, err erro
 	res.Raw = "A: " + reportLines(rep) + "\nB: " + reportLines(bRep)
 
 	// Exit all: A tells B to exit, then leaves.
-	_ = typeKey("X")
+	typeKey("X") // best effort: both JVMs are killed on return anyway
 	res.Stdin = strings.Join(typed, " ")
 	exitCtx, exitCancel := context.WithTimeout(ctx, 5*time.Second)
 	defer exitCancel()

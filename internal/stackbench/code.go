@@ -20,6 +20,7 @@ type CodeResult struct {
 	UpNs       float64 `json:"up_ns"`   // receiver: wire to application (and its ack)
 	AckNs      float64 `json:"ack_ns"`  // sender: processing the ack
 	AllocsOp   float64 `json:"allocs_per_op"`
+	Delivered  int     `json:"delivered"` // messages the receiver delivered in the measured loop
 	BytesOp    float64 `json:"bytes_per_op"`
 }
 
@@ -80,6 +81,7 @@ func CodeLatency(size, n int, functional bool) CodeResult {
 	runtime.GC()
 	runtime.ReadMemStats(&ms0)
 	var down, up, ack time.Duration
+	before := fb.got
 	for i := 0; i < n; i++ {
 		d, u, k := round()
 		down, up, ack = down+d, up+u, ack+k
@@ -95,7 +97,8 @@ func CodeLatency(size, n int, functional bool) CodeResult {
 	return CodeResult{
 		Size: size, Functional: functional,
 		DownNs: per(down), UpNs: per(up), AckNs: per(ack),
-		AllocsOp: float64(ms1.Mallocs-ms0.Mallocs) / float64(n),
-		BytesOp:  float64(ms1.TotalAlloc-ms0.TotalAlloc) / float64(n),
+		AllocsOp:  float64(ms1.Mallocs-ms0.Mallocs) / float64(n),
+		Delivered: fb.got - before,
+		BytesOp:   float64(ms1.TotalAlloc-ms0.TotalAlloc) / float64(n),
 	}
 }

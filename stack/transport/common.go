@@ -102,6 +102,19 @@ func (c *counters) snapshot() Stats {
 // receiverFunc is what SetReceiver stores.
 type receiverFunc = func(from stack.Addr, data []byte)
 
+// receiver is the slot both transports keep their receiver in.
+type receiver struct{ recv atomic.Pointer[receiverFunc] }
+
+// SetReceiver implements stack.Transport. A datagram being delivered while
+// the receiver is replaced may still go to the old one.
+func (r *receiver) SetReceiver(f func(from stack.Addr, data []byte)) {
+	if f == nil {
+		r.recv.Store(nil)
+		return
+	}
+	r.recv.Store(&f)
+}
+
 // group tracks a transport's goroutines so that Close can wait for them.
 // Unlike a sync.WaitGroup it can wait for all but the calling goroutine,
 // which lets the receiver (running on one of them) call Close.

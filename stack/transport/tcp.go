@@ -48,15 +48,15 @@ type TCPOptions struct {
 // TCP is a stack.Transport over TCP connections carrying length-prefixed
 // frames.
 type TCP struct {
-	ln      *net.TCPListener
-	local   stack.Addr
-	opt     TCPOptions
-	ctx     context.Context // canceled by Close: aborts dials
-	cancel  context.CancelFunc
-	done    chan struct{} // closed by Close
-	rsem    chan struct{} // capacity 1: serializes receiver calls, abandoned on done
-	hello   []byte        // our hello frame payload
-	recv    atomic.Pointer[receiverFunc]
+	ln     *net.TCPListener
+	local  stack.Addr
+	opt    TCPOptions
+	ctx    context.Context // canceled by Close: aborts dials
+	cancel context.CancelFunc
+	done   chan struct{} // closed by Close
+	rsem   chan struct{} // capacity 1: serializes receiver calls, abandoned on done
+	hello  []byte        // our hello frame payload
+	receiver
 	closing atomic.Bool
 
 	mu     sync.Mutex
@@ -142,16 +142,6 @@ func (t *TCP) Local() stack.Addr { return t.local }
 
 // MTU implements stack.Transport: the largest frame.
 func (t *TCP) MTU() int { return t.opt.MTU }
-
-// SetReceiver implements stack.Transport. A frame being delivered while
-// the receiver is replaced may still go to the old one.
-func (t *TCP) SetReceiver(f func(from stack.Addr, data []byte)) {
-	if f == nil {
-		t.recv.Store(nil)
-		return
-	}
-	t.recv.Store(&f)
-}
 
 // Stats returns the transport's counters.
 func (t *TCP) Stats() Stats { return t.stats.snapshot() }

@@ -35,7 +35,7 @@ type UDP struct {
 	mtu   int
 	fam4  bool // the socket is IPv4-only
 
-	recv   atomic.Pointer[receiverFunc]
+	receiver
 	closed atomic.Bool
 	g      group
 	stats  counters
@@ -108,16 +108,6 @@ func (u *UDP) Local() stack.Addr { return u.local }
 
 // MTU implements stack.Transport.
 func (u *UDP) MTU() int { return u.mtu }
-
-// SetReceiver implements stack.Transport. A datagram being delivered while
-// the receiver is replaced may still go to the old one.
-func (u *UDP) SetReceiver(f func(from stack.Addr, data []byte)) {
-	if f == nil {
-		u.recv.Store(nil)
-		return
-	}
-	u.recv.Store(&f)
-}
 
 // Stats returns the transport's counters.
 func (u *UDP) Stats() Stats { return u.stats.snapshot() }
