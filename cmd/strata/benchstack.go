@@ -211,15 +211,18 @@ func runStackBench(ctx context.Context, cmd *cobra.Command, asJSON, jg bool, n, 
 			}
 			_, rawAddr, _ := strings.Cut(rs.addr, ":")
 			for _, c := range callers {
-				order := []string{"strata", "raw"}
+				order := []string{"strata", "strata-event", "raw"}
 				if r%2 == 1 {
 					slices.Reverse(order)
 				}
 				for _, sys := range order {
 					var res stackbench.RTTResult
-					if sys == "strata" {
-						res, err = stackbench.StrataRoundTrip(ctx, stack.Addr(ss.addr), size, n, c)
-					} else {
+					switch sys {
+					case "strata":
+						res, err = stackbench.StrataRoundTrip(ctx, stack.Addr(ss.addr), size, n, c, stackbench.Blocking)
+					case "strata-event":
+						res, err = stackbench.StrataRoundTrip(ctx, stack.Addr(ss.addr), size, n, c, stackbench.Event)
+					default:
 						var rr sbench.RawResult
 						rr, err = sbench.RawRoundTrip(ctx, kind, rawAddr, size, n, c)
 						res = stackbench.RTTResult{System: "raw", Transport: kind, Callers: c, Size: size, N: rr.N, AvgUs: rr.AvgUs, P50Us: rr.P50Us, P99Us: rr.P99Us, ReqPerSec: rr.ReqPerSec}
@@ -288,13 +291,20 @@ func rpsOf(r stackbench.RTTResult) float64 { return r.ReqPerSec }
 func summarizeStack(rep *stackReport, kinds []string, callers []int, jg bool) {
 	for _, k := range kinds {
 		for _, c := range callers {
-			s, raw := medianOf(rep, "strata", k, c, avgOf), medianOf(rep, "raw", k, c, avgOf)
-			rep.Ratios[fmt.Sprintf("rtt strata/raw %s callers=%d", k, c)] = round3(raw / s)
-			rep.Extra[fmt.Sprintf("strata-raw %s callers=%d", k, c)] = round3(s - raw)
-			if jg {
-				j := medianOf(rep, "jgroups", "tcp", c, avgOf)
-				rep.Ratios[fmt.Sprintf("rtt strata/jgroups %s callers=%d", k, c)] = round3(j / s)
-				rep.Ratios[fmt.Sprintf("req/s strata/jgroups %s callers=%d", k, c)] = round3(medianOf(rep, "strata", k, c, rpsOf) / medianOf(rep, "jgroups", "tcp", c, rpsOf))
+			raw := medianOf(rep, "raw", k, c, avgOf)
+			for _, sys := range []string{"strata", "strata-event"} {
+				api := "blocking"
+				if sys == "strata-event" {
+					api = "event"
+				}
+				s := medianOf(rep, sys, k, c, avgOf)
+				rep.Ratios[fmt.Sprintf("rtt strata/raw %s callers=%d api=%s", k, c, api)] = round3(raw / s)
+				rep.Extra[fmt.Sprintf("strata-raw %s callers=%d api=%s", k, c, api)] = round3(s - raw)
+				if jg {
+					j := medianOf(rep, "jgroups", "tcp", c, avgOf)
+					rep.Ratios[fmt.Sprintf("rtt strata/jgroups %s callers=%d api=%s", k, c, api)] = round3(j / s)
+					rep.Ratios[fmt.Sprintf("req/s strata/jgroups %s callers=%d api=%s", k, c, api)] = round3(medianOf(rep, sys, k, c, rpsOf) / medianOf(rep, "jgroups", "tcp", c, rpsOf))
+				}
 			}
 		}
 	}
@@ -317,7 +327,7 @@ func printStack(w io.Writer, rep *stackReport, kinds []string, callers []int, jg
 	fmt.Fprintf(w, "\nround trips on loopback, %d-byte requests, %d calls per cell, median of %d round(s)\n\n", size, n, rounds)
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "system\ttransport\tcallers\tmean µs\tp50 µs\tp99 µs\treq/s\t")
-	systems := []string{"strata", "raw"}
+	systems := []string{"strata", "strata-event", "raw"}
 	if jg {
 		systems = append(systems, "jgroups")
 	}
@@ -342,7 +352,7 @@ func printStack(w io.Writer, rep *stackReport, kinds []string, callers []int, jg
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		fmt.Fprintf(w, "  %-40s %.2f\n", k, rep.Ratios[k])
+		fmt.Fprintf(w, "  %-50s %.2f\n", k, rep.Ratios[k])
 	}
 	fmt.Fprintf(w, "\nStrata's mean round trip minus the raw socket's (µs)\n")
 	keys = keys[:0]
@@ -351,8 +361,9 @@ func printStack(w io.Writer, rep *stackReport, kinds []string, callers []int, jg
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		fmt.Fprintf(w, "  %-40s %+.1f\n", k, rep.Extra[k])
+		fmt.Fprintf(w, "  %-50s %+.1f\n", k, rep.Extra[k])
 	}
+	fmt.Fprintf(w, "\napi=blocking: callers wait in Node.Call; api=event (system strata-event): the next call is issued\nfrom the reply callback with Node.CallAsync, so no goroutine hand-off is on the path.\n")
 	if jg {
 		fmt.Fprintf(w, "\nJGroups mean = senders / req/s (Little's law): RoundTrip's printed average is a sample.\n")
 	}

@@ -42,9 +42,23 @@ func Serve(ctx context.Context, listen string, ready func(stack.Addr)) error {
 	return nil
 }
 
+// API selects how the Strata round-trip client waits for replies.
+type API string
+
+const (
+	// Blocking callers use Node.Call: each caller goroutine parks until the
+	// transport's reader goroutine hands it the reply.
+	Blocking API = "blocking"
+	// Event callers use Node.CallAsync and issue their next request from
+	// the reply callback, which runs on the reader goroutine: the
+	// application sits on top of the stack as in Ensemble, and no goroutine
+	// hand-off is on the round trip's path.
+	Event API = "event"
+)
+
 // StrataRoundTrip makes n calls of size bytes to server from callers
-// concurrent goroutines (one outstanding call each) through one client node.
-func StrataRoundTrip(ctx context.Context, server stack.Addr, size, n, callers int) (RTTResult, error) {
+// concurrent callers (one outstanding call each) through one client node.
+func StrataRoundTrip(ctx context.Context, server stack.Addr, size, n, callers int, api API) (RTTResult, error) {
 	kind, _, _ := strings.Cut(string(server), ":")
 	host := "127.0.0.1"
 	if strings.Contains(string(server), "[") {
@@ -72,6 +86,10 @@ func StrataRoundTrip(ctx context.Context, server stack.Addr, size, n, callers in
 	start := time.Now()
 	for c := 0; c < callers; c++ {
 		wg.Add(1)
+		if api == Event {
+			go eventCaller(ctx, node, server, req, int64(n), &next, &lats[c], errs, wg.Done)
+			continue
+		}
 		go func() {
 			defer wg.Done()
 			for next.Add(1) <= int64(n) {
@@ -103,11 +121,47 @@ func StrataRoundTrip(ctx context.Context, server stack.Addr, size, n, callers in
 		sum += d
 	}
 	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
+	system := "strata"
+	if api == Event {
+		system = "strata-event"
+	}
 	return RTTResult{
-		System: "strata", Transport: kind, Callers: callers, Size: size, N: len(all),
+		System: system, Transport: kind, Callers: callers, Size: size, N: len(all),
 		AvgUs:     us(sum) / float64(len(all)),
-		P50Us:     us(all[len(all)/2]),
+		P50Us:     us(all[min(len(all)-1, len(all)/2)]),
 		P99Us:     us(all[min(len(all)-1, len(all)*99/100)]),
 		ReqPerSec: float64(len(all)) / elapsed.Seconds(),
 	}, nil
+}
+
+// eventCaller keeps one call outstanding, issuing each next call from the
+// previous one's reply callback, until the shared count is used up or the
+// context ends; it calls done once.
+func eventCaller(ctx context.Context, node *stack.Node, server stack.Addr, req []byte, n int64, next *atomic.Int64, lats *[]time.Duration, errs chan<- error, done func()) {
+	var issue func()
+	var t0 time.Time
+	reply := func(_ []byte, err error) {
+		if err == nil {
+			*lats = append(*lats, time.Since(t0))
+			err = ctx.Err()
+		}
+		if err != nil {
+			errs <- err
+			done()
+			return
+		}
+		issue()
+	}
+	issue = func() {
+		if next.Add(1) > n {
+			done()
+			return
+		}
+		t0 = time.Now()
+		if _, err := node.CallAsync(server, req, 10*time.Second, reply); err != nil {
+			errs <- err
+			done()
+		}
+	}
+	issue()
 }

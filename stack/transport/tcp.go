@@ -26,13 +26,14 @@ const (
 )
 
 // helloMagic starts the first frame on every connection a TCP transport
-// dials; the dialer's listen address ("tcp:host:port") follows it.
-const helloMagic = "STRATA-TCP/1 "
+// dials; the dialer's listen address ("tcp:host:port") follows it. Version 2
+// connections carry frames both ways.
+const helloMagic = "STRATA-TCP/2 "
 
 // maxHello bounds the hello frame: the magic and an address.
 const maxHello = len(helloMagic) + 512
 
-// readBufSize is the buffered reader size of each inbound connection:
+// readBufSize is the buffered reader size of each connection:
 // small frames are read many per system call, large ones directly into
 // their buffer.
 const readBufSize = 32 << 10
@@ -69,18 +70,18 @@ type TCP struct {
 
 var _ stack.Transport = (*TCP)(nil)
 
-// peer is the outbound side towards one destination.
+// peer is the sending side towards one destination.
 type peer struct {
 	hostport string
 	mu       sync.Mutex // serializes dialing and frame writes
-	oc       *outConn   // nil until dialed and after a failure
+	oc       *conn      // nil until dialed or adopted, and after a failure
 	hdr      [4]byte
 	bufs     net.Buffers // scratch for the vectored write
 }
 
-// outConn is one dialed connection; its watcher marks it dead when the
-// peer closes it.
-type outConn struct {
+// conn is one connection, dialed or accepted; frames flow both ways on it.
+// Its reader marks it dead when the peer closes it.
+type conn struct {
 	c         *net.TCPConn
 	dead      atomic.Bool
 	lastWrite time.Time // guarded by the peer's mu
@@ -147,7 +148,8 @@ func (t *TCP) MTU() int { return t.opt.MTU }
 func (t *TCP) Stats() Stats { return t.stats.snapshot() }
 
 // Send implements stack.Transport: vec goes out as one frame on the
-// connection to `to`, dialed first if there is none. The frame header and
+// connection to `to` (one we dialed, or one `to` dialed to us), dialed
+// first if there is none. The frame header and
 // vec are written with one writev (net.Buffers), without copying. If the
 // write fails the connection is closed and forgotten, so the next Send
 // dials again.
@@ -182,7 +184,7 @@ func (t *TCP) Send(to stack.Addr, vec [][]byte) error {
 		}
 	}
 	if p.oc == nil {
-		oc, err := t.dial(p.hostport)
+		oc, err := t.dial(to, p.hostport)
 		if err != nil {
 			t.stats.sendErrors.Add(1)
 			return errorf(t.local, "send to %s: %w", to, err)
@@ -238,9 +240,10 @@ func (t *TCP) peer(to stack.Addr) (*peer, error) {
 	return p, nil
 }
 
-// dial connects to hostport, registers the connection, starts its watcher
-// and sends the hello frame.
-func (t *TCP) dial(hostport string) (*outConn, error) {
+// dial connects to to's hostport, registers the connection, sends the
+// hello frame and starts the connection's reader, which reports frames
+// as coming from to.
+func (t *TCP) dial(to stack.Addr, hostport string) (*conn, error) {
 	d := net.Dialer{Timeout: t.opt.DialTimeout}
 	c, err := d.DialContext(t.ctx, "tcp", hostport)
 	if err != nil {
@@ -255,7 +258,7 @@ func (t *TCP) dial(hostport string) (*outConn, error) {
 		tc.Close()
 		return nil, fmt.Errorf("dial %s: set TCP_NODELAY: %w", hostport, err)
 	}
-	oc := &outConn{c: tc}
+	oc := &conn{c: tc}
 	t.mu.Lock()
 	if t.closed {
 		t.mu.Unlock()
@@ -263,7 +266,6 @@ func (t *TCP) dial(hostport string) (*outConn, error) {
 		return nil, ErrClosed
 	}
 	t.conns[tc] = struct{}{}
-	t.g.start(func() { t.watch(oc) })
 	t.mu.Unlock()
 	var hdr [4]byte
 	binary.BigEndian.PutUint32(hdr[:], uint32(len(t.hello)))
@@ -274,23 +276,20 @@ func (t *TCP) dial(hostport string) (*outConn, error) {
 	}
 	oc.lastWrite = now
 	t.stats.dials.Add(1)
-	return oc, nil
-}
-
-// watch waits for the peer to end a dialed connection (the peer never
-// writes on it), then marks it dead so that the next Send redials instead
-// of writing into a closed connection.
-func (t *TCP) watch(oc *outConn) {
-	var b [1]byte
-	n, err := oc.c.Read(b[:])
-	oc.dead.Store(true)
-	switch {
-	case n > 0:
-		t.stats.badFrames.Add(1) // protocol violation
-	case err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !t.closing.Load():
-		t.stats.recvErrors.Add(1)
+	// Start reading only after the hello is out, so that the reader's
+	// failure cannot race with the hello's.
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		tc.Close()
+		return nil, ErrClosed
 	}
-	t.dropConn(oc.c)
+	t.g.start(func() {
+		defer t.dropConn(tc)
+		t.readFrames(oc, bufio.NewReaderSize(tc, readBufSize), to)
+	})
+	t.mu.Unlock()
+	return oc, nil
 }
 
 // dropConn closes c and forgets it.
@@ -335,7 +334,8 @@ func (t *TCP) acceptLoop() {
 }
 
 // serve reads an inbound connection: the hello, then frames, until it ends
-// or breaks the protocol.
+// or breaks the protocol. After the hello the connection also becomes the
+// way to send to the announced address, unless one exists already.
 func (t *TCP) serve(c *net.TCPConn) {
 	defer t.dropConn(c)
 	br := bufio.NewReaderSize(c, readBufSize)
@@ -352,6 +352,22 @@ func (t *TCP) serve(c *net.TCPConn) {
 	if err := c.SetReadDeadline(time.Time{}); err != nil {
 		return
 	}
+	ic := &conn{c: c, lastWrite: time.Now()}
+	if p, err := t.peer(from); err == nil {
+		p.mu.Lock()
+		if p.oc == nil || p.oc.dead.Load() {
+			p.oc = ic
+		}
+		p.mu.Unlock()
+	}
+	t.readFrames(ic, br, from)
+}
+
+// readFrames reads frames from ic and delivers them as sent by from, until
+// the connection ends or breaks the protocol; then it marks ic dead so
+// that the next Send to from dials again.
+func (t *TCP) readFrames(ic *conn, br *bufio.Reader, from stack.Addr) {
+	defer ic.dead.Store(true)
 	var hdr [4]byte
 	for {
 		if _, err := io.ReadFull(br, hdr[:]); err != nil {

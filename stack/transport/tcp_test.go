@@ -326,7 +326,8 @@ func TestTCPGarbage(t *testing.T) {
 			{"random bytes", random},
 			{"huge hello length", []byte{0xff, 0xff, 0xff, 0xff, 'S'}},
 			{"empty hello", withFrame(nil)},
-			{"bad magic", withFrame([]byte("STRATA-TCP/2 tcp:127.0.0.1:4242"))},
+			{"bad magic", withFrame([]byte("STRATA-TCP/1 tcp:127.0.0.1:4242"))},
+			{"garbled magic", withFrame([]byte("STRATA-TCP/9 tcp:127.0.0.1:4242"))},
 			{"bad announced address", withFrame([]byte(helloMagic + "tcp:nowhere"))},
 			{"udp announced address", withFrame([]byte(helloMagic + "udp:127.0.0.1:4242"))},
 			{"huge frame after hello", append(withFrame(hello), 0xff, 0xff, 0xff, 0xff)},
@@ -396,6 +397,48 @@ func TestTCPUnspecifiedListener(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "pong", func() bool { return ina.len() == 1 })
+}
+
+// TestTCPDuplex: replies travel on the connection the requester dialed,
+// so a pair of peers talking both ways uses one connection; when the
+// requester goes away the replier dials its restarted successor.
+func TestTCPDuplex(t *testing.T) {
+	forFamilies(t, func(t *testing.T, host string) {
+		leakCheck(t)
+		a, ina := openTCP(t, host+":0", TCPOptions{})
+		b, inb := openTCP(t, host+":0", TCPOptions{})
+		for i := range 50 {
+			if err := a.Send(b.Local(), [][]byte{{byte(i)}}); err != nil {
+				t.Fatal(err)
+			}
+			waitFor(t, "request", func() bool { return inb.len() == i+1 })
+			if err := b.Send(a.Local(), [][]byte{{byte(i), 'r'}}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		waitFor(t, "replies", func() bool { return ina.len() == 50 })
+		for i, m := range ina.all() {
+			if m.from != b.Local() || len(m.data) != 2 || m.data[0] != byte(i) {
+				t.Fatalf("reply %d: %v from %q", i, m.data, m.from)
+			}
+		}
+		if sa, sb := a.Stats(), b.Stats(); sa.Dials != 1 || sa.Accepts != 0 || sb.Dials != 0 || sb.Accepts != 1 {
+			t.Fatalf("a %+v, b %+v: want one connection, dialed by a", sa, sb)
+		}
+		addr := a.Local()
+		if err := a.Close(); err != nil {
+			t.Fatal(err)
+		}
+		_, hp, _ := Parse(addr)
+		_, ina2 := openTCP(t, hp, TCPOptions{})
+		sendUntilDelivered(t, b, addr, ina2, 3)
+		if m := ina2.all()[0]; m.from != b.Local() {
+			t.Fatalf("after the restart: from %q, want %q", m.from, b.Local())
+		}
+		if st := b.Stats(); st.Dials != 1 {
+			t.Fatalf("b after a's restart: %+v, want Dials=1", st)
+		}
+	})
 }
 
 // TestTCPPeerRestart: after the peer restarts on the same port, sending
