@@ -23,6 +23,7 @@ type Chain struct {
 	node    *stack.Node
 	chain   []stack.Addr
 	timeout time.Duration
+	conf
 	*ballots
 }
 
@@ -42,7 +43,7 @@ func NewChain(node *stack.Node, chain []stack.Addr, id uint64, timeout time.Dura
 
 // one sends req to a single server.
 func (c *Chain) one(to stack.Addr, req request, cb func(response, error)) {
-	_, err := c.node.CallAsync(to, req.encode(), c.timeout, func(b []byte, err error) {
+	_, err := c.node.CallAsync(to, c.stamp(req).encode(), c.timeout, func(b []byte, err error) {
 		var r response
 		if err != nil {
 			cb(r, fmt.Errorf("%w: %s: %v", ErrUnavailable, to, err))
@@ -140,4 +141,6 @@ func (c *Chain) read(addr uint64, tries int, cb func([]byte, error)) {
 }
 
 // Trim tells every server of the chain to forget segment seg.
-func (c *Chain) Trim(seg uint64, cb func(error)) { trimAll(c.node, c.chain, c.timeout, seg, cb) }
+func (c *Chain) Trim(seg uint64, cb func(error)) {
+	trimAll(c.node, c.chain, c.timeout, c.stamp(request{Op: opTrim, Addr: seg}), cb)
+}

@@ -25,6 +25,13 @@ var (
 	ErrStorage = errors.New("wor: server could not store the state")
 	// ErrWritten matches a *WrittenError.
 	ErrWritten = errors.New("wor: already written")
+	// ErrSealed: the partition's configuration the request was sent under
+	// was sealed by a reconfiguration; fetch the new one and retry (the
+	// cluster client does this itself).
+	ErrSealed = errors.New("wor: configuration sealed")
+	// ErrNotReady: the servers do not serve the request's configuration
+	// yet (a reconfiguration is installing it); retry shortly.
+	ErrNotReady = errors.New("wor: configuration not active yet")
 )
 
 // WrittenError reports that a register already held a value; the write
@@ -53,8 +60,16 @@ type Paxos struct {
 	node     *stack.Node
 	replicas []stack.Addr
 	timeout  time.Duration
+	conf
 	*ballots
 }
+
+// conf is the partition and configuration epoch an engine's requests
+// carry.
+type conf struct{ part, epoch uint32 }
+
+// stamp sets the request's partition and epoch.
+func (c conf) stamp(r request) request { r.Part, r.Epoch = c.part, c.epoch; return r }
 
 type captureKey struct {
 	addr uint64
@@ -90,7 +105,7 @@ func (c *Paxos) broadcast(req request, cb func([]response, error)) {
 	var mu sync.Mutex
 	var got []response
 	failed, done := 0, false
-	body := req.encode()
+	body := c.stamp(req).encode()
 	for _, r := range c.replicas {
 		_, err := c.node.CallAsync(r, body, c.timeout, func(b []byte, err error) {
 			var resp response
@@ -111,10 +126,11 @@ func (c *Paxos) broadcast(req request, cb func([]response, error)) {
 			var out []response
 			var outErr error
 			switch {
-			case errors.Is(err, ErrTrimmed):
+			case errors.Is(err, ErrTrimmed), errors.Is(err, ErrSealed):
 				// Any server of the quorum saying so is enough: the
-				// caller completes the trim everywhere.
-				outErr, done = ErrTrimmed, true
+				// caller completes the trim everywhere, or fetches the
+				// new configuration.
+				outErr, done = err, true
 			case len(got) == maj:
 				out, done = got, true
 			case failed > n-maj:
@@ -260,9 +276,15 @@ func statusErr(err error, status byte) error {
 		return ErrStorage
 	case status == stTrim:
 		return ErrTrimmed
+	case status == stSealed:
+		return ErrSealed
+	case status == stNotReady:
+		return ErrNotReady
 	}
 	return nil
 }
 
 // Trim tells every replica to forget segment seg.
-func (c *Paxos) Trim(seg uint64, cb func(error)) { trimAll(c.node, c.replicas, c.timeout, seg, cb) }
+func (c *Paxos) Trim(seg uint64, cb func(error)) {
+	trimAll(c.node, c.replicas, c.timeout, c.stamp(request{Op: opTrim, Addr: seg}), cb)
+}

@@ -41,11 +41,11 @@ type Engine interface {
 
 // trimAll sends a trim to every server and reports success once a
 // majority has it (the others learn it when a client meets them).
-func trimAll(node *stack.Node, servers []stack.Addr, timeout time.Duration, seg uint64, cb func(error)) {
+func trimAll(node *stack.Node, servers []stack.Addr, timeout time.Duration, req request, cb func(error)) {
 	var mu sync.Mutex
 	ok, failed, done := 0, 0, false
 	maj := len(servers)/2 + 1
-	body := request{Op: opTrim, Addr: seg}.encode()
+	body := req.encode()
 	for _, s := range servers {
 		_, err := node.CallAsync(s, body, timeout, func(b []byte, err error) {
 			if err == nil {
@@ -63,6 +63,8 @@ func trimAll(node *stack.Node, servers []stack.Addr, timeout time.Duration, seg 
 			fire := false
 			switch {
 			case done:
+			case errors.Is(err, ErrSealed):
+				done, fire, out = true, true, err
 			case ok == maj:
 				done, fire = true, true
 			case failed > len(servers)-maj:

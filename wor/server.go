@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 
 	"strata/journal"
@@ -16,20 +17,32 @@ type acceptor struct {
 	accBallot uint64
 	has       bool
 	value     []byte
+	part      uint32 // the partition it belongs to (from the requests that made it)
+}
+
+// partState is a server's configuration state for one partition: the
+// epoch it serves, and whether it serves it yet (a sealed epoch is
+// inactive until the new configuration's state is installed).
+type partState struct {
+	epoch  uint32
+	active bool
 }
 
 // Server is a wormserver: a map from address to acceptor state, in memory
 // or persistent in a journal. In persistent mode a reply leaves only once
 // the state it reports is durable; concurrent requests share barriers.
 type Server struct {
-	mu      sync.Mutex
-	accs    map[uint64]*acceptor
-	trimmed map[uint64]bool // segment ids
-	log     *slog.Logger
-	store   *journalStore // nil: memory mode
+	mu       sync.Mutex
+	accs     map[uint64]*acceptor
+	trimmed  map[uint64]bool   // segment ids
+	trimPart map[uint64]uint32 // the partition of each trimmed segment
+	parts    map[uint32]partState
+	joining  bool // partitions not in parts are not served until installed
+	log      *slog.Logger
+	store    *journalStore // nil: memory mode
 
-	Requests  [4]uint64 // by operation (index 0: malformed)
-	Conflicts uint64    // accepts of a different value at a new ballot after one was accepted (should stay 0 for chosen values)
+	Requests  [opMax + 1]uint64 // by operation (index 0: malformed)
+	Conflicts uint64            // accepts of a different value at a new ballot after one was accepted (should stay 0 for chosen values)
 }
 
 // NewServer returns an empty wormserver.
@@ -37,22 +50,39 @@ func NewServer(log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Server{accs: map[uint64]*acceptor{}, trimmed: map[uint64]bool{}, log: log}
+	return &Server{accs: map[uint64]*acceptor{}, trimmed: map[uint64]bool{}, trimPart: map[uint64]uint32{}, parts: map[uint32]partState{}, log: log}
+}
+
+// Join makes a server that is new to its partitions: it serves none of
+// them until a reconfiguration installs their state on it. (A server of
+// the initial configuration serves epoch 0 of every partition at once; a
+// server that replaces another must not, or it would answer "unwritten"
+// for registers it never saw.)
+func (s *Server) Join() {
+	s.mu.Lock()
+	s.joining = true
+	s.mu.Unlock()
 }
 
 // NewPersistentServer recovers a wormserver from a journal.
 func NewPersistentServer(j *journal.Journal, log *slog.Logger) (*Server, error) {
 	s := NewServer(log)
-	s.store = &journalStore{j: j, slots: map[uint64]uint64{}}
-	accs, err := s.store.load()
+	s.store = &journalStore{j: j, slots: map[uint64]uint64{}, parts: map[uint32]uint64{}}
+	accs, parts, err := s.store.load()
 	if err != nil {
 		return nil, fmt.Errorf("wor: recover acceptor state: %w", err)
 	}
-	s.accs = accs
+	s.accs, s.parts = accs, parts
 	for addr, a := range accs {
 		if addr&(1<<offsetBits-1) == trimOffset && a.promised == trimMark {
 			s.trimmed[addr>>offsetBits] = true
-			s.forget(addr >> offsetBits)
+		}
+	}
+	// Finish reclaiming the slots of trimmed segments (a crash may have
+	// cut a trim short).
+	for seg := range s.trimmed {
+		if err := s.forget(seg); err != nil {
+			return nil, fmt.Errorf("wor: reclaim trimmed segment %d: %w", seg, err)
 		}
 	}
 	return s, nil
@@ -62,6 +92,7 @@ func NewPersistentServer(j *journal.Journal, log *slog.Logger) (*Server, error) 
 type Stats struct {
 	Malformed, Prepares, Accepts, Reads uint64
 	Registers                           int
+	FreeSlots                           int    // reclaimed journal slots awaiting reuse (persistent mode)
 	Barriers                            uint64 // journal barriers (persistent mode)
 }
 
@@ -69,6 +100,9 @@ type Stats struct {
 func (s *Server) Stats() Stats {
 	s.mu.Lock()
 	st := Stats{Malformed: s.Requests[0], Prepares: s.Requests[opPrepare], Accepts: s.Requests[opAccept], Reads: s.Requests[opRead], Registers: len(s.accs)}
+	if s.store != nil {
+		st.FreeSlots = len(s.store.free)
+	}
 	s.mu.Unlock()
 	if s.store != nil {
 		st.Barriers = s.store.j.Stats().Barriers
@@ -117,24 +151,40 @@ func (s *Server) handle(from stack.Addr, req []byte) ([]byte, bool) {
 		s.log.Warn("wor: malformed request", "from", from, "err", err)
 		return response{Status: stErr}.encode(), false
 	}
-	if r.Op < opTrim {
-		s.Requests[r.Op]++
+	s.Requests[r.Op]++
+	switch r.Op {
+	case opSeal:
+		return s.seal(r), false
+	case opDump:
+		return s.dump(r), false
+	case opInstall:
+		return s.install(from, r), false
+	case opActivate:
+		return s.activate(r), false
+	}
+	ps := s.partState(r.Part)
+	switch {
+	case r.Epoch < ps.epoch:
+		return response{Status: stSealed, Promised: uint64(ps.epoch)}.encode(), false
+	case r.Epoch > ps.epoch || !ps.active:
+		return response{Status: stNotReady, Promised: uint64(ps.epoch)}.encode(), false
 	}
 	if r.Op == opTrim {
-		return s.trim(r.Addr), false
+		return s.trim(r.Addr, r.Part), false
 	}
 	if s.trimmed[r.Addr>>offsetBits] {
 		return response{Status: stTrim}.encode(), false
 	}
 	a := s.accs[r.Addr]
 	if a == nil {
-		a = &acceptor{}
+		a = &acceptor{part: r.Part}
 		if r.Op != opRead {
 			s.accs[r.Addr] = a
 		}
 	}
 	status := byte(stOK)
 	next := *a
+	next.part = r.Part
 	switch r.Op {
 	case opPrepare:
 		if r.Ballot > a.promised {
@@ -166,6 +216,155 @@ func (s *Server) handle(from stack.Addr, req []byte) ([]byte, bool) {
 	return response{Status: status, Promised: a.promised, AccBallot: a.accBallot, Has: a.has, Value: a.value}.encode(), changed
 }
 
+// partState is the partition's state here; a partition never heard of is
+// served at epoch 0, unless this server joined by reconfiguration.
+func (s *Server) partState(part uint32) partState {
+	if ps, ok := s.parts[part]; ok {
+		return ps
+	}
+	return partState{epoch: 0, active: !s.joining}
+}
+
+func (s *Server) setPart(part uint32, ps partState) []byte {
+	if s.store != nil {
+		if err := s.store.savePart(part, ps); err != nil {
+			s.log.Warn("wor: cannot record a partition's epoch", "part", part, "err", err)
+			return response{Status: stFull}.encode()
+		}
+	}
+	s.parts[part] = ps
+	return nil
+}
+
+// seal stops serving epochs below r.Epoch: from now on clients of the old
+// configuration are told to look for the new one.
+func (s *Server) seal(r request) []byte {
+	ps := s.partState(r.Part)
+	if r.Epoch > ps.epoch {
+		if resp := s.setPart(r.Part, partState{epoch: r.Epoch}); resp != nil {
+			return resp
+		}
+		s.log.Info("wor: partition sealed", "part", r.Part, "epoch", r.Epoch)
+		ps = s.parts[r.Part]
+	}
+	return response{Status: stOK, Promised: uint64(ps.epoch)}.encode()
+}
+
+// activate serves r.Epoch once its state is installed here.
+func (s *Server) activate(r request) []byte {
+	ps := s.partState(r.Part)
+	switch {
+	case r.Epoch < ps.epoch:
+		return response{Status: stSealed, Promised: uint64(ps.epoch)}.encode()
+	case r.Epoch > ps.epoch:
+		return response{Status: stNotReady, Promised: uint64(ps.epoch)}.encode()
+	}
+	if !ps.active {
+		if resp := s.setPart(r.Part, partState{epoch: r.Epoch, active: true}); resp != nil {
+			return resp
+		}
+		s.log.Info("wor: partition active", "part", r.Part, "epoch", r.Epoch)
+	}
+	return response{Status: stOK, Promised: uint64(r.Epoch)}.encode()
+}
+
+// dumpPage bounds the records of one dump reply.
+const dumpPage = 256
+
+// dump returns, in address order, up to dumpPage of the partition's
+// registers (trim marks included) with addresses above r.Addr, or from the
+// start if r.Ballot is 0. The reply's value is a record list; Promised is
+// 1 if more follow.
+func (s *Server) dump(r request) []byte {
+	addrs := make([]uint64, 0, len(s.accs))
+	for addr, a := range s.accs {
+		if a.part == r.Part && (r.Ballot == 0 || addr > r.Addr) {
+			addrs = append(addrs, addr)
+		}
+	}
+	for seg := range s.trimmed {
+		addr := Addr(seg, trimOffset)
+		if _, ok := s.accs[addr]; !ok && s.trimPart[seg] == r.Part && (r.Ballot == 0 || addr > r.Addr) {
+			addrs = append(addrs, addr)
+		}
+	}
+	slices.Sort(addrs)
+	more := len(addrs) > dumpPage
+	if more {
+		addrs = addrs[:dumpPage]
+	}
+	var recs []record
+	for _, addr := range addrs {
+		if a := s.accs[addr]; a != nil {
+			recs = append(recs, record{addr: addr, a: *a})
+		} else {
+			recs = append(recs, record{addr: addr, a: acceptor{promised: trimMark, accBallot: trimMark, has: true, part: r.Part}})
+		}
+	}
+	resp := response{Status: stOK, Has: true, Value: encodeRecords(recs)}
+	if more {
+		resp.Promised = 1
+	}
+	return resp.encode()
+}
+
+// install merges records (from a sealed majority of the old
+// configuration) into the partition's state for epoch r.Epoch: the higher
+// promise, and the accepted value of the higher ballot, win.
+func (s *Server) install(from stack.Addr, r request) []byte {
+	recs, err := decodeRecords(r.Value)
+	if err != nil {
+		s.Requests[0]++
+		s.log.Warn("wor: malformed install", "from", from, "err", err)
+		return response{Status: stErr}.encode()
+	}
+	ps := s.partState(r.Part)
+	switch {
+	case r.Epoch < ps.epoch || (r.Epoch == ps.epoch && ps.active):
+		return response{Status: stSealed, Promised: uint64(ps.epoch)}.encode()
+	case r.Epoch > ps.epoch:
+		if resp := s.setPart(r.Part, partState{epoch: r.Epoch}); resp != nil {
+			return resp
+		}
+	}
+	for _, rec := range recs {
+		seg := rec.addr >> offsetBits
+		if rec.a.promised == trimMark {
+			if resp := s.trimFor(seg, r.Part); resp != nil {
+				return resp
+			}
+			continue
+		}
+		if s.trimmed[seg] {
+			continue
+		}
+		cur := s.accs[rec.addr]
+		next := acceptor{part: r.Part}
+		if cur != nil {
+			next = *cur
+		}
+		changed := false
+		if rec.a.promised > next.promised {
+			next.promised, changed = rec.a.promised, true
+		}
+		if rec.a.has && (!next.has || rec.a.accBallot > next.accBallot) {
+			next.has, next.accBallot, next.value, changed = true, rec.a.accBallot, rec.a.value, true
+			next.promised = max(next.promised, next.accBallot)
+		}
+		if !changed {
+			continue
+		}
+		if s.store != nil {
+			if err := s.store.save(rec.addr, &next); err != nil {
+				s.log.Warn("wor: cannot install acceptor state", "addr", rec.addr, "err", err)
+				return response{Status: stFull}.encode()
+			}
+		}
+		s.accs[rec.addr] = &next
+	}
+	return response{Status: stOK, Promised: uint64(r.Epoch)}.encode()
+}
+
 // trimMark in the promised ballot of a segment's trim slot records, in
 // persistent mode, that the segment was trimmed here.
 const trimMark = ^uint64(0)
@@ -173,27 +372,57 @@ const trimMark = ^uint64(0)
 // trim forgets segment seg and refuses its registers from now on. In
 // persistent mode the trim is recorded (durably, before the reply) in the
 // segment's trim slot; the slots of its registers are not reclaimed yet.
-func (s *Server) trim(seg uint64) []byte {
+func (s *Server) trim(seg uint64, part uint32) []byte {
 	if seg > MaxSegment {
 		return response{Status: stErr}.encode()
 	}
+	if resp := s.trimFor(seg, part); resp != nil {
+		return resp
+	}
+	return response{Status: stOK}.encode()
+}
+
+// trimFor records that seg (of partition part) is trimmed and forgets its
+// registers; it returns an error reply if the trim cannot be recorded.
+func (s *Server) trimFor(seg uint64, part uint32) []byte {
 	if !s.trimmed[seg] && s.store != nil {
-		mark := acceptor{promised: trimMark, accBallot: trimMark, has: true}
+		mark := acceptor{promised: trimMark, accBallot: trimMark, has: true, part: part}
 		if err := s.store.save(Addr(seg, trimOffset), &mark); err != nil {
 			s.log.Warn("wor: cannot record a trim", "segment", seg, "err", err)
 			return response{Status: stFull}.encode()
 		}
 	}
 	s.trimmed[seg] = true
-	s.forget(seg)
-	return response{Status: stOK}.encode()
+	s.trimPart[seg] = part
+	if err := s.forget(seg); err != nil {
+		// The trim itself is recorded; the slots are reclaimed at the
+		// next restart.
+		s.log.Warn("wor: cannot reclaim a trimmed segment's slots", "segment", seg, "err", err)
+	}
+	return nil
 }
 
-// forget drops the in-memory state of every register of seg.
-func (s *Server) forget(seg uint64) {
+// forget drops the state of every register of seg but its trim mark, and
+// in persistent mode reclaims their journal slots.
+func (s *Server) forget(seg uint64) error {
+	var first error
 	for addr := range s.accs {
-		if addr>>offsetBits == seg {
-			delete(s.accs, addr)
+		if addr>>offsetBits != seg {
+			continue
 		}
+		if s.store != nil && addr == Addr(seg, trimOffset) {
+			if _, ok := s.trimPart[seg]; !ok {
+				s.trimPart[seg] = s.accs[addr].part
+			}
+			delete(s.accs, addr) // its slot keeps the trim mark
+			continue
+		}
+		if s.store != nil {
+			if err := s.store.release(addr); err != nil && first == nil {
+				first = err
+			}
+		}
+		delete(s.accs, addr)
 	}
+	return first
 }

@@ -11,11 +11,16 @@ import (
 )
 
 // Persistent acceptor state: one journal block per register (a slot),
-// allocated in order; a slot holds magic, addr, promised ballot, accepted
-// ballot, the value and a CRC.
+// allocated in order; a slot holds magic, flags, addr, promised ballot,
+// accepted ballot, value length, partition, a CRC and the value. Two more
+// kinds of slot reuse the layout: a partition's epoch state (addr: the
+// partition, promised: the epoch, flags bit 1: active) and a free slot
+// (the register's segment was trimmed; the slot is reused).
 const (
-	slotMagic = 0x574f5253 // "WORS"
-	slotHdr   = 4 + 4 + 8 + 8 + 8 + 4 + 4
+	slotMagic = 0x574f5232 // "WOR2": a register
+	partMagic = 0x574f5250 // "WORP": a partition's epoch state
+	freeMagic = 0x574f5246 // "WORF": a reclaimed slot
+	slotHdr   = 4 + 4 + 8 + 8 + 8 + 4 + 4 + 4
 	// MaxPersistentValue is the largest value persistent mode stores (one
 	// block per register in this version).
 	MaxPersistentValue = disk.BlockSize - slotHdr
@@ -24,76 +29,172 @@ const (
 // ErrTooLarge: a value too large for the server's storage mode.
 var ErrTooLarge = errors.New("wor: value too large for this server's storage")
 
-// journalStore keeps acceptor state in a journal.
-type journalStore struct {
-	j     *journal.Journal
-	slots map[uint64]uint64 // addr -> slot (block)
-	next  uint64
-}
+// slotKind tells the kinds of slot apart.
+type slotKind int
 
-func encodeSlot(addr uint64, a *acceptor) []byte {
+const (
+	slotEmpty slotKind = iota // never written
+	slotReg
+	slotPart
+	slotFree
+)
+
+func encodeSlot(magic uint32, addr uint64, a *acceptor, flags uint32) []byte {
 	b := make([]byte, disk.BlockSize)
-	binary.LittleEndian.PutUint32(b[0:], slotMagic)
-	flags := uint32(0)
+	binary.LittleEndian.PutUint32(b[0:], magic)
 	if a.has {
-		flags = 1
+		flags |= 1
 	}
 	binary.LittleEndian.PutUint32(b[4:], flags)
 	binary.LittleEndian.PutUint64(b[8:], addr)
 	binary.LittleEndian.PutUint64(b[16:], a.promised)
 	binary.LittleEndian.PutUint64(b[24:], a.accBallot)
 	binary.LittleEndian.PutUint32(b[32:], uint32(len(a.value)))
+	binary.LittleEndian.PutUint32(b[36:], a.part)
 	copy(b[slotHdr:], a.value)
-	binary.LittleEndian.PutUint32(b[36:], crc32.ChecksumIEEE(append(b[:36:36], b[slotHdr:slotHdr+len(a.value)]...)))
+	binary.LittleEndian.PutUint32(b[40:], crc32.ChecksumIEEE(append(b[:40:40], a.value...)))
 	return b
 }
 
-// decodeSlot returns the register in a slot block; ok is false for a
-// never-written (all-zero) slot.
-func decodeSlot(b []byte) (addr uint64, a acceptor, ok bool, err error) {
-	if binary.LittleEndian.Uint32(b[0:]) == 0 {
-		return 0, a, false, nil
-	}
-	if binary.LittleEndian.Uint32(b[0:]) != slotMagic {
-		return 0, a, false, fmt.Errorf("wor: slot has a bad magic number")
+// decodeSlot returns what a slot block holds; flags are the slot's flag
+// bits above bit 0 (which is a.has).
+func decodeSlot(b []byte) (kind slotKind, addr uint64, a acceptor, flags uint32, err error) {
+	magic := binary.LittleEndian.Uint32(b[0:])
+	switch magic {
+	case 0:
+		return slotEmpty, 0, a, 0, nil
+	case slotMagic:
+		kind = slotReg
+	case partMagic:
+		kind = slotPart
+	case freeMagic:
+		kind = slotFree
+	default:
+		return 0, 0, a, 0, fmt.Errorf("wor: slot has a bad magic number %#x", magic)
 	}
 	n := binary.LittleEndian.Uint32(b[32:])
 	if n > MaxPersistentValue {
-		return 0, a, false, fmt.Errorf("wor: slot value length %d out of range", n)
+		return 0, 0, a, 0, fmt.Errorf("wor: slot value length %d out of range", n)
 	}
-	if binary.LittleEndian.Uint32(b[36:]) != crc32.ChecksumIEEE(append(b[:36:36], b[slotHdr:slotHdr+int(n)]...)) {
-		return 0, a, false, fmt.Errorf("wor: slot checksum mismatch")
+	if binary.LittleEndian.Uint32(b[40:]) != crc32.ChecksumIEEE(append(b[:40:40], b[slotHdr:slotHdr+int(n)]...)) {
+		return 0, 0, a, 0, fmt.Errorf("wor: slot checksum mismatch")
 	}
 	addr = binary.LittleEndian.Uint64(b[8:])
-	a.has = binary.LittleEndian.Uint32(b[4:])&1 != 0
+	flags = binary.LittleEndian.Uint32(b[4:])
+	a.has = flags&1 != 0
 	a.promised = binary.LittleEndian.Uint64(b[16:])
 	a.accBallot = binary.LittleEndian.Uint64(b[24:])
+	a.part = binary.LittleEndian.Uint32(b[36:])
 	a.value = append([]byte(nil), b[slotHdr:slotHdr+int(n)]...)
-	return addr, a, true, nil
+	return kind, addr, a, flags &^ 1, nil
+}
+
+// journalStore keeps acceptor state in a journal.
+type journalStore struct {
+	j     *journal.Journal
+	slots map[uint64]uint64 // register addr -> slot (block)
+	parts map[uint32]uint64 // partition -> slot of its epoch state
+	free  []uint64          // reclaimed slots
+	next  uint64            // slots below next were written at least once
 }
 
 // load reads every slot up to the first never-written one. Slots are
 // allocated in order and the journal recovers a prefix of commits, so no
 // written slot follows an empty one.
-func (s *journalStore) load() (map[uint64]*acceptor, error) {
-	accs := map[uint64]*acceptor{}
+func (s *journalStore) load() (accs map[uint64]*acceptor, parts map[uint32]partState, err error) {
+	accs = map[uint64]*acceptor{}
+	parts = map[uint32]partState{}
 	op := s.j.Begin()
 	for s.next = 0; s.next < s.j.Size(); s.next++ {
 		buf, err := op.ReadBuf(journal.Addr{Blkno: s.next}, journal.BlockBits)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		addr, a, ok, err := decodeSlot(buf.Data)
+		kind, addr, a, flags, err := decodeSlot(buf.Data)
 		if err != nil {
-			return nil, fmt.Errorf("slot %d: %w", s.next, err)
+			return nil, nil, fmt.Errorf("slot %d: %w", s.next, err)
 		}
-		if !ok {
-			break
+		switch kind {
+		case slotEmpty:
+			return accs, parts, nil
+		case slotReg:
+			s.slots[addr] = s.next
+			accs[addr] = &a
+		case slotPart:
+			s.parts[uint32(addr)] = s.next
+			parts[uint32(addr)] = partState{epoch: uint32(a.promised), active: flags&2 != 0}
+		case slotFree:
+			s.free = append(s.free, s.next)
 		}
-		s.slots[addr] = s.next
-		accs[addr] = &a
 	}
-	return accs, nil
+	return accs, parts, nil
+}
+
+// slot returns the slot of a register, allocating one if it has none.
+func (s *journalStore) slot(addr uint64) (uint64, error) {
+	if slot, ok := s.slots[addr]; ok {
+		return slot, nil
+	}
+	slot, err := s.alloc()
+	if err != nil {
+		return 0, err
+	}
+	s.slots[addr] = slot
+	return slot, nil
+}
+
+// alloc takes a reclaimed slot, or the next never-used one.
+func (s *journalStore) alloc() (uint64, error) {
+	if n := len(s.free); n > 0 {
+		slot := s.free[n-1]
+		s.free = s.free[:n-1]
+		return slot, nil
+	}
+	if s.next >= s.j.Size() {
+		return 0, fmt.Errorf("wor: journal full: %d slots in use", s.next)
+	}
+	s.next++
+	return s.next - 1, nil
+}
+
+func (s *journalStore) write(slot uint64, b []byte) error {
+	op := s.j.Begin()
+	if err := op.OverWrite(journal.Addr{Blkno: slot}, journal.BlockBits, b); err != nil {
+		return err
+	}
+	_, err := op.Commit(false)
+	return err
+}
+
+// savePart records a partition's epoch state.
+func (s *journalStore) savePart(part uint32, st partState) error {
+	slot, ok := s.parts[part]
+	if !ok {
+		var err error
+		if slot, err = s.alloc(); err != nil {
+			return err
+		}
+		s.parts[part] = slot
+	}
+	flags := uint32(0)
+	if st.active {
+		flags = 2
+	}
+	return s.write(slot, encodeSlot(partMagic, uint64(part), &acceptor{promised: uint64(st.epoch)}, flags))
+}
+
+// release reclaims the slot of a register (its segment was trimmed).
+func (s *journalStore) release(addr uint64) error {
+	slot, ok := s.slots[addr]
+	if !ok {
+		return nil
+	}
+	if err := s.write(slot, encodeSlot(freeMagic, 0, &acceptor{}, 0)); err != nil {
+		return err
+	}
+	delete(s.slots, addr)
+	s.free = append(s.free, slot)
+	return nil
 }
 
 // save appends the register's new state to the journal (in the caller's
@@ -102,19 +203,9 @@ func (s *journalStore) save(addr uint64, a *acceptor) error {
 	if len(a.value) > MaxPersistentValue {
 		return fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, len(a.value), MaxPersistentValue)
 	}
-	slot, ok := s.slots[addr]
-	if !ok {
-		if s.next >= s.j.Size() {
-			return fmt.Errorf("wor: journal full: %d registers", s.next)
-		}
-		slot = s.next
-		s.next++
-		s.slots[addr] = slot
-	}
-	op := s.j.Begin()
-	if err := op.OverWrite(journal.Addr{Blkno: slot}, journal.BlockBits, encodeSlot(addr, a)); err != nil {
+	slot, err := s.slot(addr)
+	if err != nil {
 		return err
 	}
-	_, err := op.Commit(false)
-	return err
+	return s.write(slot, encodeSlot(slotMagic, addr, a, 0))
 }

@@ -12,16 +12,26 @@ const (
 	opAccept  = 2 // phase 2a: accept Value at Ballot
 	opRead    = 3 // report the acceptor state without changing it
 	opTrim    = 4 // forget segment Addr (a segment id) and refuse its registers from now on
+	// Reconfiguration (Vertical Paxos style): seal the partition at Epoch,
+	// page through its acceptor state, install merged state, activate.
+	opSeal     = 5 // refuse requests of epochs below Epoch for partition Part
+	opDump     = 6 // the partition's registers after Addr (a cursor), one page
+	opInstall  = 7 // merge the records in Value into the partition's state at Epoch
+	opActivate = 8 // serve partition Part at Epoch from now on
+	opMax      = opActivate
 
-	stOK   = 0
-	stNack = 1 // a higher ballot was promised: Promised says which
-	stErr  = 2 // a malformed request
-	stFull = 3 // the server could not store the new state (full or too large)
-	stTrim = 4 // the register's segment was trimmed
+	stOK       = 0
+	stNack     = 1 // a higher ballot was promised: Promised says which
+	stErr      = 2 // a malformed request
+	stFull     = 3 // the server could not store the new state (full or too large)
+	stTrim     = 4 // the register's segment was trimmed
+	stSealed   = 5 // the request's epoch is sealed here: Promised is the server's epoch
+	stNotReady = 6 // the server does not serve the request's epoch yet
+	stMax      = stNotReady
 
 	// MaxValue is the largest value a register holds.
 	MaxValue = 1 << 20
-	reqHdr   = 1 + 8 + 8 + 4
+	reqHdr   = 1 + 4 + 4 + 8 + 8 + 4
 	respHdr  = 1 + 8 + 8 + 1 + 4
 )
 
@@ -29,9 +39,14 @@ const (
 // message of this protocol.
 var ErrMalformed = errors.New("wor: malformed message")
 
-// request is a client-to-wormserver message.
+// request is a client-to-wormserver message. Part and Epoch name the
+// partition and the configuration the client sends under; a server
+// refuses epochs it has sealed (stSealed) or not yet installed
+// (stNotReady).
 type request struct {
 	Op     byte
+	Part   uint32
+	Epoch  uint32
 	Addr   uint64
 	Ballot uint64
 	Value  []byte
@@ -50,9 +65,11 @@ type response struct {
 func (r request) encode() []byte {
 	b := make([]byte, reqHdr+len(r.Value))
 	b[0] = r.Op
-	binary.BigEndian.PutUint64(b[1:], r.Addr)
-	binary.BigEndian.PutUint64(b[9:], r.Ballot)
-	binary.BigEndian.PutUint32(b[17:], uint32(len(r.Value)))
+	binary.BigEndian.PutUint32(b[1:], r.Part)
+	binary.BigEndian.PutUint32(b[5:], r.Epoch)
+	binary.BigEndian.PutUint64(b[9:], r.Addr)
+	binary.BigEndian.PutUint64(b[17:], r.Ballot)
+	binary.BigEndian.PutUint32(b[25:], uint32(len(r.Value)))
 	copy(b[reqHdr:], r.Value)
 	return b
 }
@@ -63,12 +80,14 @@ func decodeRequest(b []byte) (request, error) {
 		return r, fmt.Errorf("%w: request of %d bytes", ErrMalformed, len(b))
 	}
 	r.Op = b[0]
-	if r.Op < opPrepare || r.Op > opTrim {
+	if r.Op < opPrepare || r.Op > opMax {
 		return r, fmt.Errorf("%w: unknown operation %d", ErrMalformed, r.Op)
 	}
-	r.Addr = binary.BigEndian.Uint64(b[1:])
-	r.Ballot = binary.BigEndian.Uint64(b[9:])
-	n := binary.BigEndian.Uint32(b[17:])
+	r.Part = binary.BigEndian.Uint32(b[1:])
+	r.Epoch = binary.BigEndian.Uint32(b[5:])
+	r.Addr = binary.BigEndian.Uint64(b[9:])
+	r.Ballot = binary.BigEndian.Uint64(b[17:])
+	n := binary.BigEndian.Uint32(b[25:])
 	if n > MaxValue || int(n) != len(b)-reqHdr {
 		return r, fmt.Errorf("%w: value length %d in a %d-byte request", ErrMalformed, n, len(b))
 	}
@@ -98,7 +117,7 @@ func decodeResponse(b []byte) (response, error) {
 		return r, fmt.Errorf("%w: response of %d bytes", ErrMalformed, len(b))
 	}
 	r.Status = b[0]
-	if r.Status > stTrim || b[17] > 1 {
+	if r.Status > stMax || b[17] > 1 {
 		return r, fmt.Errorf("%w: bad status or flag", ErrMalformed)
 	}
 	r.Promised = binary.BigEndian.Uint64(b[1:])
@@ -110,4 +129,61 @@ func decodeResponse(b []byte) (response, error) {
 	}
 	r.Value = b[respHdr:]
 	return r, nil
+}
+
+// record is one register's acceptor state in a dump or install message:
+// addr(8) part(4) promised(8) accBallot(8) has(1) len(4) value.
+type record struct {
+	addr uint64
+	a    acceptor
+}
+
+const recHdr = 8 + 4 + 8 + 8 + 1 + 4
+
+func encodeRecords(rs []record) []byte {
+	n := 0
+	for _, r := range rs {
+		n += recHdr + len(r.a.value)
+	}
+	b := make([]byte, 0, n)
+	for _, r := range rs {
+		b = binary.BigEndian.AppendUint64(b, r.addr)
+		b = binary.BigEndian.AppendUint32(b, r.a.part)
+		b = binary.BigEndian.AppendUint64(b, r.a.promised)
+		b = binary.BigEndian.AppendUint64(b, r.a.accBallot)
+		has := byte(0)
+		if r.a.has {
+			has = 1
+		}
+		b = append(b, has)
+		b = binary.BigEndian.AppendUint32(b, uint32(len(r.a.value)))
+		b = append(b, r.a.value...)
+	}
+	return b
+}
+
+func decodeRecords(b []byte) ([]record, error) {
+	var rs []record
+	for len(b) > 0 {
+		if len(b) < recHdr {
+			return nil, fmt.Errorf("%w: record of %d bytes", ErrMalformed, len(b))
+		}
+		var r record
+		r.addr = binary.BigEndian.Uint64(b)
+		r.a.part = binary.BigEndian.Uint32(b[8:])
+		r.a.promised = binary.BigEndian.Uint64(b[12:])
+		r.a.accBallot = binary.BigEndian.Uint64(b[20:])
+		if b[28] > 1 {
+			return nil, fmt.Errorf("%w: record flag %d", ErrMalformed, b[28])
+		}
+		r.a.has = b[28] == 1
+		n := binary.BigEndian.Uint32(b[29:])
+		if n > MaxValue || uint64(n) > uint64(len(b)-recHdr) || (!r.a.has && n != 0) {
+			return nil, fmt.Errorf("%w: record value of %d bytes", ErrMalformed, n)
+		}
+		r.a.value = append([]byte(nil), b[recHdr:recHdr+int(n)]...)
+		rs = append(rs, r)
+		b = b[recHdr+int(n):]
+	}
+	return rs, nil
 }
