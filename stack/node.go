@@ -157,6 +157,12 @@ func (n *Node) Call(ctx context.Context, to Addr, req []byte, defaultTimeout tim
 	}
 }
 
+// AfterFunc runs f once, d from now, on the node's clock (the simulator's
+// virtual clock in tests); stop cancels it. f runs outside the node's lock.
+func (n *Node) AfterFunc(d time.Duration, f func()) (stop func() bool) {
+	return n.clock.AfterFunc(d, f)
+}
+
 // Close stops the node: pending calls fail with ErrClosed, timers stop,
 // the transport closes.
 func (n *Node) Close() error {

@@ -87,6 +87,12 @@ func (c *Chain) Write(addr uint64, value []byte, cid CaptureID, cb func(error)) 
 		cb(err)
 		return
 	}
+	c.writeAt(addr, b, v, written, cb)
+}
+
+// writeAt sends v at ballot b down the chain (written: report v as a
+// *WrittenError).
+func (c *Chain) writeAt(addr, b uint64, v []byte, written bool, cb func(error)) {
 	var step func(i int)
 	step = func(i int) {
 		if i == len(c.chain) {

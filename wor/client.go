@@ -211,6 +211,12 @@ func (c *Paxos) Write(addr uint64, value []byte, cid CaptureID, cb func(error)) 
 		cb(err)
 		return
 	}
+	c.writeAt(addr, b, v, written, cb)
+}
+
+// writeAt runs phase 2 for v at ballot b (written: report v as a
+// *WrittenError).
+func (c *Paxos) writeAt(addr, b uint64, v []byte, written bool, cb func(error)) {
 	c.broadcast(request{Op: opAccept, Addr: addr, Ballot: b, Value: v}, func(rs []response, err error) {
 		switch hi, nack := nacked(rs); {
 		case err != nil:

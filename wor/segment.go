@@ -72,7 +72,7 @@ func wait[T any](ctx context.Context, start func(func(T, error))) (T, error) {
 }
 
 func checkAddr(seg, off uint64) error {
-	if seg > MaxSegment || off >= MaxOffset {
+	if seg > MaxDataSegment || off >= MaxOffset {
 		return fmt.Errorf("wor: address (segment %d, offset %d) out of range", seg, off)
 	}
 	return nil
@@ -81,8 +81,8 @@ func checkAddr(seg, off uint64) error {
 // Alloc allocates segment seg with metadata. Exactly one of racing callers
 // succeeds; the others get an *AllocatedError with the winner's metadata.
 func (c *Client) Alloc(ctx context.Context, seg uint64, metadata []byte) error {
-	if seg > MaxSegment {
-		return fmt.Errorf("wor: segment %d out of range", seg)
+	if seg > MaxDataSegment {
+		return fmt.Errorf("wor: segment %d out of range (at most %d)", seg, uint64(MaxDataSegment))
 	}
 	// Stored as 1, a random token, then the metadata: never empty (written
 	// means allocated), and a caller whose own earlier attempt was

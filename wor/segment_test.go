@@ -21,6 +21,11 @@ func realCluster(t *testing.T, n int) ([]stack.Addr, func() *stack.Node) {
 }
 
 func realClusterServers(t *testing.T, n int) ([]stack.Addr, func() *stack.Node, []*Server) {
+	addrs, mk, servers, _ := realClusterNodes(t, n)
+	return addrs, mk, servers
+}
+
+func realClusterNodes(t *testing.T, n int) ([]stack.Addr, func() *stack.Node, []*Server, []*stack.Node) {
 	t.Helper()
 	ch, err := layers.Configure([]stack.Prop{stack.Reliable, stack.RPC})
 	if err != nil {
@@ -37,13 +42,14 @@ func realClusterServers(t *testing.T, n int) ([]stack.Addr, func() *stack.Node, 
 	}
 	var addrs []stack.Addr
 	var servers []*Server
+	var nodes []*stack.Node
 	for i := 0; i < n; i++ {
 		nd := mk()
 		srv := NewServer(nil)
 		nd.HandleAsync(srv.HandleAsync)
-		addrs, servers = append(addrs, nd.Local()), append(servers, srv)
+		addrs, servers, nodes = append(addrs, nd.Local()), append(servers, srv), append(nodes, nd)
 	}
-	return addrs, mk, servers
+	return addrs, mk, servers, nodes
 }
 
 // Racing Allocs of one segment: exactly one wins, every loser learns the

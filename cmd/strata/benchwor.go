@@ -93,7 +93,7 @@ process; all share the machine's 2 cores with the clients.`,
 						}
 					}
 					worEngine = engine
-					wc, n, err := worClient(strings.Join(addrs, ","), 2*time.Second)
+					wc, n, err := worClient("", strings.Join(addrs, ","), 2*time.Second)
 					if err != nil {
 						stopAll()
 						return err
@@ -262,7 +262,7 @@ func worLengths(ctx context.Context, progress io.Writer, lengths []int, dur time
 		err := func() error {
 			for _, engine := range []string{"paxos", "chain"} {
 				worEngine = engine
-				wc, node, err := worClient(strings.Join(addrs, ","), 2*time.Second)
+				wc, node, err := worClient("", strings.Join(addrs, ","), 2*time.Second)
 				if err != nil {
 					return err
 				}

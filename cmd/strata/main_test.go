@@ -144,7 +144,7 @@ func TestWorRealProcesses(t *testing.T) {
 		}
 	}()
 	servers := strings.Join(addrs[:], ",")
-	c, n, err := worClient(servers, 300*time.Millisecond)
+	c, n, err := worClient("", servers, 300*time.Millisecond)
 	if err != nil {
 		t.Fatal(err)
 	}

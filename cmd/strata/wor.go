@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -34,21 +35,34 @@ func worCmd() *cobra.Command {
 		Use:   "wor",
 		Short: "Write-once registers (WormSpace): servers and client commands",
 	}
-	c.AddCommand(worServeCmd(), worAllocCmd(), worPutCmd(), worGetCmd(), worTrimCmd())
-	c.PersistentFlags().StringVar(&worEngine, "engine", "paxos", "client engine: paxos (majority quorums) or chain (chain replication, head first in --servers)")
+	c.AddCommand(worServeCmd(), worAllocCmd(), worPutCmd(), worGetCmd(), worTrimCmd(), worReconfigureCmd(), worStatusCmd())
+	c.PersistentFlags().StringVar(&worEngine, "engine", "paxos", "client engine with --servers: paxos (majority quorums) or chain (chain replication, head first in --servers)")
+	c.PersistentFlags().StringVar(&worCluster, "cluster", "", "cluster configuration file (JSON: engine, directory, partitions); default: "+defaultClusterFile+" if it exists and --servers is not given")
 	return c
 }
+
+// worCluster is the cluster file the client commands use ("" : see
+// clusterFile).
+var worCluster string
+
+// defaultClusterFile is where `strata up` writes its cluster file.
+const defaultClusterFile = "strata-data/cluster.json"
 
 func worServeCmd() *cobra.Command {
 	var listen, dir, metrics string
 	var blocks uint64
+	var join bool
 	c := &cobra.Command{
 		Use:   "serve",
 		Short: "Run a wormserver (Paxos acceptor for every register), until interrupted",
 		Long: `serve runs one wormserver on a UDP or TCP address. With --dir the acceptor
 state is kept in a journal file (DIR/wor.img, created if absent): every reply
 leaves only after the state it reports is durable, and a restart recovers
-it. Without --dir the state is in memory. Prints "listening on ADDR".`,
+it. Without --dir the state is in memory. Prints "listening on ADDR".
+
+A server that replaces another (see "strata wor reconfigure") starts with
+--join: it serves no partition until the reconfiguration has installed the
+partition's state on it.`,
 		Example: "  strata wor serve --listen udp:127.0.0.1:7101 --dir strata-data/wor-1",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -66,6 +80,9 @@ it. Without --dir the state is in memory. Prints "listening on ADDR".`,
 					return err
 				}
 				log.Info("recovered acceptor state", "registers", srv.Registers(), "dir", dir)
+			}
+			if join {
+				srv.Join()
 			}
 			n, err := layers.Listen(listen, worProps)
 			if err != nil {
@@ -91,6 +108,7 @@ it. Without --dir the state is in memory. Prints "listening on ADDR".`,
 	c.Flags().StringVar(&dir, "dir", "", "keep acceptor state in DIR/wor.img (default: memory)")
 	c.Flags().Uint64Var(&blocks, "blocks", 65536, "size of a new journal file in 4 KiB blocks")
 	c.Flags().StringVar(&metrics, "metrics", "", "serve Prometheus metrics on this HOST:PORT")
+	c.Flags().BoolVar(&join, "join", false, "a new server replacing another: serve partitions only once a reconfiguration installs them")
 	return c
 }
 
@@ -119,7 +137,51 @@ func openWorJournal(dir string, blocks uint64) (*journal.Journal, error) {
 // worEngine is the engine the client commands use ("paxos" or "chain").
 var worEngine = "paxos"
 
-func worClient(servers string, timeout time.Duration) (*wor.Client, *stack.Node, error) {
+// clusterFile is the cluster file the client commands use, or "" to use
+// --servers: --cluster if given, else the default file if it exists and
+// --servers was not given.
+func clusterFile(cmd *cobra.Command) string {
+	if worCluster != "" {
+		return worCluster
+	}
+	if f := cmd.Flags().Lookup("servers"); f != nil && f.Changed {
+		return ""
+	}
+	if _, err := os.Stat(defaultClusterFile); err == nil {
+		return defaultClusterFile
+	}
+	return ""
+}
+
+// clusterClient opens a client node and a cluster engine from a file.
+func clusterClient(file string, timeout time.Duration) (*wor.Cluster, *stack.Node, error) {
+	cfg, err := wor.LoadClusterConfig(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	kind, _, _ := strings.Cut(cfg.Directory[0], ":")
+	n, err := layers.Listen(kind+":127.0.0.1:0", worProps)
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := wor.NewCluster(n, cfg, 1+rand.Uint64N(1<<32-1), timeout)
+	if err != nil {
+		n.Close()
+		return nil, nil, err
+	}
+	return e, n, nil
+}
+
+// worClient opens a client of the cluster in file, or of the replica set
+// servers if file is "".
+func worClient(file, servers string, timeout time.Duration) (*wor.Client, *stack.Node, error) {
+	if file != "" {
+		e, n, err := clusterClient(file, timeout)
+		if err != nil {
+			return nil, nil, err
+		}
+		return wor.NewClient(e), n, nil
+	}
 	var reps []stack.Addr
 	for _, s := range strings.Split(servers, ",") {
 		if s = strings.TrimSpace(s); s != "" {
@@ -318,9 +380,23 @@ prints how to use them, and stops them on Ctrl-C.`,
 				}
 				addrs = append(addrs, strings.TrimSpace(strings.TrimPrefix(line, "listening on ")))
 			}
+			cfgPath := filepath.Join(dir, "cluster.json")
+			cfg := wor.ClusterConfig{Engine: "paxos", Directory: addrs, Partitions: [][]string{addrs}}
+			if old, err := wor.LoadClusterConfig(cfgPath); err == nil && len(old.Partitions) > 0 {
+				// Keep a file a reconfiguration may have been run against:
+				// the directory remembers the partition's later epochs.
+				cfg = *old
+			}
+			if err := writeClusterFile(cfgPath, &cfg); err != nil {
+				return err
+			}
 			o := cmd.OutOrStdout()
-			fmt.Fprintf(o, "3 wormservers up: %s (data in %s)\n", strings.Join(addrs, ", "), dir)
-			fmt.Fprintf(o, "try:\n  strata wor alloc 1 my-segment\n  strata wor put 1 0 hello\n  strata wor get 1 0\nCtrl-C stops them.\n")
+			fmt.Fprintf(o, "3 wormservers up: %s (data in %s, cluster file %s)\n", strings.Join(addrs, ", "), dir, cfgPath)
+			hint := ""
+			if cfgPath != defaultClusterFile {
+				hint = " --cluster " + cfgPath
+			}
+			fmt.Fprintf(o, "try:\n  strata wor%s alloc 1 my-segment\n  strata wor%s put 1 0 hello\n  strata wor%s get 1 0\n  strata wor%s status\nCtrl-C stops them.\n", hint, hint, hint, hint)
 			<-ctx.Done()
 			return nil
 		},
@@ -357,7 +433,7 @@ func serveWorMetrics(addr string, srv *wor.Server, n *stack.Node, log *slog.Logg
 // withWorClient runs fn with a client of the replica set and a context
 // bounded by five request timeouts.
 func withWorClient(cmd *cobra.Command, servers string, timeout time.Duration, fn func(context.Context, *wor.Client) error) error {
-	c, n, err := worClient(servers, timeout)
+	c, n, err := worClient(clusterFile(cmd), servers, timeout)
 	if err != nil {
 		return err
 	}
@@ -368,7 +444,7 @@ func withWorClient(cmd *cobra.Command, servers string, timeout time.Duration, fn
 }
 
 func worClientFlags(c *cobra.Command, servers *string, timeout *time.Duration) {
-	c.Flags().StringVar(servers, "servers", defaultServers, "the replica set")
+	c.Flags().StringVar(servers, "servers", defaultServers, "the replica set (instead of a cluster file)")
 	c.Flags().DurationVar(timeout, "timeout", time.Second, "per-request timeout")
 }
 
@@ -395,4 +471,109 @@ func worTrimCmd() *cobra.Command {
 	}
 	worClientFlags(c, &servers, &timeout)
 	return c
+}
+
+func worReconfigureCmd() *cobra.Command {
+	var timeout time.Duration
+	c := &cobra.Command{
+		Use:   "reconfigure PART SERVER,SERVER,...",
+		Short: "Replace a partition's replica set while clients keep running",
+		Long: `reconfigure moves partition PART to a new replica set: it decides the next
+epoch in the cluster's directory, seals the current epoch at a majority of
+its servers, copies their merged acceptor state to the new servers and
+activates the new epoch there. Clients that meet a sealed server fetch the
+new configuration from the directory and retry.
+
+Replace a minority of the servers per step. Start new servers with
+"strata wor serve --join". If a reconfiguration fails half-way, run it
+again: it completes the decided change. Needs a cluster file (--cluster,
+or strata-data/cluster.json written by "strata up").`,
+		Example: "  strata wor serve --listen udp:127.0.0.1:7104 --dir strata-data/wor-4 --join &\n  strata wor reconfigure 0 udp:127.0.0.1:7101,udp:127.0.0.1:7102,udp:127.0.0.1:7104",
+		Args:    cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			part, err := parseUint("partition", args[0])
+			if err != nil {
+				return err
+			}
+			var servers []string
+			for _, s := range strings.Split(args[1], ",") {
+				if s = strings.TrimSpace(s); s != "" {
+					servers = append(servers, s)
+				}
+			}
+			file := clusterFile(cmd)
+			if file == "" {
+				return errors.New("reconfigure needs a cluster file: --cluster FILE (strata up writes " + defaultClusterFile + ")")
+			}
+			cl, n, err := clusterClient(file, timeout)
+			if err != nil {
+				return err
+			}
+			defer n.Close()
+			if part >= uint64(cl.Partitions()) {
+				return fmt.Errorf("partition %d: the cluster has %d", part, cl.Partitions())
+			}
+			ctx, cancel := context.WithTimeout(cmd.Context(), 20*timeout)
+			defer cancel()
+			ep, err := cl.Reconfigure(ctx, uint32(part), servers)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "partition %d is at epoch %d: %s\n", part, ep, strings.Join(servers, ","))
+			if err := writeClusterFile(file, cl.ClusterConfig()); err != nil {
+				return fmt.Errorf("reconfigured, but could not update %s: %w", file, err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "updated %s\n", file)
+			return nil
+		},
+	}
+	c.Flags().DurationVar(&timeout, "timeout", time.Second, "per-request timeout")
+	return c
+}
+
+func worStatusCmd() *cobra.Command {
+	var timeout time.Duration
+	c := &cobra.Command{
+		Use:   "status",
+		Short: "Print each partition's current configuration epoch and servers (from the directory)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			file := clusterFile(cmd)
+			if file == "" {
+				return errors.New("status needs a cluster file: --cluster FILE (strata up writes " + defaultClusterFile + ")")
+			}
+			cl, n, err := clusterClient(file, timeout)
+			if err != nil {
+				return err
+			}
+			defer n.Close()
+			ctx, cancel := context.WithTimeout(cmd.Context(), 5*timeout)
+			defer cancel()
+			o := cmd.OutOrStdout()
+			fmt.Fprintf(o, "cluster file %s: %d partition(s)\n", file, cl.Partitions())
+			for p := 0; p < cl.Partitions(); p++ {
+				if err := cl.Refresh(ctx, uint32(p)); err != nil {
+					return err
+				}
+				ep, servers := cl.Config(uint32(p))
+				fmt.Fprintf(o, "  partition %d  epoch %d  %s\n", p, ep, strings.Join(servers, ","))
+			}
+			return nil
+		},
+	}
+	c.Flags().DurationVar(&timeout, "timeout", time.Second, "per-request timeout")
+	return c
+}
+
+// writeClusterFile replaces a cluster file atomically.
+func writeClusterFile(path string, cfg *wor.ClusterConfig) error {
+	b, err := json.MarshalIndent(cfg, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
 }

@@ -1,0 +1,217 @@
+package wor
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/anishathalye/porcupine"
+
+	"strata/stack"
+)
+
+func TestClusterConfigFile(t *testing.T) {
+	good := `{"engine": "paxos", "directory": ["udp:127.0.0.1:1", "udp:127.0.0.1:2", "udp:127.0.0.1:3"],
+	  "partitions": [["udp:127.0.0.1:1", "udp:127.0.0.1:2", "udp:127.0.0.1:3"], ["udp:127.0.0.1:4"]]}`
+	c, err := ParseClusterConfig([]byte(good))
+	if err != nil || len(c.Partitions) != 2 || c.Engine != "paxos" {
+		t.Fatalf("good config: %+v, %v", c, err)
+	}
+	for _, bad := range []struct{ text, want string }{
+		{`{"directory": ["a"], "partitions": [["a"]], "replicas": 3}`, "unknown field"},
+		{`{"directory": ["a"], "partitions": [["a"]], "engine": "raft"}`, "unknown engine"},
+		{`{"directory": [], "partitions": [["a"]]}`, "no directory"},
+		{`{"directory": ["a"], "partitions": []}`, "0 partitions"},
+		{`{"directory": ["a"], "partitions": [[]]}`, "partition 0 has no servers"},
+		{`{"directory": ["a"], "partitions": [["a", "a"]]}`, "twice"},
+		{`{"directory": ["a"], "partitions": [["a"]]} {}`, "trailing"},
+		{`{"directory": "a"}`, "cannot unmarshal"},
+	} {
+		if _, err := ParseClusterConfig([]byte(bad.text)); err == nil || !strings.Contains(err.Error(), bad.want) {
+			t.Errorf("%s: error %v, want one mentioning %q", bad.text, err, bad.want)
+		}
+	}
+}
+
+// TestReconfigureUnderLoad: four clients race writes and reads on
+// registers of two partitions while partition 0 is reconfigured twice (a
+// failed server replaced, then a live one) and partition 1 once. Every
+// per-register history is linearizable (porcupine, write-once model), no
+// register shows two values, a client that starts from the original
+// cluster file finds the new servers and reads every acknowledged value,
+// and requests under the sealed configuration are refused.
+func TestReconfigureUnderLoad(t *testing.T) {
+	addrs, mk, servers, nodes := realClusterNodes(t, 5)
+	servers[3].Join()
+	servers[4].Join()
+	s := func(i int) string { return string(addrs[i]) }
+	cfg := &ClusterConfig{
+		Directory:  []string{s(0), s(1), s(2)},
+		Partitions: [][]string{{s(0), s(1), s(2)}, {s(0), s(1), s(2)}},
+	}
+	newClient := func(id uint64) (*Client, *Cluster) {
+		e, err := NewCluster(mk(), cfg, id, 150*time.Millisecond)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return NewClient(e), e
+	}
+	ctx := context.Background()
+	admin, adminCl := newClient(100)
+	segs := []uint64{10, 11} // partitions 0 and 1
+	for _, seg := range segs {
+		if err := admin.Alloc(ctx, seg, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	type rec struct {
+		addr uint64
+		op   porcupine.Operation
+	}
+	var hmu sync.Mutex
+	var history []rec
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for k := 0; k < 4; k++ {
+		c, _ := newClient(uint64(k + 1))
+		rng := rand.New(rand.NewPCG(uint64(k), 7))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				seg, off := segs[rng.IntN(2)], uint64(rng.IntN(6))
+				call := time.Now().UnixNano()
+				cctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+				var in linIn
+				var out linOut
+				if rng.IntN(2) == 0 {
+					in = linIn{write: true, value: fmt.Sprintf("c%d-%d", k, i)}
+					cid, err := c.Capture(cctx, seg, off)
+					if err == nil {
+						err = c.Write(cctx, seg, off, []byte(in.value), cid)
+					}
+					var we *WrittenError
+					switch {
+					case err == nil:
+						out = linOut{kind: "ok"}
+					case errors.As(err, &we):
+						out = linOut{kind: "written", value: string(we.Value)}
+					default:
+						out = linOut{kind: "unknown"}
+					}
+				} else {
+					v, err := c.Read(cctx, seg, off)
+					switch {
+					case err == nil:
+						out = linOut{kind: "value", value: string(v)}
+					case errors.Is(err, ErrUnwritten):
+						out = linOut{kind: "unwritten"}
+					default:
+						out = linOut{kind: "unknown"}
+					}
+				}
+				cancel()
+				ret := time.Now().UnixNano()
+				if out.kind == "unknown" {
+					ret = math.MaxInt64
+				}
+				hmu.Lock()
+				history = append(history, rec{Addr(seg, off), porcupine.Operation{ClientId: k, Input: in, Call: call, Output: out, Return: ret}})
+				hmu.Unlock()
+			}
+		}()
+	}
+
+	time.Sleep(150 * time.Millisecond)
+	// Server 2 fails; partition 0 replaces it by the new server 3.
+	nodes[2].Close()
+	if ep, err := adminCl.Reconfigure(ctx, 0, []string{s(0), s(1), s(3)}); err != nil || ep != 1 {
+		t.Fatalf("reconfigure partition 0 to epoch 1: %d, %v", ep, err)
+	}
+	time.Sleep(150 * time.Millisecond)
+	// Partition 0 replaces the live server 1 by server 4; partition 1
+	// replaces the failed server 2 by server 3.
+	if ep, err := adminCl.Reconfigure(ctx, 0, []string{s(0), s(3), s(4)}); err != nil || ep != 2 {
+		t.Fatalf("reconfigure partition 0 to epoch 2: %d, %v", ep, err)
+	}
+	if ep, err := adminCl.Reconfigure(ctx, 1, []string{s(0), s(1), s(3)}); err != nil || ep != 1 {
+		t.Fatalf("reconfigure partition 1 to epoch 1: %d, %v", ep, err)
+	}
+	time.Sleep(150 * time.Millisecond)
+	close(stop)
+	wg.Wait()
+
+	byAddr := map[uint64][]porcupine.Operation{}
+	acked := map[uint64]string{}
+	done := 0
+	for _, r := range history {
+		byAddr[r.addr] = append(byAddr[r.addr], r.op)
+		out := r.op.Output.(linOut)
+		switch {
+		case out.kind == "ok":
+			acked[r.addr] = r.op.Input.(linIn).value
+		case out.kind == "written" || out.kind == "value":
+			acked[r.addr] = out.value
+		}
+		if out.kind != "unknown" {
+			done++
+		}
+	}
+	if done < 50 {
+		t.Fatalf("only %d of %d operations completed", done, len(history))
+	}
+	for addr, ops := range byAddr {
+		if !porcupine.CheckOperations(writeOnceModel.ToModel(), ops) {
+			t.Fatalf("address %x: history of %d operations is not linearizable: %v", addr, len(ops), describe(ops))
+		}
+		seen := ""
+		for _, op := range ops {
+			out := op.Output.(linOut)
+			v := out.value
+			if out.kind == "ok" {
+				v = op.Input.(linIn).value
+			} else if out.kind != "value" && out.kind != "written" {
+				continue
+			}
+			if seen != "" && v != seen {
+				t.Fatalf("address %x: two values observed: %q and %q", addr, seen, v)
+			}
+			seen = v
+		}
+	}
+	// A client starting from the original file (server 2 is gone, 1 is
+	// sealed for partition 0) reads every acknowledged value.
+	fresh, freshCl := newClient(200)
+	for addr, want := range acked {
+		v, err := fresh.Read(ctx, addr>>offsetBits, addr&(1<<offsetBits-1))
+		if err != nil || string(v) != want {
+			t.Fatalf("address %x after reconfiguration: %q, %v; want %q", addr, v, err, want)
+		}
+	}
+	if ep, srv := freshCl.Config(0); ep != 2 || strings.Join(srv, ",") != strings.Join([]string{s(0), s(3), s(4)}, ",") {
+		t.Fatalf("fresh client's partition 0: epoch %d %v", ep, srv)
+	}
+	// Requests under a sealed epoch are refused.
+	old := &Paxos{node: mk(), replicas: []stack.Addr{addrs[0], addrs[1]}, timeout: 200 * time.Millisecond, conf: conf{part: 0, epoch: 1}, ballots: freshCl.ballots}
+	if _, err := wait(ctx, func(cb func([]byte, error)) { old.Read(Addr(10, 0), cb) }); !errors.Is(err, ErrSealed) {
+		t.Fatalf("read at a sealed epoch: %v, want ErrSealed", err)
+	}
+	for i, srv := range servers {
+		if srv.Conflicts != 0 {
+			t.Fatalf("server %d saw two values at one ballot", i)
+		}
+	}
+	t.Logf("%d operations (%d completed), %d registers written", len(history), done, len(acked))
+}
