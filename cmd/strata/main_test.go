@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -107,9 +108,9 @@ func TestStackTrace(t *testing.T) {
 
 // startServe runs "strata wor serve" as a child process (this test binary
 // acting as the CLI) and returns it with the address it listens on.
-func startServe(t *testing.T, listen, dir string) (*exec.Cmd, string) {
+func startServe(t *testing.T, listen, dir string, extra ...string) (*exec.Cmd, string) {
 	t.Helper()
-	p := exec.Command(os.Args[0], "wor", "serve", "--listen", listen, "--dir", dir, "--blocks", "8192")
+	p := exec.Command(os.Args[0], append([]string{"wor", "serve", "--listen", listen, "--dir", dir, "--blocks", "8192"}, extra...)...)
 	p.Env = append(os.Environ(), "STRATA_TEST_AS_CLI=1")
 	out, err := p.StdoutPipe()
 	if err != nil {
@@ -199,4 +200,104 @@ func TestWorRealProcesses(t *testing.T) {
 			t.Fatalf("register %d: read %q, %v; acknowledged %q", a, got, err, want)
 		}
 	}
+}
+
+// TestWorReconfigureRealProcesses: three wormserver processes and a cluster
+// file; a client keeps writing while one server is SIGKILLed for good, a
+// new one starts with --join and "strata wor reconfigure" (another process)
+// replaces the dead one. Then a second old server is killed, so that the
+// only majority left includes the new server: every acknowledged write
+// must be readable, so the state moved to it; and a client started from
+// the rewritten cluster file goes straight to the new configuration.
+func TestWorReconfigureRealProcesses(t *testing.T) {
+	dir := t.TempDir()
+	var procs [4]*exec.Cmd
+	var addrs [4]string
+	for i := 0; i < 3; i++ {
+		procs[i], addrs[i] = startServe(t, "udp:127.0.0.1:0", filepath.Join(dir, fmt.Sprint(i)))
+	}
+	procs[3], addrs[3] = startServe(t, "udp:127.0.0.1:0", filepath.Join(dir, "3"), "--join")
+	defer func() {
+		for _, p := range procs {
+			p.Process.Kill()
+			p.Wait()
+		}
+	}()
+	file := filepath.Join(dir, "cluster.json")
+	if err := writeClusterFile(file, &wor.ClusterConfig{Directory: addrs[:3], Partitions: [][]string{addrs[:3]}}); err != nil {
+		t.Fatal(err)
+	}
+	c, n, err := worClient(file, "", 300*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.Alloc(ctx, 1, []byte("test")); err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	acked := map[uint64]string{}
+	stop := make(chan struct{})
+	writerDone := make(chan error, 1)
+	go func() {
+		for a := uint64(0); ; a++ {
+			select {
+			case <-stop:
+				writerDone <- nil
+				return
+			default:
+			}
+			cid, err := c.Capture(ctx, 1, a)
+			if err == nil {
+				err = c.Write(ctx, 1, a, []byte(fmt.Sprintf("v%d", a)), cid)
+			}
+			if err == nil {
+				mu.Lock()
+				acked[a] = fmt.Sprintf("v%d", a)
+				mu.Unlock()
+			}
+			if ctx.Err() != nil {
+				writerDone <- ctx.Err()
+				return
+			}
+		}
+	}()
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(acked) }
+	for count() < 20 {
+		time.Sleep(5 * time.Millisecond)
+	}
+	procs[2].Process.Signal(syscall.SIGKILL)
+	procs[2].Wait()
+	before := count()
+	rc := exec.Command(os.Args[0], "wor", "reconfigure", "0", strings.Join([]string{addrs[0], addrs[1], addrs[3]}, ","), "--cluster", file, "--timeout", "500ms")
+	rc.Env = append(os.Environ(), "STRATA_TEST_AS_CLI=1")
+	out, err := rc.CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "partition 0 is at epoch 1") {
+		t.Fatalf("reconfigure: %v\n%s", err, out)
+	}
+	for count() < before+20 { // the client kept writing through the change
+		time.Sleep(5 * time.Millisecond)
+	}
+	close(stop)
+	if err := <-writerDone; err != nil {
+		t.Fatal(err)
+	}
+	procs[1].Process.Signal(syscall.SIGKILL)
+	procs[1].Wait()
+	c2, n2, err := worClient(file, "", 300*time.Millisecond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n2.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	for a, want := range acked {
+		got, err := c2.Read(ctx, 1, a)
+		if err != nil || string(got) != want {
+			t.Fatalf("register %d: read %q, %v; acknowledged %q", a, got, err, want)
+		}
+	}
+	t.Logf("%d acknowledged writes, %d before the reconfiguration", len(acked), before)
 }
