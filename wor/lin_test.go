@@ -13,6 +13,8 @@ import (
 
 	"github.com/anishathalye/porcupine"
 
+	"strata/journal"
+	"strata/journal/disk"
 	"strata/stack"
 	"strata/stack/layers"
 	"strata/stack/sim"
@@ -99,23 +101,33 @@ func linSeeds(t *testing.T, n int) []uint64 {
 // registers over a simulated network that loses, duplicates, reorders and
 // partitions; every per-address history must be linearizable against a
 // write-once register, and no two clients may ever see different values.
+//
+// In the "persistent" variants the servers keep their state in journals
+// on crash-simulating disks, and one server crashes (keeping a random
+// subset of its unbarriered writes) and restarts from its journal with a
+// new incarnation during the run.
 func TestLinearizableUnderFaults(t *testing.T) {
-	for _, engine := range []string{"paxos", "chain"} {
-		t.Run(engine, func(t *testing.T) {
+	for _, v := range []struct {
+		name, engine string
+		persistent   bool
+		seeds        int
+	}{{"paxos", "paxos", false, 150}, {"chain", "chain", false, 150}, {"paxos-persistent", "paxos", true, 100}, {"chain-persistent", "chain", true, 60}} {
+		engine := v.engine
+		t.Run(v.name, func(t *testing.T) {
 			total := 0
-			for _, seed := range linSeeds(t, 150) {
-				n, err := linRun(t, seed, engine)
+			for _, seed := range linSeeds(t, v.seeds) {
+				n, err := linRun(t, seed, engine, v.persistent)
 				if err != nil {
 					t.Fatalf("seed %d (replay: STRATA_SIM_SEED=%d go test ./wor -run %s): %v", seed, seed, t.Name(), err)
 				}
 				total += n
 			}
-			t.Logf("%s: %d operations checked", engine, total)
+			t.Logf("%s: %d operations checked", v.name, total)
 		})
 	}
 }
 
-func linRun(t *testing.T, seed uint64, engine string) (int, error) {
+func linRun(t *testing.T, seed uint64, engine string, persistent bool) (int, error) {
 	rng := rand.New(rand.NewPCG(seed, 1))
 	net := sim.New(seed)
 	net.SetDefault(sim.Link{
@@ -129,24 +141,84 @@ func linRun(t *testing.T, seed uint64, engine string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	incarnation := uint64(1)
 	mk := func(a stack.Addr) (*stack.Node, error) {
 		tr, err := net.Endpoint(a)
 		if err != nil {
 			return nil, err
 		}
-		return stack.NewNode(tr, net.Clock(), layers.Build(ch.Specs, stack.Config{Local: a, Epoch: 1, RTO: 5 * time.Millisecond, MaxRTO: 40 * time.Millisecond}), stack.NodeOptions{}), nil
+		incarnation++
+		return stack.NewNode(tr, net.Clock(), layers.Build(ch.Specs, stack.Config{Local: a, Epoch: incarnation, RTO: 5 * time.Millisecond, MaxRTO: 40 * time.Millisecond}), stack.NodeOptions{}), nil
 	}
 	var replicas []stack.Addr
 	var servers []*Server
-	for i := 0; i < 3; i++ {
+	type persisted struct {
+		d    *disk.CrashDisk
+		j    *journal.Journal
+		node *stack.Node
+	}
+	var disks []*persisted
+	defer func() {
+		for _, p := range disks {
+			if p.j != nil {
+				p.j.Close()
+			}
+		}
+	}()
+	// start opens server i on its disk (persistent) or in memory.
+	start := func(i int) error {
 		a := stack.Addr(fmt.Sprintf("sim:s%d", i))
 		nd, err := mk(a)
 		if err != nil {
-			return 0, err
+			return err
 		}
 		s := NewServer(nil)
+		if persistent {
+			p := disks[i]
+			if p.j, err = journal.Open(p.d, journal.Options{}); err != nil {
+				return fmt.Errorf("server %d: open journal: %w", i, err)
+			}
+			if s, err = NewPersistentServer(p.j, nil); err != nil {
+				return fmt.Errorf("server %d: recover: %w", i, err)
+			}
+			p.node = nd
+		}
 		nd.Handle(s.Handle)
-		replicas, servers = append(replicas, a), append(servers, s)
+		if i < len(servers) {
+			servers[i] = s
+		} else {
+			replicas, servers = append(replicas, a), append(servers, s)
+		}
+		return nil
+	}
+	for i := 0; i < 3; i++ {
+		if persistent {
+			d := disk.NewCrashDisk(2 + 64 + 256)
+			if err := journal.Format(d, 64); err != nil {
+				return 0, err
+			}
+			disks = append(disks, &persisted{d: d})
+		}
+		if err := start(i); err != nil {
+			return 0, err
+		}
+	}
+	var startErr error
+	if persistent {
+		// One server crashes and comes back from what its disk kept.
+		net.AfterFunc(time.Duration(10+rng.IntN(60))*time.Millisecond, func() {
+			i := rng.IntN(3)
+			p := disks[i]
+			net.Crash(replicas[i])
+			p.node.Close()
+			crashed := p.d.CrashRandom(rng)
+			p.j.Close() // stops its goroutines; what it writes goes to the old disk
+			p.d, p.j = crashed, nil
+			net.AfterFunc(time.Duration(5+rng.IntN(50))*time.Millisecond, func() {
+				net.Restart(replicas[i])
+				startErr = start(i)
+			})
+		})
 	}
 	const addrs = 3
 	type rec struct {
@@ -235,6 +307,9 @@ func linRun(t *testing.T, seed uint64, engine string) (int, error) {
 		net.AfterFunc(time.Duration(20+rng.IntN(60))*time.Millisecond, net.Heal)
 	})
 	net.Run(time.Minute)
+	if startErr != nil {
+		return 0, startErr
+	}
 	// Check each address separately, and write-once safety across all.
 	byAddr := map[uint64][]porcupine.Operation{}
 	for _, r := range history {

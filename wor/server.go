@@ -136,9 +136,18 @@ func (s *Server) HandleAsync(from stack.Addr, req []byte, respond func([]byte)) 
 	}()
 }
 
-// Handle answers one request (a stack.Handler) in memory mode.
+// Handle answers one request (a stack.Handler). In persistent mode it
+// waits for durability on the caller's goroutine, so requests do not share
+// barriers: it is for the deterministic simulator, where the wait takes no
+// simulated time; servers on real networks use HandleAsync.
 func (s *Server) Handle(from stack.Addr, req []byte) []byte {
 	resp, _ := s.handle(from, req)
+	if s.store != nil {
+		if err := s.store.j.Flush(); err != nil {
+			s.log.Error("wor: journal flush failed", "err", err)
+			return response{Status: stFull}.encode()
+		}
+	}
 	return resp
 }
 
