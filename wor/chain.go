@@ -25,6 +25,7 @@ type Chain struct {
 	timeout time.Duration
 	conf
 	*ballots
+	hub *notifyHub
 }
 
 var _ Engine = (*Chain)(nil)
@@ -38,7 +39,7 @@ func NewChain(node *stack.Node, chain []stack.Addr, id uint64, timeout time.Dura
 	if err != nil {
 		return nil, err
 	}
-	return &Chain{node: node, chain: chain, timeout: timeout, ballots: b}, nil
+	return &Chain{node: node, chain: chain, timeout: timeout, ballots: b, hub: &notifyHub{}}, nil
 }
 
 // one sends req to a single server.

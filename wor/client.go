@@ -62,6 +62,7 @@ type Paxos struct {
 	timeout  time.Duration
 	conf
 	*ballots
+	hub *notifyHub
 }
 
 // conf is the partition and configuration epoch an engine's requests
@@ -93,7 +94,7 @@ func NewPaxos(node *stack.Node, replicas []stack.Addr, id uint64, timeout time.D
 	if err != nil {
 		return nil, err
 	}
-	return &Paxos{node: node, replicas: replicas, timeout: timeout, ballots: b}, nil
+	return &Paxos{node: node, replicas: replicas, timeout: timeout, ballots: b, hub: &notifyHub{}}, nil
 }
 
 // broadcast sends req to every replica and calls cb once with the first

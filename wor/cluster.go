@@ -142,6 +142,7 @@ type partConfig struct {
 type partEngine interface {
 	Engine
 	writeAt(addr, ballot uint64, v []byte, written bool, cb func(error))
+	segWriteAt(seg, start, ballot uint64, vals [][]byte, cb func(error))
 }
 
 // route is a partition's current configuration and engine.
@@ -162,6 +163,7 @@ type Cluster struct {
 	engine  string
 	dir     *Paxos
 	*ballots
+	hub *notifyHub // shared by the partitions' engines
 
 	dirServers []string
 
@@ -186,7 +188,7 @@ func NewCluster(node *stack.Node, cfg *ClusterConfig, id uint64, timeout time.Du
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{node: node, timeout: timeout, engine: cfg.Engine, ballots: b}
+	c := &Cluster{node: node, timeout: timeout, engine: cfg.Engine, ballots: b, hub: &notifyHub{}}
 	c.dir = &Paxos{node: node, replicas: addrs(cfg.Directory), timeout: timeout, conf: conf{part: DirPart}, ballots: b}
 	for i, p := range cfg.Partitions {
 		var ep uint32
@@ -204,9 +206,9 @@ func (c *Cluster) newRoute(part uint32, pc partConfig) *route {
 	cf := conf{part: part, epoch: pc.Epoch}
 	var e partEngine
 	if c.engine == "chain" {
-		e = &Chain{node: c.node, chain: addrs(pc.Servers), timeout: c.timeout, conf: cf, ballots: c.ballots}
+		e = &Chain{node: c.node, chain: addrs(pc.Servers), timeout: c.timeout, conf: cf, ballots: c.ballots, hub: c.hub}
 	} else {
-		e = &Paxos{node: c.node, replicas: addrs(pc.Servers), timeout: c.timeout, conf: cf, ballots: c.ballots}
+		e = &Paxos{node: c.node, replicas: addrs(pc.Servers), timeout: c.timeout, conf: cf, ballots: c.ballots, hub: c.hub}
 	}
 	return &route{cfg: pc, eng: e}
 }
@@ -370,4 +372,55 @@ func (c *Cluster) Trim(seg uint64, cb func(error)) {
 			cb(err)
 		})
 	})
+}
+
+// SegCapture implements Engine.
+func (c *Cluster) SegCapture(seg, start, end uint64, cb func(CaptureID, error)) {
+	c.with(c.PartitionOf(seg), func(r *route, retry func(error) bool) {
+		r.eng.SegCapture(seg, start, end, func(cid CaptureID, err error) {
+			if err != nil && retry(err) {
+				return
+			}
+			cb(cid, err)
+		})
+	})
+}
+
+// SegWrite implements Engine; like Write, it resolves ballot and values
+// once, so a retry after a reconfiguration re-sends the same accepts.
+func (c *Cluster) SegWrite(seg, start uint64, values [][]byte, cid CaptureID, cb func([][]byte, error)) {
+	b, vals, err := c.takeSeg(seg, start, values, cid)
+	if err != nil {
+		cb(nil, err)
+		return
+	}
+	c.with(c.PartitionOf(seg), func(r *route, retry func(error) bool) {
+		r.eng.segWriteAt(seg, start, b, vals, func(err error) {
+			if err != nil && retry(err) {
+				return
+			}
+			cb(vals, err)
+		})
+	})
+}
+
+// Subscribe implements Engine: the registration goes to the segment's
+// partition's current servers (renewals follow reconfigurations).
+func (c *Cluster) Subscribe(seg uint64, ttl time.Duration, notify func(addr uint64), cb func(error)) (cancel func()) {
+	cancel = func() {}
+	if notify != nil {
+		c.hub.start(c.node)
+		f := &notify
+		c.hub.add(seg, f)
+		cancel = func() { c.hub.remove(seg, f) }
+	}
+	c.with(c.PartitionOf(seg), func(r *route, retry func(error) bool) {
+		r.eng.Subscribe(seg, ttl, nil, func(err error) {
+			if err != nil && retry(err) {
+				return
+			}
+			cb(err)
+		})
+	})
+	return cancel
 }

@@ -37,6 +37,19 @@ type Engine interface {
 	// registers (called once the segment's trim register is written, and
 	// again to complete a trim some servers missed).
 	Trim(seg uint64, cb func(error))
+	// SegCapture captures registers [start, end) of seg in one round trip
+	// (at most MaxSegBatch); the CaptureID serves a Write or SegWrite of
+	// any of them.
+	SegCapture(seg, start, end uint64, cb func(CaptureID, error))
+	// SegWrite writes values to consecutive registers from (seg, start)
+	// in one round trip; cb gets the values now held (a register whose
+	// capture found an earlier value holds that one).
+	SegWrite(seg, start uint64, values [][]byte, cid CaptureID, cb func([][]byte, error))
+	// Subscribe asks the servers to report accepts in seg for ttl, calling
+	// notify (if not nil) with each register address reported. A report
+	// is a hint: the value is known chosen only once read. Call it again
+	// with notify nil to renew; cancel stops calling notify.
+	Subscribe(seg uint64, ttl time.Duration, notify func(addr uint64), cb func(error)) (cancel func())
 }
 
 // trimAll sends a trim to every server and reports success once a

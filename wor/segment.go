@@ -237,3 +237,120 @@ func (c *Client) Read(ctx context.Context, seg, off uint64) ([]byte, error) {
 	v, err := wait(ctx, func(cb func([]byte, error)) { c.e.Read(Addr(seg, off), cb) })
 	return v, c.trimmed(ctx, seg, err)
 }
+
+// SegCapture captures registers [start, end) of segment seg (at most
+// MaxSegBatch) in one round trip; the CaptureID serves Write or SegWrite
+// on any of them.
+func (c *Client) SegCapture(ctx context.Context, seg, start, end uint64) (CaptureID, error) {
+	if err := checkBatch(start, end); err != nil {
+		return 0, err
+	}
+	if err := c.requireAllocated(ctx, seg, end-1); err != nil {
+		return 0, err
+	}
+	cid, err := wait(ctx, func(cb func(CaptureID, error)) { c.e.SegCapture(seg, start, end, cb) })
+	return cid, c.trimmed(ctx, seg, err)
+}
+
+// SegWrite writes values[i] to register (seg, start+i), all in one round
+// trip, with a capture from SegCapture (0: unsafe write). It returns the
+// values the registers now hold: where the capture found an earlier value,
+// that value was completed instead of the caller's (as Write reports with
+// a *WrittenError).
+func (c *Client) SegWrite(ctx context.Context, seg, start uint64, values [][]byte, cid CaptureID) ([][]byte, error) {
+	if err := checkBatch(start, start+uint64(len(values))); err != nil {
+		return nil, err
+	}
+	if err := c.requireAllocated(ctx, seg, start+uint64(len(values))-1); err != nil {
+		return nil, err
+	}
+	held, err := wait(ctx, func(cb func([][]byte, error)) { c.e.SegWrite(seg, start, values, cid, cb) })
+	return held, c.trimmed(ctx, seg, err)
+}
+
+// Written reports a register of a listened segment that now holds a value.
+type Written struct {
+	Seg, Off uint64
+	Value    []byte
+}
+
+// listenTTL is how long the servers keep a SegListen registration; the
+// client renews it at a third of that.
+const listenTTL = 30 * time.Second
+
+// listenSettle is how long SegListen waits after a report before reading
+// the register.
+const listenSettle = 20 * time.Millisecond
+
+// SegListen reports writes to segment seg made after it returns, each
+// register once, until ctx ends (then the channel is closed). The servers
+// report accepts; each report is confirmed by a linearizable Read, so a
+// Written value is chosen for good. Reports are best-effort: a register
+// written while every server that accepted it was unreachable, or while
+// this client's renewals failed, may go unreported; read the segment to
+// be sure.
+func (c *Client) SegListen(ctx context.Context, seg uint64) (<-chan Written, error) {
+	if err := c.requireAllocated(ctx, seg, 0); err != nil {
+		return nil, err
+	}
+	type hint struct {
+		addr uint64
+		due  time.Time
+	}
+	hints := make(chan hint, 4096)
+	notify := func(addr uint64) {
+		select {
+		case hints <- hint{addr, time.Now().Add(listenSettle)}:
+		default: // the confirmer is far behind; this register may be reported by a later accept
+		}
+	}
+	var cancel func()
+	err := c.do(ctx, func(cb func(error)) { cancel = c.e.Subscribe(seg, listenTTL, notify, cb) })
+	if err != nil {
+		if cancel != nil {
+			cancel()
+		}
+		return nil, c.trimmed(ctx, seg, err)
+	}
+	out := make(chan Written, 64)
+	go func() {
+		defer close(out)
+		defer cancel()
+		renew := time.NewTicker(listenTTL / 3)
+		defer renew.Stop()
+		seen := map[uint64]bool{}
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-renew.C:
+				c.e.Subscribe(seg, listenTTL, nil, func(error) {}) // a failure is retried at the next tick
+			case h := <-hints:
+				addr := h.addr
+				if seen[addr] || addr&(1<<offsetBits-1) >= MaxOffset {
+					continue // reported already, or the metadata or trim register
+				}
+				// Let the write finish first: a read of a half-written
+				// register completes it, which would preempt its writer.
+				if d := time.Until(h.due); d > 0 {
+					select {
+					case <-time.After(d):
+					case <-ctx.Done():
+						return
+					}
+				}
+				v, err := c.Read(ctx, seg, addr&(1<<offsetBits-1))
+				if err != nil {
+					continue // not chosen after all, or unreachable: a later report may come
+				}
+				seen[addr] = true
+				select {
+				case out <- Written{Seg: seg, Off: addr & (1<<offsetBits - 1), Value: v}:
+				case <-ctx.Done():
+					return
+				}
+			}
+		}
+	}()
+	return out, nil
+}

@@ -47,6 +47,7 @@ func realClusterNodes(t *testing.T, n int) ([]stack.Addr, func() *stack.Node, []
 		nd := mk()
 		srv := NewServer(nil)
 		nd.HandleAsync(srv.HandleAsync)
+		srv.SetNotifier(func(to stack.Addr, msg []byte) { nd.Send(to, msg) })
 		addrs, servers, nodes = append(addrs, nd.Local()), append(servers, srv), append(nodes, nd)
 	}
 	return addrs, mk, servers, nodes
@@ -207,5 +208,169 @@ func TestTrim(t *testing.T) {
 	// Segment 12 is untouched by all this.
 	if err := a.Alloc(ctx, 12, nil); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Segment batches and listening, for both engines: SegCapture and
+// SegWrite cover many registers in one message, respect what earlier
+// writes chose and lose to later captures; a listener hears of every
+// register written after it started, with the chosen value.
+func TestSegBatchAndListen(t *testing.T) {
+	for _, engine := range []string{"paxos", "chain"} {
+		t.Run(engine, func(t *testing.T) {
+			servers, mk := realCluster(t, 3)
+			newClient := func(id uint64) *Client {
+				var e Engine
+				var err error
+				if engine == "chain" {
+					e, err = NewChain(mk(), servers, id, 300*time.Millisecond)
+				} else {
+					e, err = NewPaxos(mk(), servers, id, 300*time.Millisecond)
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				return NewClient(e)
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			a, b, c := newClient(1), newClient(2), newClient(3)
+			if err := a.Alloc(ctx, 5, nil); err != nil {
+				t.Fatal(err)
+			}
+			lctx, lcancel := context.WithCancel(ctx)
+			defer lcancel()
+			heard, err := b.SegListen(lctx, 5)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := map[uint64]string{}
+			vals := func(from, n int, tag string) [][]byte {
+				var vs [][]byte
+				for i := 0; i < n; i++ {
+					vs = append(vs, []byte(fmt.Sprintf("%s%d", tag, from+i)))
+				}
+				return vs
+			}
+			// segPut captures and writes, again if a listener's read
+			// completed the write under way (which preempts it; the values
+			// stay the writer's).
+			segPut := func(start, end uint64, vs [][]byte) ([][]byte, error) {
+				for attempt := 0; ; attempt++ {
+					cid, err := a.SegCapture(ctx, 5, start, end)
+					if err != nil {
+						return nil, err
+					}
+					held, err := a.SegWrite(ctx, 5, start, vs, cid)
+					if errors.Is(err, ErrPreempted) && attempt < 5 {
+						continue
+					}
+					return held, err
+				}
+			}
+			held, err := segPut(0, 100, vals(0, 100, "v"))
+			if err != nil || len(held) != 100 {
+				t.Fatalf("segment write: %d values, %v", len(held), err)
+			}
+			for i, v := range held {
+				if string(v) != fmt.Sprintf("v%d", i) {
+					t.Fatalf("offset %d holds %q", i, v)
+				}
+				want[uint64(i)] = string(v)
+			}
+			// A single-register write on the batch sees the chosen value.
+			cid3, err := c.Capture(ctx, 5, 10)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var we *WrittenError
+			if err := c.Write(ctx, 5, 10, []byte("late"), cid3); !errors.As(err, &we) || string(we.Value) != "v10" {
+				t.Fatalf("write over the batch: %v", err)
+			}
+			// An overlapping batch completes the earlier values.
+			held, err = segPut(90, 110, vals(90, 20, "w"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i, v := range held {
+				exp := fmt.Sprintf("w%d", 90+i)
+				if i < 10 {
+					exp = fmt.Sprintf("v%d", 90+i)
+				}
+				if string(v) != exp {
+					t.Fatalf("overlapping batch offset %d holds %q, want %q", 90+i, v, exp)
+				}
+				want[uint64(90+i)] = exp
+			}
+			// A later capture of part of a range preempts the earlier one.
+			cidA, err := a.SegCapture(ctx, 5, 200, 210)
+			if err != nil {
+				t.Fatal(err)
+			}
+			cidC, err := c.SegCapture(ctx, 5, 205, 215)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := a.SegWrite(ctx, 5, 200, vals(200, 10, "a"), cidA); !errors.Is(err, ErrPreempted) {
+				t.Fatalf("write with a superseded capture: %v, want ErrPreempted", err)
+			}
+			if _, err := c.SegWrite(ctx, 5, 205, vals(205, 10, "c"), cidC); err != nil {
+				t.Fatal(err)
+			}
+			for i := 205; i < 215; i++ {
+				want[uint64(i)] = fmt.Sprintf("c%d", i)
+			}
+			// Registers 200..204 may hold a's values on a minority (the
+			// preempted write); they are not chosen and must not be heard
+			// of unless a read completes them, which it may: accept either.
+			got := map[uint64]string{}
+			deadline := time.After(10 * time.Second)
+			heardAll := func() bool {
+				for off := range want {
+					if _, ok := got[off]; !ok {
+						return false
+					}
+				}
+				return true
+			}
+			for !heardAll() {
+				select {
+				case w := <-heard:
+					if w.Seg != 5 {
+						t.Fatalf("heard of segment %d", w.Seg)
+					}
+					if prev, ok := got[w.Off]; ok {
+						t.Fatalf("offset %d reported twice (%q, %q)", w.Off, prev, w.Value)
+					}
+					got[w.Off] = string(w.Value)
+				case <-deadline:
+					t.Fatalf("heard of %d of %d writes", len(got), len(want))
+				}
+			}
+			for off, v := range want {
+				if got[off] != v {
+					t.Fatalf("listener: offset %d = %q, want %q", off, got[off], v)
+				}
+			}
+			for off, v := range got {
+				if w, ok := want[off]; !ok && (off < 200 || off > 204) || ok && w != v {
+					t.Fatalf("listener heard offset %d = %q", off, v)
+				}
+			}
+			lcancel()
+			for range heard { // the channel closes once the listener stops
+			}
+			for _, bad := range [][2]uint64{{5, 5}, {0, MaxSegBatch + 1}, {MaxOffset - 1, MaxOffset + 1}} {
+				if _, err := a.SegCapture(ctx, 5, bad[0], bad[1]); err == nil {
+					t.Fatalf("segment capture [%d, %d) accepted", bad[0], bad[1])
+				}
+			}
+			if _, err := a.SegWrite(ctx, 5, 0, nil, 0); err == nil {
+				t.Fatal("empty segment write accepted")
+			}
+			if _, err := a.SegCapture(ctx, 77, 0, 4); !errors.Is(err, ErrNotAllocated) {
+				t.Fatalf("segment capture in an unallocated segment: %v", err)
+			}
+		})
 	}
 }

@@ -2,10 +2,12 @@ package wor
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
+	"time"
 
 	"strata/journal"
 	"strata/stack"
@@ -38,8 +40,11 @@ type Server struct {
 	trimPart map[uint64]uint32 // the partition of each trimmed segment
 	parts    map[uint32]partState
 	joining  bool // partitions not in parts are not served until installed
-	log      *slog.Logger
-	store    *journalStore // nil: memory mode
+	// listeners: per segment, who wants notifications of accepts, until when.
+	listeners map[uint64]map[stack.Addr]time.Time
+	notifier  func(to stack.Addr, msg []byte)
+	log       *slog.Logger
+	store     *journalStore // nil: memory mode
 
 	Requests  [opMax + 1]uint64 // by operation (index 0: malformed)
 	Conflicts uint64            // accepts of a different value at a new ballot after one was accepted (should stay 0 for chosen values)
@@ -181,8 +186,14 @@ func (s *Server) handle(from stack.Addr, req []byte) ([]byte, bool) {
 	if r.Op == opTrim {
 		return s.trim(r.Addr, r.Part), false
 	}
+	if r.Op == opListen {
+		return s.listen(from, r), false
+	}
 	if s.trimmed[r.Addr>>offsetBits] {
 		return response{Status: stTrim}.encode(), false
+	}
+	if r.Op == opSegPrepare || r.Op == opSegAccept {
+		return s.segBatch(from, r)
 	}
 	a := s.accs[r.Addr]
 	if a == nil {
@@ -222,7 +233,142 @@ func (s *Server) handle(from stack.Addr, req []byte) ([]byte, bool) {
 		}
 	}
 	*a = next
+	if changed && r.Op == opAccept {
+		s.notify(r.Addr, a)
+	}
 	return response{Status: status, Promised: a.promised, AccBallot: a.accBallot, Has: a.has, Value: a.value}.encode(), changed
+}
+
+// step applies a prepare (value == nil) or an accept at ballot to the
+// register at addr, persisting the change; nack reports a higher promise.
+func (s *Server) step(addr uint64, part uint32, ballot uint64, accept bool, value []byte) (a *acceptor, nack bool, err error) {
+	a = s.accs[addr]
+	if a == nil {
+		a = &acceptor{part: part}
+	}
+	next := *a
+	next.part = part
+	switch {
+	case !accept && ballot > a.promised:
+		next.promised = ballot
+	case accept && ballot >= a.promised:
+		if a.has && !bytes.Equal(a.value, value) && ballot == a.accBallot {
+			s.Conflicts++
+		}
+		next.promised, next.accBallot, next.has = ballot, ballot, true
+		next.value = append([]byte(nil), value...)
+	default:
+		return a, true, nil
+	}
+	if s.store != nil {
+		if err := s.store.save(addr, &next); err != nil {
+			return a, false, err
+		}
+	}
+	*a = next
+	s.accs[addr] = a
+	if accept {
+		s.notify(addr, a)
+	}
+	return a, false, nil
+}
+
+// segBatch handles a segment prepare or accept on consecutive registers
+// of one segment (one message, one round trip, one group commit).
+func (s *Server) segBatch(from stack.Addr, r request) ([]byte, bool) {
+	seg, first := r.Addr>>offsetBits, r.Addr&(1<<offsetBits-1)
+	var values [][]byte
+	count := uint64(0)
+	if r.Op == opSegPrepare {
+		if len(r.Value) != 4 {
+			s.Requests[0]++
+			return response{Status: stErr}.encode(), false
+		}
+		count = uint64(binary.BigEndian.Uint32(r.Value))
+	} else {
+		var err error
+		if values, err = decodeValues(r.Value); err != nil || r.Ballot == 0 {
+			s.Requests[0]++
+			s.log.Warn("wor: malformed segment write", "from", from, "err", err)
+			return response{Status: stErr}.encode(), false
+		}
+		count = uint64(len(values))
+	}
+	if count == 0 || count > MaxSegBatch || first+count > MaxOffset {
+		s.Requests[0]++
+		return response{Status: stErr}.encode(), false
+	}
+	var entries []segEntry
+	var hi uint64
+	changed := false
+	for i := uint64(0); i < count; i++ {
+		addr := Addr(seg, first+i)
+		var v []byte
+		if values != nil {
+			v = values[i]
+		}
+		a, nack, err := s.step(addr, r.Part, r.Ballot, values != nil, v)
+		if err != nil {
+			s.log.Warn("wor: cannot store acceptor state", "addr", addr, "err", err)
+			return response{Status: stFull}.encode(), changed
+		}
+		changed = changed || !nack
+		switch {
+		case nack:
+			hi = max(hi, a.promised)
+			entries = append(entries, segEntry{off: uint32(i), nack: true, promised: a.promised})
+		case values == nil && a.has:
+			entries = append(entries, segEntry{off: uint32(i), promised: a.promised, acc: a.accBallot, has: true, value: a.value})
+		}
+	}
+	return response{Status: stOK, Promised: hi, Has: len(entries) > 0, Value: encodeSegEntries(entries)}.encode(), changed
+}
+
+// listenTTL bounds how long a listener registration lasts without renewal.
+const maxListenTTL = time.Minute
+
+// listen registers the sender for notifications of accepts in segment
+// r.Addr for r.Ballot milliseconds (at most a minute).
+func (s *Server) listen(from stack.Addr, r request) []byte {
+	ttl := time.Duration(r.Ballot) * time.Millisecond
+	if r.Addr > MaxSegment || ttl <= 0 || ttl > maxListenTTL {
+		s.Requests[0]++
+		return response{Status: stErr}.encode()
+	}
+	if s.listeners == nil {
+		s.listeners = map[uint64]map[stack.Addr]time.Time{}
+	}
+	if s.listeners[r.Addr] == nil {
+		s.listeners[r.Addr] = map[stack.Addr]time.Time{}
+	}
+	s.listeners[r.Addr][from] = time.Now().Add(ttl)
+	return response{Status: stOK}.encode()
+}
+
+// notify reports an accepted value to the listeners of its segment
+// (called with the lock held; the notifier must not block).
+func (s *Server) notify(addr uint64, a *acceptor) {
+	ls := s.listeners[addr>>offsetBits]
+	if len(ls) == 0 || s.notifier == nil {
+		return
+	}
+	now := time.Now()
+	msg := notification{Addr: addr, Ballot: a.accBallot, Value: a.value}.encode()
+	for to, until := range ls {
+		if now.After(until) {
+			delete(ls, to)
+			continue
+		}
+		s.notifier(to, msg)
+	}
+}
+
+// SetNotifier sets how the server sends notifications to listeners
+// (typically the node's Send). Without one, SegListen gets nothing.
+func (s *Server) SetNotifier(f func(to stack.Addr, msg []byte)) {
+	s.mu.Lock()
+	s.notifier = f
+	s.mu.Unlock()
 }
 
 // partState is the partition's state here; a partition never heard of is

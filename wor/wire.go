@@ -18,7 +18,11 @@ const (
 	opDump     = 6 // the partition's registers after Addr (a cursor), one page
 	opInstall  = 7 // merge the records in Value into the partition's state at Epoch
 	opActivate = 8 // serve partition Part at Epoch from now on
-	opMax      = opActivate
+	// Segment batches (WormSpace's seg_capture / seg_write) and listening.
+	opSegPrepare = 9  // prepare Ballot on Count registers from Addr on (Value: count, 4 bytes)
+	opSegAccept  = 10 // accept Value's values at Ballot on consecutive registers from Addr
+	opListen     = 11 // notify the sender of accepts in segment Addr for the next Ballot milliseconds
+	opMax        = opListen
 
 	stOK       = 0
 	stNack     = 1 // a higher ballot was promised: Promised says which
@@ -186,4 +190,111 @@ func decodeRecords(b []byte) ([]record, error) {
 		b = b[recHdr+int(n):]
 	}
 	return rs, nil
+}
+
+// MaxSegBatch bounds the registers of one SegCapture or SegWrite message.
+const MaxSegBatch = 1024
+
+// segEntry is one register's answer in a segment batch reply: nacked
+// (Promised says by what), or a prepare's report of an accepted value.
+type segEntry struct {
+	off      uint32 // offset from the batch's first register
+	nack     bool
+	promised uint64
+	acc      uint64
+	has      bool
+	value    []byte
+}
+
+const segEntryHdr = 4 + 1 + 8 + 8 + 1 + 4
+
+func encodeSegEntries(es []segEntry) []byte {
+	var b []byte
+	for _, e := range es {
+		b = binary.BigEndian.AppendUint32(b, e.off)
+		b = append(b, boolByte(e.nack))
+		b = binary.BigEndian.AppendUint64(b, e.promised)
+		b = binary.BigEndian.AppendUint64(b, e.acc)
+		b = append(b, boolByte(e.has))
+		b = binary.BigEndian.AppendUint32(b, uint32(len(e.value)))
+		b = append(b, e.value...)
+	}
+	return b
+}
+
+func boolByte(v bool) byte {
+	if v {
+		return 1
+	}
+	return 0
+}
+
+func decodeSegEntries(b []byte) ([]segEntry, error) {
+	var es []segEntry
+	for len(b) > 0 {
+		if len(b) < segEntryHdr || b[4] > 1 || b[21] > 1 {
+			return nil, fmt.Errorf("%w: segment batch entry", ErrMalformed)
+		}
+		e := segEntry{off: binary.BigEndian.Uint32(b), nack: b[4] == 1, promised: binary.BigEndian.Uint64(b[5:]), acc: binary.BigEndian.Uint64(b[13:]), has: b[21] == 1}
+		n := binary.BigEndian.Uint32(b[22:])
+		if e.off >= MaxSegBatch || n > MaxValue || uint64(n) > uint64(len(b)-segEntryHdr) || (!e.has && n != 0) {
+			return nil, fmt.Errorf("%w: segment batch entry", ErrMalformed)
+		}
+		e.value = append([]byte(nil), b[segEntryHdr:segEntryHdr+int(n)]...)
+		es = append(es, e)
+		b = b[segEntryHdr+int(n):]
+	}
+	return es, nil
+}
+
+// encodeValues and decodeValues carry a SegWrite's values: each a 4-byte
+// length and the bytes.
+func encodeValues(vs [][]byte) []byte {
+	var b []byte
+	for _, v := range vs {
+		b = binary.BigEndian.AppendUint32(b, uint32(len(v)))
+		b = append(b, v...)
+	}
+	return b
+}
+
+func decodeValues(b []byte) ([][]byte, error) {
+	var vs [][]byte
+	for len(b) > 0 {
+		if len(b) < 4 || len(vs) == MaxSegBatch {
+			return nil, fmt.Errorf("%w: segment write values", ErrMalformed)
+		}
+		n := binary.BigEndian.Uint32(b)
+		if n > MaxValue || uint64(n) > uint64(len(b)-4) {
+			return nil, fmt.Errorf("%w: segment write value of %d bytes", ErrMalformed, n)
+		}
+		vs = append(vs, b[4:4+n])
+		b = b[4+n:]
+	}
+	return vs, nil
+}
+
+// notification is a wormserver's one-way report to a listener that it
+// accepted Value at Ballot for register Addr: 'N', addr(8), ballot(8),
+// value.
+type notification struct {
+	Addr, Ballot uint64
+	Value        []byte
+}
+
+const notifyMagic = 'N'
+
+func (n notification) encode() []byte {
+	b := make([]byte, 0, 17+len(n.Value))
+	b = append(b, notifyMagic)
+	b = binary.BigEndian.AppendUint64(b, n.Addr)
+	b = binary.BigEndian.AppendUint64(b, n.Ballot)
+	return append(b, n.Value...)
+}
+
+func decodeNotification(b []byte) (notification, error) {
+	if len(b) < 17 || b[0] != notifyMagic || len(b)-17 > MaxValue {
+		return notification{}, fmt.Errorf("%w: notification of %d bytes", ErrMalformed, len(b))
+	}
+	return notification{Addr: binary.BigEndian.Uint64(b[1:]), Ballot: binary.BigEndian.Uint64(b[9:]), Value: b[17:]}, nil
 }

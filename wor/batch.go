@@ -1,0 +1,286 @@
+package wor
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sync"
+	"time"
+
+	"strata/stack"
+)
+
+// Segment batches (WormSpace §3: seg_capture and seg_write) and
+// notifications (seg_listen), for every engine.
+
+// takeSeg resolves the ballot and values of a segment write, as take does
+// for one register: each register's value is replaced by what its capture
+// found, if anything.
+func (b *ballots) takeSeg(seg, start uint64, values [][]byte, cid CaptureID) (uint64, [][]byte, error) {
+	if len(values) == 0 || len(values) > MaxSegBatch {
+		return 0, nil, fmt.Errorf("wor: segment write of %d values (want 1..%d)", len(values), MaxSegBatch)
+	}
+	out := make([][]byte, len(values))
+	var ballot uint64
+	for i, v := range values {
+		bi, vi, _, err := b.take(Addr(seg, start+uint64(i)), v, cid)
+		if err != nil {
+			return 0, nil, err
+		}
+		ballot, out[i] = bi, vi
+	}
+	return ballot, out, nil
+}
+
+func countBytes(n uint64) []byte { return binary.BigEndian.AppendUint32(nil, uint32(n)) }
+
+// segPriors reads prepare replies: whether any register was nacked (and
+// the highest promise seen), and per register the value accepted at the
+// highest ballot.
+func segPriors(rs []response) (hi uint64, nack bool, priors map[uint32]prior, err error) {
+	priors = map[uint32]prior{}
+	best := map[uint32]uint64{}
+	for _, r := range rs {
+		es, derr := decodeSegEntries(r.Value)
+		if derr != nil {
+			return 0, false, nil, derr
+		}
+		for _, e := range es {
+			switch {
+			case e.nack:
+				nack, hi = true, max(hi, e.promised)
+			case e.has && (!priors[e.off].has || e.acc > best[e.off]):
+				priors[e.off], best[e.off] = prior{has: true, value: e.value}, e.acc
+			}
+		}
+	}
+	return hi, nack, priors, nil
+}
+
+func checkBatch(start, end uint64) error {
+	if end <= start || end-start > MaxSegBatch || end > MaxOffset {
+		return fmt.Errorf("wor: segment batch [%d, %d): want 1..%d registers below offset %d", start, end, MaxSegBatch, uint64(MaxOffset))
+	}
+	return nil
+}
+
+// SegCapture runs phase 1 on registers [start, end) of seg in one round
+// trip: one CaptureID for all of them.
+func (c *Paxos) SegCapture(seg, start, end uint64, cb func(CaptureID, error)) {
+	if err := checkBatch(start, end); err != nil {
+		cb(0, err)
+		return
+	}
+	c.segCapture(seg, start, end, 3, cb)
+}
+
+func (c *Paxos) segCapture(seg, start, end uint64, tries int, cb func(CaptureID, error)) {
+	b := c.next()
+	c.broadcast(request{Op: opSegPrepare, Addr: Addr(seg, start), Ballot: b, Value: countBytes(end - start)}, func(rs []response, err error) {
+		if err != nil {
+			cb(0, err)
+			return
+		}
+		hi, nack, priors, err := segPriors(rs)
+		switch {
+		case err != nil:
+			cb(0, err)
+			return
+		case nack:
+			c.observe(hi)
+			if tries > 1 {
+				c.segCapture(seg, start, end, tries-1, cb)
+				return
+			}
+			cb(0, ErrPreempted)
+			return
+		}
+		for i := start; i < end; i++ {
+			c.remember(Addr(seg, i), CaptureID(b), priors[uint32(i-start)])
+		}
+		cb(CaptureID(b), nil)
+	})
+}
+
+// SegWrite writes values to consecutive registers from (seg, start) in one
+// round trip, with a capture from SegCapture (or 0: unsafe). cb gets the
+// values now held: a register whose capture found an earlier value holds
+// that one instead.
+func (c *Paxos) SegWrite(seg, start uint64, values [][]byte, cid CaptureID, cb func([][]byte, error)) {
+	b, vals, err := c.takeSeg(seg, start, values, cid)
+	if err != nil {
+		cb(nil, err)
+		return
+	}
+	c.segWriteAt(seg, start, b, vals, func(err error) { cb(vals, err) })
+}
+
+func (c *Paxos) segWriteAt(seg, start, b uint64, vals [][]byte, cb func(error)) {
+	c.broadcast(request{Op: opSegAccept, Addr: Addr(seg, start), Ballot: b, Value: encodeValues(vals)}, func(rs []response, err error) {
+		if err != nil {
+			cb(err)
+			return
+		}
+		hi, nack, _, err := segPriors(rs)
+		switch {
+		case err != nil:
+			cb(err)
+		case nack:
+			c.observe(hi)
+			cb(ErrPreempted)
+		default:
+			cb(nil)
+		}
+	})
+}
+
+// SegCapture runs phase 1 on the registers at the head.
+func (c *Chain) SegCapture(seg, start, end uint64, cb func(CaptureID, error)) {
+	if err := checkBatch(start, end); err != nil {
+		cb(0, err)
+		return
+	}
+	c.segCapture(seg, start, end, 3, cb)
+}
+
+func (c *Chain) segCapture(seg, start, end uint64, tries int, cb func(CaptureID, error)) {
+	b := c.next()
+	c.one(c.chain[0], request{Op: opSegPrepare, Addr: Addr(seg, start), Ballot: b, Value: countBytes(end - start)}, func(r response, err error) {
+		if err != nil {
+			cb(0, err)
+			return
+		}
+		hi, nack, priors, err := segPriors([]response{r})
+		switch {
+		case err != nil:
+			cb(0, err)
+			return
+		case nack:
+			c.observe(hi)
+			if tries > 1 {
+				c.segCapture(seg, start, end, tries-1, cb)
+				return
+			}
+			cb(0, ErrPreempted)
+			return
+		}
+		for i := start; i < end; i++ {
+			c.remember(Addr(seg, i), CaptureID(b), priors[uint32(i-start)])
+		}
+		cb(CaptureID(b), nil)
+	})
+}
+
+// SegWrite sends the values down the chain in one message per server.
+func (c *Chain) SegWrite(seg, start uint64, values [][]byte, cid CaptureID, cb func([][]byte, error)) {
+	b, vals, err := c.takeSeg(seg, start, values, cid)
+	if err != nil {
+		cb(nil, err)
+		return
+	}
+	c.segWriteAt(seg, start, b, vals, func(err error) { cb(vals, err) })
+}
+
+func (c *Chain) segWriteAt(seg, start, b uint64, vals [][]byte, cb func(error)) {
+	body := request{Op: opSegAccept, Addr: Addr(seg, start), Ballot: b, Value: encodeValues(vals)}
+	var step func(i int)
+	step = func(i int) {
+		if i == len(c.chain) {
+			cb(nil)
+			return
+		}
+		c.one(c.chain[i], body, func(r response, err error) {
+			if err == nil {
+				var hi uint64
+				var nack bool
+				if hi, nack, _, err = segPriors([]response{r}); err == nil && nack {
+					c.observe(hi)
+					err = ErrPreempted
+				}
+			}
+			if err != nil {
+				cb(err)
+				return
+			}
+			step(i + 1)
+		})
+	}
+	step(0)
+}
+
+// notifyHub routes a node's incoming notifications to the subscribers of
+// their segments. It owns the node's OnDeliver, so one engine per node
+// (a Cluster counts as one) receives notifications.
+type notifyHub struct {
+	once sync.Once
+	mu   sync.Mutex
+	subs map[uint64]map[*func(uint64)]bool // segment -> callbacks
+}
+
+// start installs the hub as node's OnDeliver, once.
+func (h *notifyHub) start(node *stack.Node) {
+	h.once.Do(func() {
+		h.subs = map[uint64]map[*func(uint64)]bool{}
+		node.OnDeliver(func(_ stack.Addr, body []byte) {
+			n, err := decodeNotification(body)
+			if err != nil {
+				return // not a notification, or garbled: nothing to act on
+			}
+			h.mu.Lock()
+			var fs []func(uint64)
+			for f := range h.subs[n.Addr>>offsetBits] {
+				fs = append(fs, *f)
+			}
+			h.mu.Unlock()
+			for _, f := range fs {
+				f(n.Addr)
+			}
+		})
+	})
+}
+
+func (h *notifyHub) add(seg uint64, f *func(uint64)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.subs[seg] == nil {
+		h.subs[seg] = map[*func(uint64)]bool{}
+	}
+	h.subs[seg][f] = true
+}
+
+func (h *notifyHub) remove(seg uint64, f *func(uint64)) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	delete(h.subs[seg], f)
+	if len(h.subs[seg]) == 0 {
+		delete(h.subs, seg)
+	}
+}
+
+// subscribe registers notify (if not nil) with the hub and asks every
+// server to notify node of accepts in seg for ttl; cb reports success once
+// a majority has the registration. cancel removes notify.
+func subscribe(h *notifyHub, node *stack.Node, servers []stack.Addr, timeout time.Duration, req request, seg uint64, notify func(uint64), cb func(error)) (cancel func()) {
+	cancel = func() {}
+	if notify != nil {
+		h.start(node)
+		f := &notify
+		h.add(seg, f)
+		cancel = func() { h.remove(seg, f) }
+	}
+	trimAll(node, servers, timeout, req, cb) // same shape as a trim: every server, a majority suffices
+	return cancel
+}
+
+func listenReq(seg uint64, ttl time.Duration) request {
+	return request{Op: opListen, Addr: seg, Ballot: uint64(max(ttl.Milliseconds(), 1))}
+}
+
+// Subscribe implements Engine.
+func (c *Paxos) Subscribe(seg uint64, ttl time.Duration, notify func(addr uint64), cb func(error)) (cancel func()) {
+	return subscribe(c.hub, c.node, c.replicas, c.timeout, c.stamp(listenReq(seg, ttl)), seg, notify, cb)
+}
+
+// Subscribe implements Engine.
+func (c *Chain) Subscribe(seg uint64, ttl time.Duration, notify func(addr uint64), cb func(error)) (cancel func()) {
+	return subscribe(c.hub, c.node, c.chain, c.timeout, c.stamp(listenReq(seg, ttl)), seg, notify, cb)
+}
