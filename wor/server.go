@@ -43,6 +43,7 @@ type Server struct {
 	// listeners: per segment, who wants notifications of accepts, until when.
 	listeners map[uint64]map[stack.Addr]time.Time
 	notifier  func(to stack.Addr, msg []byte)
+	observer  func(op string, d time.Duration)
 	log       *slog.Logger
 	store     *journalStore // nil: memory mode
 
@@ -125,9 +126,15 @@ func (s *Server) Registers() int {
 // HandleAsync answers a request once its effect is durable (a
 // stack.AsyncHandler); in memory mode it answers at once.
 func (s *Server) HandleAsync(from stack.Addr, req []byte, respond func([]byte)) {
+	start := time.Now()
 	resp, _ := s.handle(from, req)
+	op := OpName(0)
+	if len(req) > 0 {
+		op = OpName(req[0])
+	}
 	if s.store == nil {
 		respond(resp)
+		s.observe(op, start)
 		return
 	}
 	// Even a read waits: it may report state an earlier request appended
@@ -138,7 +145,37 @@ func (s *Server) HandleAsync(from stack.Addr, req []byte, respond func([]byte)) 
 			return // the client times out; nothing unsafe was promised
 		}
 		respond(resp)
+		s.observe(op, start)
 	}()
+}
+
+// OpName names a request type for metrics ("prepare", "accept", ...;
+// "malformed" for anything else).
+func OpName(op byte) string {
+	names := [...]string{"malformed", "prepare", "accept", "read", "trim", "seal", "dump", "install", "activate", "seg_prepare", "seg_accept", "listen"}
+	if int(op) < len(names) {
+		return names[op]
+	}
+	return "malformed"
+}
+
+// SetObserver sets a function told, for every request HandleAsync
+// answers, its type and how long the server took from receipt to reply
+// (including the wait for durability): this server's share of a quorum
+// round's latency.
+func (s *Server) SetObserver(f func(op string, d time.Duration)) {
+	s.mu.Lock()
+	s.observer = f
+	s.mu.Unlock()
+}
+
+func (s *Server) observe(op string, start time.Time) {
+	s.mu.Lock()
+	f := s.observer
+	s.mu.Unlock()
+	if f != nil {
+		f(op, time.Since(start))
+	}
 }
 
 // Handle answers one request (a stack.Handler). In persistent mode it

@@ -35,7 +35,7 @@ func worCmd() *cobra.Command {
 		Use:   "wor",
 		Short: "Write-once registers (WormSpace): servers and client commands",
 	}
-	c.AddCommand(worServeCmd(), worAllocCmd(), worPutCmd(), worGetCmd(), worTrimCmd(), worReconfigureCmd(), worStatusCmd())
+	c.AddCommand(worServeCmd(), worAllocCmd(), worPutCmd(), worGetCmd(), worTrimCmd(), worReconfigureCmd(), worStatusCmd(), worListenCmd())
 	c.PersistentFlags().StringVar(&worEngine, "engine", "paxos", "client engine with --servers: paxos (majority quorums) or chain (chain replication, head first in --servers)")
 	c.PersistentFlags().StringVar(&worCluster, "cluster", "", "cluster configuration file (JSON: engine, directory, partitions); default: "+defaultClusterFile+" if it exists and --servers is not given")
 	return c
@@ -90,6 +90,11 @@ partition's state on it.`,
 			}
 			defer n.Close()
 			n.HandleAsync(srv.HandleAsync)
+			srv.SetNotifier(func(to stack.Addr, msg []byte) {
+				if err := n.Send(to, msg); err != nil {
+					log.Debug("wor: notification not sent", "to", to, "err", err)
+				}
+			})
 			if metrics != "" {
 				stop, err := serveWorMetrics(metrics, srv, n, log)
 				if err != nil {
@@ -427,6 +432,15 @@ func serveWorMetrics(addr string, srv *wor.Server, n *stack.Node, log *slog.Logg
 		func() float64 { return float64(srv.Stats().Registers) }))
 	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "strata_wor_journal_barriers_total", Help: "Journal barriers (persistent mode)."},
 		func() float64 { return float64(srv.Stats().Barriers) }))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "strata_wor_free_slots", Help: "Reclaimed journal slots awaiting reuse (persistent mode)."},
+		func() float64 { return float64(srv.Stats().FreeSlots) }))
+	lat := prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "strata_wor_request_seconds",
+		Help:    "Time from a request's receipt to its reply, durability included: the server's share of a quorum round.",
+		Buckets: prometheus.ExponentialBuckets(20e-6, 2, 16),
+	}, []string{"type"})
+	reg.MustRegister(lat)
+	srv.SetObserver(func(op string, d time.Duration) { lat.WithLabelValues(op).Observe(d.Seconds()) })
 	return serveMetrics(addr, reg, n, log)
 }
 
@@ -576,4 +590,44 @@ func writeClusterFile(path string, cfg *wor.ClusterConfig) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+func worListenCmd() *cobra.Command {
+	var servers string
+	var timeout, dur time.Duration
+	c := &cobra.Command{
+		Use:   "listen SEG",
+		Short: "Print writes to a segment's registers as they happen (until Ctrl-C or --for)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			seg, err := parseUint("segment", args[0])
+			if err != nil {
+				return err
+			}
+			wc, n, err := worClient(clusterFile(cmd), servers, timeout)
+			if err != nil {
+				return err
+			}
+			defer n.Close()
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			if dur > 0 {
+				var cancel context.CancelFunc
+				ctx, cancel = context.WithTimeout(ctx, dur)
+				defer cancel()
+			}
+			ch, err := wc.SegListen(ctx, seg)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "listening to segment %d\n", seg)
+			for w := range ch {
+				fmt.Fprintf(cmd.OutOrStdout(), "%d/%d = %q\n", w.Seg, w.Off, w.Value)
+			}
+			return nil
+		},
+	}
+	worClientFlags(c, &servers, &timeout)
+	c.Flags().DurationVar(&dur, "for", 0, "stop after this long (default: until interrupted)")
+	return c
 }
