@@ -6,7 +6,7 @@ export GOFLAGS := -buildvcs=false
 # An older Go fetches the toolchain go.mod names through the module proxy.
 export GOTOOLCHAIN := auto
 
-.PHONY: all build setup lint test test-long fuzz bench-journal bench-stack bench-wor demo clean
+.PHONY: all build setup lint test test-long fuzz bench-journal bench-stack bench-wor up demo clean
 
 all: build
 
@@ -34,6 +34,7 @@ test: lint
 test-long: setup
 	STRATA_CRASH_SECONDS=600 STRATA_KILL_ROUNDS=100 $(GO) test -race -timeout 60m ./journal/...
 	STRATA_SIM_SEEDS=2000 $(GO) test -race -timeout 60m ./stack/...
+	STRATA_SIM_SEEDS=3000 $(GO) test -race -timeout 60m -run TestLinearizableUnderFaults ./wor
 
 # Runs every fuzz target for FUZZTIME each (not in CI).
 FUZZTIME ?= 30s
@@ -44,6 +45,7 @@ fuzz: setup
 	$(GO) test ./stack/layers -run '^$$' -fuzz FuzzDatagram -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 	$(GO) test ./wor -run '^$$' -fuzz FuzzDecodeRequest -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 	$(GO) test ./wor -run '^$$' -fuzz FuzzDecodeResponse -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
+	$(GO) test ./wor -run '^$$' -fuzz FuzzDecodeBatches -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 
 bench-journal: build
 	$(BIN)/strata bench journal
@@ -53,6 +55,10 @@ bench-stack: build
 
 bench-wor: build
 	$(BIN)/strata bench wor
+
+# Strata's main job on an embedded default: a local 3-server cluster.
+up: build
+	$(BIN)/strata up
 
 demo: build
 	$(BIN)/strata journal demo

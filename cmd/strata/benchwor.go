@@ -27,6 +27,7 @@ func benchWorCmd() *cobra.Command {
 		clientsFlag, sizesFlag, engines, modes string
 		dur                                    time.Duration
 		dir, lengthsFlag, plotPath             string
+		rounds                                 int
 	)
 	c := &cobra.Command{
 		Use:   "wor",
@@ -50,6 +51,9 @@ process; all share the machine's 2 cores with the clients.`,
 				if !cmd.Flags().Changed("sizes") {
 					sizesFlag = "8"
 				}
+				if !cmd.Flags().Changed("rounds") {
+					rounds = 1
+				}
 			}
 			clients, err := parseInts("--clients", clientsFlag, 1, 256)
 			if err != nil {
@@ -58,6 +62,9 @@ process; all share the machine's 2 cores with the clients.`,
 			sizes, err := parseInts("--sizes", sizesFlag, 1, wor.MaxPersistentValue)
 			if err != nil {
 				return err
+			}
+			if rounds < 1 {
+				return fmt.Errorf("--rounds must be at least 1")
 			}
 			var results []worbench.Result
 			progress := cmd.ErrOrStderr()
@@ -70,52 +77,56 @@ process; all share the machine's 2 cores with the clients.`,
 				if mode != "persistent" && mode != "memory" {
 					return fmt.Errorf("--modes: unknown mode %q", mode)
 				}
-				for _, engine := range strings.Split(engines, ",") {
-					// Fresh servers (and journals) per engine: every capture
-					// takes a register slot.
-					var servers []*server
-					var addrs []string
-					for i := 0; i < 3; i++ {
-						args := []string{"wor", "serve", "--listen", "udp:127.0.0.1:0", "--blocks", "262144"}
-						if mode == "persistent" {
-							args = append(args, "--dir", filepath.Join(dir, engine, fmt.Sprintf("%d", i)))
+			}
+			var ec *etcdCluster
+			if !noEtcd {
+				var err error
+				if ec, err = startEtcd(ctx, progress, filepath.Join(dir, "etcd")); err != nil {
+					return fmt.Errorf("%w (use --no-etcd to skip the peer)", err)
+				}
+				defer ec.stop()
+			}
+			// Round 1 measures every cell; later rounds repeat the cells
+			// compared with etcd (persistent paxos: read and pre-captured
+			// write). Strata and etcd alternate which goes first.
+			for round := 1; round <= rounds; round++ {
+				order := []string{"strata", "etcd"}
+				if round%2 == 0 {
+					slices.Reverse(order)
+				}
+				for _, sys := range order {
+					if sys == "etcd" {
+						if ec == nil {
+							continue
 						}
-						s, err := startServer(ctx, args...)
-						if err != nil {
-							return err
-						}
-						servers = append(servers, s)
-						addrs = append(addrs, s.addr)
-					}
-					stopAll := func() {
-						for _, s := range servers {
-							s.stop()
-						}
-					}
-					worEngine = engine
-					wc, n, err := worClient("", strings.Join(addrs, ","), 2*time.Second)
-					if err != nil {
-						stopAll()
-						return err
-					}
-					for _, op := range worbench.Ops {
-						for _, size := range sizes {
-							for _, cl := range clients {
-								seg++
-								r, err := worbench.Run(ctx, wc, seg, op, cl, size, dur)
-								if err != nil {
-									n.Close()
-									stopAll()
-									return fmt.Errorf("%s %s %s clients=%d: %w", mode, engine, op, cl, err)
+						for _, op := range []string{"put", "get"} {
+							for _, size := range sizes {
+								for _, cl := range clients {
+									r, err := ec.run(ctx, op, cl, size, dur, fmt.Sprintf("r%d", time.Now().UnixNano()))
+									if err != nil {
+										return err
+									}
+									r.Round = round
+									results = append(results, r)
+									fmt.Fprintf(progress, "round %d etcd       %-23s size=%-4d clients=%-3d %8.0f ops/s  p50 %7.0f µs  p99 %7.0f µs\n", round, op, size, cl, r.OpsPerSec, r.P50us, r.P99us)
 								}
-								r.Engine, r.Mode = engine, mode
-								results = append(results, r)
-								fmt.Fprintf(progress, "%-10s %-5s %-17s size=%-4d clients=%-3d %8.0f ops/s  p50 %7.0f µs  p99 %7.0f µs\n", mode, engine, op, size, cl, r.OpsPerSec, r.P50us, r.P99us)
 							}
 						}
+						continue
 					}
-					n.Close()
-					stopAll()
+					ms, es, ops := strings.Split(modes, ","), strings.Split(engines, ","), worbench.Ops
+					if round > 1 {
+						ms, es, ops = []string{"persistent"}, []string{"paxos"}, []string{"read", "write-precaptured"}
+					}
+					for _, mode := range ms {
+						for _, engine := range es {
+							rs, err := worCells(ctx, progress, dir, mode, engine, ops, sizes, clients, dur, round, &seg)
+							if err != nil {
+								return err
+							}
+							results = append(results, rs...)
+						}
+					}
 				}
 			}
 			if lengthsFlag != "" {
@@ -135,49 +146,29 @@ process; all share the machine's 2 cores with the clients.`,
 					fmt.Fprintf(progress, "wrote %s\n", plotPath)
 				}
 			}
-			ratios := map[string]float64{}
-			if !noEtcd {
-				ec, err := startEtcd(ctx, progress, filepath.Join(dir, "etcd"))
-				if err != nil {
-					return fmt.Errorf("%w (use --no-etcd to skip the peer)", err)
-				}
-				for _, op := range []string{"put", "get"} {
-					for _, size := range sizes {
-						for _, cl := range clients {
-							r, err := ec.run(ctx, op, cl, size, dur, fmt.Sprintf("r%d", time.Now().UnixNano()))
-							if err != nil {
-								ec.stop()
-								return err
-							}
-							results = append(results, r)
-							fmt.Fprintf(progress, "etcd       %-23s size=%-4d clients=%-3d %8.0f ops/s  p50 %7.0f µs  p99 %7.0f µs\n", op, size, cl, r.OpsPerSec, r.P50us, r.P99us)
-						}
-					}
-				}
-				ec.stop()
-				ratios = worRatios(results)
-			}
-			rep := map[string]any{"bench": "wor", "results": results, "ratios": ratios}
+			ratios, spread := worRatios(results)
+			rep := map[string]any{"bench": "wor", "results": results, "ratios": ratios, "spread": spread, "rounds": rounds}
 			if asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(rep)
 			}
 			printWor(cmd.OutOrStdout(), results)
 			if len(ratios) > 0 {
-				fmt.Fprintf(cmd.OutOrStdout(), "\nratios vs etcd (persistent paxos; > 1: Strata better)\n")
+				fmt.Fprintf(cmd.OutOrStdout(), "\nratios vs etcd (persistent paxos; > 1: Strata better), median of %d round(s) (min-max)\n", rounds)
 				keys := make([]string, 0, len(ratios))
 				for k := range ratios {
 					keys = append(keys, k)
 				}
 				slices.Sort(keys)
 				for _, k := range keys {
-					fmt.Fprintf(cmd.OutOrStdout(), "  %-52s %.2f\n", k, ratios[k])
+					fmt.Fprintf(cmd.OutOrStdout(), "  %-52s %.2f  (%.2f-%.2f)\n", k, ratios[k], spread[k][0], spread[k][1])
 				}
 			}
 			return nil
 		},
 	}
 	f := c.Flags()
-	f.BoolVar(&quick, "quick", false, "reduced run: 1 and 16 clients, 8-byte values, 1 s cells")
+	f.BoolVar(&quick, "quick", false, "reduced run: 1 and 16 clients, 8-byte values, 1 s cells, 1 round")
+	f.IntVar(&rounds, "rounds", 3, "rounds; the cells compared with etcd repeat every round, alternating which system goes first")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
 	f.StringVar(&clientsFlag, "clients", "1,4,16,64", "concurrent clients")
 	f.StringVar(&sizesFlag, "sizes", "8,1024", "value sizes in bytes")
@@ -203,41 +194,96 @@ func parseInts(flag, s string, lo, hi int) ([]int, error) {
 	return out, nil
 }
 
-// worRatios compares persistent paxos against etcd: a pre-captured write
-// with etcd's create-if-absent transaction, a read with its linearizable
-// get (throughput strata/etcd, p50 latency etcd/strata).
-func worRatios(rs []worbench.Result) map[string]float64 {
-	find := func(op string, cl, size int) *worbench.Result {
+// worRatios compares persistent paxos against etcd, round by round: a
+// pre-captured write with etcd's create-if-absent transaction, a read with
+// its linearizable get (throughput strata/etcd, p50 latency etcd/strata).
+// It returns the median over rounds and the min and max.
+func worRatios(rs []worbench.Result) (map[string]float64, map[string][2]float64) {
+	find := func(op string, cl, size, round int) *worbench.Result {
 		for i := range rs {
 			r := &rs[i]
-			if r.System == "strata" && r.Op == op && r.Clients == cl && r.Size == size && r.Mode == "persistent" && r.Engine == "paxos" {
+			if r.System == "strata" && r.Op == op && r.Clients == cl && r.Size == size && r.Mode == "persistent" && r.Engine == "paxos" && r.Round == round {
 				return r
 			}
 		}
 		return nil
 	}
-	out := map[string]float64{}
+	per := map[string][]float64{}
 	for _, r := range rs {
 		if r.System != "etcd" {
 			continue
 		}
 		sop := map[string]string{"put": "write-precaptured", "get": "read"}[r.Op]
-		s := find(sop, r.Clients, r.Size)
+		s := find(sop, r.Clients, r.Size, r.Round)
 		if s == nil || r.OpsPerSec == 0 || s.P50us == 0 {
 			continue
 		}
 		key := fmt.Sprintf("%s strata/etcd clients=%d size=%d", sop, r.Clients, r.Size)
-		out["ops/s "+key] = round3(s.OpsPerSec / r.OpsPerSec)
-		out["p50 "+key] = round3(r.P50us / s.P50us)
+		per["ops/s "+key] = append(per["ops/s "+key], s.OpsPerSec/r.OpsPerSec)
+		per["p50 "+key] = append(per["p50 "+key], r.P50us/s.P50us)
 	}
-	return out
+	med, spread := map[string]float64{}, map[string][2]float64{}
+	for k, xs := range per {
+		slices.Sort(xs)
+		med[k] = round3(xs[len(xs)/2])
+		spread[k] = [2]float64{round3(xs[0]), round3(xs[len(xs)-1])}
+	}
+	return med, spread
+}
+
+// worCells starts 3 fresh wormservers of a mode and measures ops with an
+// engine's client.
+func worCells(ctx context.Context, progress io.Writer, dir, mode, engine string, ops []string, sizes, clients []int, dur time.Duration, round int, seg *uint64) ([]worbench.Result, error) {
+	var servers []*server
+	var addrs []string
+	defer func() {
+		for _, s := range servers {
+			s.stop()
+		}
+	}()
+	for i := 0; i < 3; i++ {
+		args := []string{"wor", "serve", "--listen", "udp:127.0.0.1:0", "--blocks", "262144"}
+		if mode == "persistent" {
+			// Fresh journals per round and engine: every capture takes a
+			// register slot.
+			args = append(args, "--dir", filepath.Join(dir, fmt.Sprintf("%s-r%d", engine, round), fmt.Sprintf("%d", i)))
+		}
+		s, err := startServer(ctx, args...)
+		if err != nil {
+			return nil, err
+		}
+		servers = append(servers, s)
+		addrs = append(addrs, s.addr)
+	}
+	worEngine = engine
+	wc, n, err := worClient("", strings.Join(addrs, ","), 2*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	defer n.Close()
+	var out []worbench.Result
+	for _, op := range ops {
+		for _, size := range sizes {
+			for _, cl := range clients {
+				*seg++
+				r, err := worbench.Run(ctx, wc, *seg, op, cl, size, dur)
+				if err != nil {
+					return nil, fmt.Errorf("%s %s %s clients=%d: %w", mode, engine, op, cl, err)
+				}
+				r.Engine, r.Mode, r.Round = engine, mode, round
+				out = append(out, r)
+				fmt.Fprintf(progress, "round %d %-10s %-5s %-17s size=%-4d clients=%-3d %8.0f ops/s  p50 %7.0f µs  p99 %7.0f µs\n", round, mode, engine, op, size, cl, r.OpsPerSec, r.P50us, r.P99us)
+			}
+		}
+	}
+	return out, nil
 }
 
 func printWor(w io.Writer, rs []worbench.Result) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "system\tmode\tengine\top\tsize\tclients\tops/s\tp50 µs\tp99 µs\t")
+	fmt.Fprintln(tw, "round\tsystem\tmode\tengine\top\tsize\tclients\tops/s\tp50 µs\tp99 µs\t")
 	for _, r := range rs {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%.0f\t%.0f\t%.0f\t\n", r.System, r.Mode, r.Engine, r.Op, r.Size, r.Clients, r.OpsPerSec, r.P50us, r.P99us)
+		fmt.Fprintf(tw, "%d\t%s\t%s\t%s\t%s\t%d\t%d\t%.0f\t%.0f\t%.0f\t\n", r.Round, r.System, r.Mode, r.Engine, r.Op, r.Size, r.Clients, r.OpsPerSec, r.P50us, r.P99us)
 	}
 	tw.Flush()
 }

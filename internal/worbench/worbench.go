@@ -28,6 +28,7 @@ type Result struct {
 	OpsPerSec float64 `json:"ops_per_sec"`
 	P50us     float64 `json:"p50_us"`
 	P99us     float64 `json:"p99_us"`
+	Round     int     `json:"round"` // 1-based; the comparison cells repeat every round
 }
 
 // Ops are the measured operations.
