@@ -74,8 +74,14 @@ func (c *Paxos) SegCapture(seg, start, end uint64, cb func(CaptureID, error)) {
 }
 
 func (c *Paxos) segCapture(seg, start, end uint64, tries int, cb func(CaptureID, error)) {
-	b := c.next()
-	c.broadcast(request{Op: opSegPrepare, Addr: Addr(seg, start), Ballot: b, Value: countBytes(end - start)}, func(rs []response, err error) {
+	segCaptureVia(c.ballots, c.broadcast, seg, start, end, tries, cb)
+}
+
+// segCaptureVia runs a segment capture whose prepare goes out through send
+// (to a majority, or to a chain's head), retrying above a higher promise.
+func segCaptureVia(b *ballots, send func(request, func([]response, error)), seg, start, end uint64, tries int, cb func(CaptureID, error)) {
+	ballot := b.next()
+	send(request{Op: opSegPrepare, Addr: Addr(seg, start), Ballot: ballot, Value: countBytes(end - start)}, func(rs []response, err error) {
 		if err != nil {
 			cb(0, err)
 			return
@@ -86,18 +92,18 @@ func (c *Paxos) segCapture(seg, start, end uint64, tries int, cb func(CaptureID,
 			cb(0, err)
 			return
 		case nack:
-			c.observe(hi)
+			b.observe(hi)
 			if tries > 1 {
-				c.segCapture(seg, start, end, tries-1, cb)
+				segCaptureVia(b, send, seg, start, end, tries-1, cb)
 				return
 			}
 			cb(0, ErrPreempted)
 			return
 		}
 		for i := start; i < end; i++ {
-			c.remember(Addr(seg, i), CaptureID(b), priors[uint32(i-start)])
+			b.remember(Addr(seg, i), CaptureID(ballot), priors[uint32(i-start)])
 		}
-		cb(CaptureID(b), nil)
+		cb(CaptureID(ballot), nil)
 	})
 }
 
@@ -143,31 +149,10 @@ func (c *Chain) SegCapture(seg, start, end uint64, cb func(CaptureID, error)) {
 }
 
 func (c *Chain) segCapture(seg, start, end uint64, tries int, cb func(CaptureID, error)) {
-	b := c.next()
-	c.one(c.chain[0], request{Op: opSegPrepare, Addr: Addr(seg, start), Ballot: b, Value: countBytes(end - start)}, func(r response, err error) {
-		if err != nil {
-			cb(0, err)
-			return
-		}
-		hi, nack, priors, err := segPriors([]response{r})
-		switch {
-		case err != nil:
-			cb(0, err)
-			return
-		case nack:
-			c.observe(hi)
-			if tries > 1 {
-				c.segCapture(seg, start, end, tries-1, cb)
-				return
-			}
-			cb(0, ErrPreempted)
-			return
-		}
-		for i := start; i < end; i++ {
-			c.remember(Addr(seg, i), CaptureID(b), priors[uint32(i-start)])
-		}
-		cb(CaptureID(b), nil)
-	})
+	head := func(req request, cb func([]response, error)) {
+		c.one(c.chain[0], req, func(r response, err error) { cb([]response{r}, err) })
+	}
+	segCaptureVia(c.ballots, head, seg, start, end, tries, cb)
 }
 
 // SegWrite sends the values down the chain in one message per server.

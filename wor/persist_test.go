@@ -138,15 +138,7 @@ func TestPersistentTrim(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	call := func(s *Server, r request) response {
-		done := make(chan []byte, 1)
-		s.HandleAsync("c", r.encode(), func(b []byte) { done <- b })
-		resp, err := decodeResponse(<-done)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp
-	}
+	call := func(s *Server, r request) response { return callServer(t, s, r) }
 	call(s, request{Op: opAccept, Addr: Addr(5, 1), Ballot: 3, Value: []byte("x")})
 	call(s, request{Op: opAccept, Addr: Addr(6, 1), Ballot: 3, Value: []byte("y")})
 	if r := call(s, request{Op: opTrim, Addr: 5}); r.Status != stOK {
@@ -180,15 +172,7 @@ func TestPersistentTrimReclaimsSlots(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	call := func(s *Server, r request) response {
-		done := make(chan []byte, 1)
-		s.HandleAsync("c", r.encode(), func(b []byte) { done <- b })
-		resp, err := decodeResponse(<-done)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return resp
-	}
+	call := func(s *Server, r request) response { return callServer(t, s, r) }
 	call(s, request{Op: opAccept, Addr: Addr(9, 0), Ballot: 1, Value: []byte("keep")})
 	fill := func(s *Server, seg uint64) {
 		for off := range uint64(30) {
@@ -239,4 +223,16 @@ func TestPersistentTrimReclaimsSlots(t *testing.T) {
 	if r := call(s2, request{Op: opRead, Addr: Addr(5, 3)}); r.Status != stTrim {
 		t.Fatalf("trimmed segment: status %d", r.Status)
 	}
+}
+
+// callServer sends one request through HandleAsync and waits for the reply.
+func callServer(t *testing.T, s *Server, r request) response {
+	t.Helper()
+	done := make(chan []byte, 1)
+	s.HandleAsync("c", r.encode(), func(b []byte) { done <- b })
+	resp, err := decodeResponse(<-done)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp
 }

@@ -203,8 +203,8 @@ func TestWorRealProcesses(t *testing.T) {
 }
 
 // TestWorReconfigureRealProcesses: three wormserver processes and a cluster
-// file; a client keeps writing while one server is SIGKILLed for good, a
-// new one starts with --join and "strata wor reconfigure" (another process)
+// file; a client keeps writing while one server is SIGKILLed and restarted,
+// then SIGKILLed for good; a new one starts with --join and "strata wor reconfigure" (another process)
 // replaces the dead one. Then a second old server is killed, so that the
 // only majority left includes the new server: every acknowledged write
 // must be readable, so the state moved to it; and a client started from
@@ -265,9 +265,19 @@ func TestWorReconfigureRealProcesses(t *testing.T) {
 		}
 	}()
 	count := func() int { mu.Lock(); defer mu.Unlock(); return len(acked) }
-	for count() < 20 {
-		time.Sleep(5 * time.Millisecond)
+	waitAcked := func(n int) {
+		for count() < n {
+			time.Sleep(5 * time.Millisecond)
+		}
 	}
+	waitAcked(20)
+	// Server 2 is killed and restarted from its journal while the client
+	// writes; then it dies for good and is replaced.
+	procs[2].Process.Signal(syscall.SIGKILL)
+	procs[2].Wait()
+	waitAcked(count() + 10)
+	procs[2], _ = startServe(t, addrs[2], filepath.Join(dir, "2"))
+	waitAcked(count() + 10)
 	procs[2].Process.Signal(syscall.SIGKILL)
 	procs[2].Wait()
 	before := count()
@@ -277,9 +287,7 @@ func TestWorReconfigureRealProcesses(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "partition 0 is at epoch 1") {
 		t.Fatalf("reconfigure: %v\n%s", err, out)
 	}
-	for count() < before+20 { // the client kept writing through the change
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitAcked(before + 20) // the client kept writing through the change
 	close(stop)
 	if err := <-writerDone; err != nil {
 		t.Fatal(err)

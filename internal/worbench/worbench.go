@@ -31,13 +31,17 @@ type Result struct {
 	Round     int     `json:"round"` // 1-based; the comparison cells repeat every round
 }
 
+// warmUp is how long the clients run before the measurement starts.
+const warmUp = 500 * time.Millisecond
+
 // Ops are the measured operations.
 var Ops = []string{"read", "capture+write", "write-precaptured"}
 
 // Run drives op with clients goroutines through c for d (after a short
 // warm-up), each goroutine with one operation outstanding. Registers are
-// in segment seg, which Run allocates if needed; each goroutine uses its
-// own offsets so that writers do not preempt each other.
+// in segment seg, which Run allocates if needed and trims at the end; each
+// goroutine uses its own offsets so that writers do not preempt each
+// other.
 func Run(ctx context.Context, c *wor.Client, seg uint64, op string, clients, size int, d time.Duration) (Result, error) {
 	res := Result{System: "strata", Op: op, Clients: clients, Size: size}
 	if err := c.Alloc(ctx, seg, nil); err != nil && !errors.Is(err, wor.ErrAllocated) {
@@ -63,14 +67,18 @@ func Run(ctx context.Context, c *wor.Client, seg uint64, op string, clients, siz
 			}
 		case "write-precaptured":
 			// Enough captures for the run (each takes a register on every
-			// server), captured ahead, outside timing.
-			n := int(40000*d/(3*time.Second))/clients + 200
-			for i := 0; i < n; i++ {
-				cid, err := c.Capture(ctx, seg, base+uint64(i))
+			// server), captured ahead, outside timing, a batch at a time.
+			// (at most 20,000 writes/s, warm-up included).
+			n := int(20000*(d+warmUp).Seconds())/clients + wor.MaxSegBatch
+			for i := 0; i < n; i += wor.MaxSegBatch {
+				end := min(i+wor.MaxSegBatch, n)
+				cid, err := c.SegCapture(ctx, seg, base+uint64(i), base+uint64(end))
 				if err != nil {
 					return res, fmt.Errorf("pre-capture: %w", err)
 				}
-				cids[g] = append(cids[g], cid)
+				for range end - i {
+					cids[g] = append(cids[g], cid)
+				}
 			}
 		}
 	}
@@ -113,7 +121,7 @@ func Run(ctx context.Context, c *wor.Client, seg uint64, op string, clients, siz
 			errs <- nil
 		}()
 	}
-	time.Sleep(500 * time.Millisecond)
+	time.Sleep(warmUp)
 	start := time.Now()
 	phase.Store(1)
 	time.Sleep(d)
@@ -138,5 +146,10 @@ func Run(ctx context.Context, c *wor.Client, seg uint64, op string, clients, siz
 	res.OpsPerSec = float64(len(all)) / elapsed.Seconds()
 	res.P50us = float64(all[len(all)/2].Nanoseconds()) / 1e3
 	res.P99us = float64(all[min(len(all)-1, len(all)*99/100)].Nanoseconds()) / 1e3
+	// Trim the cell's segment (outside timing) so the servers reclaim its
+	// registers' journal slots for the next cells.
+	if err := c.Trim(ctx, seg); err != nil {
+		return res, fmt.Errorf("trim after the cell: %w", err)
+	}
 	return res, nil
 }
