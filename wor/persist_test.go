@@ -182,6 +182,11 @@ func TestPersistentTrimReclaimsSlots(t *testing.T) {
 		}
 	}
 	fill(s, 5)
+	// The trim register itself is written first, as Client.Trim does: its
+	// slot becomes the trim mark and must not be reclaimed.
+	if r := call(s, request{Op: opAccept, Addr: Addr(5, trimOffset), Ballot: 1, Value: []byte("trim")}); r.Status != stOK {
+		t.Fatalf("trim register: status %d", r.Status)
+	}
 	if r := call(s, request{Op: opAccept, Addr: Addr(6, 0), Ballot: 1, Value: []byte("x")}); r.Status != stOK {
 		t.Fatalf("status %d", r.Status)
 	}

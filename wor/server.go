@@ -84,12 +84,9 @@ func NewPersistentServer(j *journal.Journal, log *slog.Logger) (*Server, error) 
 			s.trimmed[addr>>offsetBits] = true
 		}
 	}
-	// Finish reclaiming the slots of trimmed segments (a crash may have
-	// cut a trim short).
+	// The slots still holding registers of trimmed segments are free.
 	for seg := range s.trimmed {
-		if err := s.forget(seg); err != nil {
-			return nil, fmt.Errorf("wor: reclaim trimmed segment %d: %w", seg, err)
-		}
+		s.forget(seg)
 	}
 	return s, nil
 }
@@ -586,35 +583,30 @@ func (s *Server) trimFor(seg uint64, part uint32) []byte {
 	}
 	s.trimmed[seg] = true
 	s.trimPart[seg] = part
-	if err := s.forget(seg); err != nil {
-		// The trim itself is recorded; the slots are reclaimed at the
-		// next restart.
-		s.log.Warn("wor: cannot reclaim a trimmed segment's slots", "segment", seg, "err", err)
-	}
+	s.forget(seg)
 	return nil
 }
 
 // forget drops the state of every register of seg but its trim mark, and
-// in persistent mode reclaims their journal slots.
-func (s *Server) forget(seg uint64) error {
-	var first error
-	for addr := range s.accs {
+// in persistent mode reclaims their journal slots (no disk write: see
+// journalStore.release).
+func (s *Server) forget(seg uint64) {
+	for addr, a := range s.accs {
 		if addr>>offsetBits != seg {
 			continue
 		}
 		if s.store != nil && addr == Addr(seg, trimOffset) {
+			// Its slot holds (or, during a trim, was just overwritten
+			// with) the trim mark, which must never be reclaimed.
 			if _, ok := s.trimPart[seg]; !ok {
-				s.trimPart[seg] = s.accs[addr].part
+				s.trimPart[seg] = a.part
 			}
 			delete(s.accs, addr) // its slot keeps the trim mark
 			continue
 		}
 		if s.store != nil {
-			if err := s.store.release(addr); err != nil && first == nil {
-				first = err
-			}
+			s.store.release(addr)
 		}
 		delete(s.accs, addr)
 	}
-	return first
 }

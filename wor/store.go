@@ -15,7 +15,8 @@ import (
 // accepted ballot, value length, partition, a CRC and the value. Two more
 // kinds of slot reuse the layout: a partition's epoch state (addr: the
 // partition, promised: the epoch, flags bit 1: active) and a free slot
-// (the register's segment was trimmed; the slot is reused).
+// (never written by this version: reclaimed slots keep their old register
+// until reused, and recovery frees the registers of trimmed segments).
 const (
 	slotMagic = 0x574f5232 // "WOR2": a register
 	partMagic = 0x574f5250 // "WORP": a partition's epoch state
@@ -183,18 +184,18 @@ func (s *journalStore) savePart(part uint32, st partState) error {
 	return s.write(slot, encodeSlot(partMagic, uint64(part), &acceptor{promised: uint64(st.epoch)}, flags))
 }
 
-// release reclaims the slot of a register (its segment was trimmed).
-func (s *journalStore) release(addr uint64) error {
+// release reclaims the slot of a register whose segment was trimmed. The
+// slot is not rewritten: the segment's trim mark, durable before the trim
+// was acknowledged and never reclaimed, tells recovery that whatever
+// register of the segment a slot still holds is garbage; a slot reused by
+// a later register is overwritten by that register's commit.
+func (s *journalStore) release(addr uint64) {
 	slot, ok := s.slots[addr]
 	if !ok {
-		return nil
-	}
-	if err := s.write(slot, encodeSlot(freeMagic, 0, &acceptor{}, 0)); err != nil {
-		return err
+		return
 	}
 	delete(s.slots, addr)
 	s.free = append(s.free, slot)
-	return nil
 }
 
 // save appends the register's new state to the journal (in the caller's
