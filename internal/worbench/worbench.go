@@ -43,6 +43,13 @@ var Ops = []string{"read", "capture+write", "write-precaptured"}
 // goroutine uses its own offsets so that writers do not preempt each
 // other.
 func Run(ctx context.Context, c *wor.Client, seg uint64, op string, clients, size int, d time.Duration) (Result, error) {
+	return RunRate(ctx, c, seg, op, clients, size, d, 20000)
+}
+
+// RunRate is Run with a bound on the pre-captured writes per second that
+// the pre-capture provides for (each pre-captured register costs a journal
+// block on every persistent server, so persistent runs use a lower bound).
+func RunRate(ctx context.Context, c *wor.Client, seg uint64, op string, clients, size int, d time.Duration, maxRate int) (Result, error) {
 	res := Result{System: "strata", Op: op, Clients: clients, Size: size}
 	if err := c.Alloc(ctx, seg, nil); err != nil && !errors.Is(err, wor.ErrAllocated) {
 		return res, err
@@ -68,10 +75,12 @@ func Run(ctx context.Context, c *wor.Client, seg uint64, op string, clients, siz
 		case "write-precaptured":
 			// Enough captures for the run (each takes a register on every
 			// server), captured ahead, outside timing, a batch at a time.
-			// (at most 20,000 writes/s, warm-up included).
-			n := int(20000*(d+warmUp).Seconds())/clients + wor.MaxSegBatch
-			for i := 0; i < n; i += wor.MaxSegBatch {
-				end := min(i+wor.MaxSegBatch, n)
+			// (at most maxRate writes/s, warm-up included), in batches of
+			// 256 registers.
+			const batch = 256
+			n := int(float64(maxRate)*(d+warmUp).Seconds())/clients + batch
+			for i := 0; i < n; i += batch {
+				end := min(i+batch, n)
 				cid, err := c.SegCapture(ctx, seg, base+uint64(i), base+uint64(end))
 				if err != nil {
 					return res, fmt.Errorf("pre-capture: %w", err)
