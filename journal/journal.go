@@ -94,6 +94,10 @@ func (j *Journal) Size() uint64 { return j.wal.DataBlocks() }
 // Stats returns the write-ahead log's counters.
 func (j *Journal) Stats() wal.Stats { return j.wal.Stats() }
 
+// Pending reports whether some committed operation is not yet durable
+// (so that a caller with nothing to wait for can skip Flush).
+func (j *Journal) Pending() bool { return j.wal.Pending() }
+
 // Flush makes every committed operation durable.
 func (j *Journal) Flush() error { return j.FlushContext(context.Background()) }
 

@@ -129,7 +129,10 @@ func (s *Server) HandleAsync(from stack.Addr, req []byte, respond func([]byte)) 
 	if len(req) > 0 {
 		op = OpName(req[0])
 	}
-	if s.store == nil {
+	if s.store == nil || !s.store.j.Pending() {
+		// Memory mode, or nothing committed is waiting for durability
+		// (e.g. a read in a read-only phase): the state reported is
+		// already on disk.
 		respond(resp)
 		s.observe(op, start)
 		return

@@ -395,6 +395,13 @@ func (w *WAL) Flush(ctx context.Context, pos uint64) error {
 	}
 }
 
+// Pending reports whether some appended multiwrite is not yet durable.
+func (w *WAL) Pending() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.memEnd() > w.diskEnd
+}
+
 // FlushAll waits until everything appended so far is durable.
 func (w *WAL) FlushAll(ctx context.Context) error {
 	w.mu.Lock()
