@@ -1,0 +1,83 @@
+package fs
+
+import (
+	"math/bits"
+	"sync"
+)
+
+// bitAlloc is the in-memory image of an on-disk allocation bitmap. It hands
+// out free indexes under a mutex, so no two operations ever own the same
+// bit: an operation that allocates index i journals the flip of bit i, and
+// gives i back (release) if it aborts; an operation that frees i journals
+// the flip and releases i only after it has committed, so the index cannot
+// be reused by an operation that might commit before the free.
+//
+// It is rebuilt at Open from the bitmap read through the journal.
+type bitAlloc struct {
+	mu   sync.Mutex
+	w    []uint64 // bit set = in use
+	n    uint64   // number of valid indexes
+	free uint64
+	hint int // every word below hint is full
+}
+
+func newBitAlloc(n uint64) *bitAlloc {
+	a := &bitAlloc{w: make([]uint64, divUp(n, 64)), n: n, free: n}
+	if r := n % 64; r != 0 { // indexes past n are permanently in use
+		a.w[len(a.w)-1] = ^uint64(0) << r
+	}
+	return a
+}
+
+// markUsed records that i is in use (used while rebuilding).
+func (a *bitAlloc) markUsed(i uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.w[i/64]&(1<<(i%64)) == 0 {
+		a.w[i/64] |= 1 << (i % 64)
+		a.free--
+	}
+}
+
+// alloc returns the lowest free index.
+func (a *bitAlloc) alloc() (uint64, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.free == 0 {
+		return 0, false
+	}
+	for k := a.hint; k < len(a.w); k++ {
+		if a.w[k] != ^uint64(0) {
+			b := uint64(bits.TrailingZeros64(^a.w[k]))
+			a.w[k] |= 1 << b
+			a.free--
+			a.hint = k
+			return uint64(k)*64 + b, true
+		}
+	}
+	return 0, false // unreachable while free counts are right
+}
+
+// release makes i free again.
+func (a *bitAlloc) release(i uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.w[i/64]&(1<<(i%64)) == 0 {
+		panic("fs: releasing a free index")
+	}
+	a.w[i/64] &^= 1 << (i % 64)
+	a.free++
+	a.hint = min(a.hint, int(i/64))
+}
+
+func (a *bitAlloc) isUsed(i uint64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.w[i/64]&(1<<(i%64)) != 0
+}
+
+func (a *bitAlloc) numFree() uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.free
+}

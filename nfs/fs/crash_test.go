@@ -1,0 +1,137 @@
+package fs
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"strata/journal"
+	"strata/journal/disk"
+)
+
+// TestCrash runs random operations on a journal over a crash-simulating
+// disk, crashes (between operations, or in the middle of one by making the
+// disk fail after a random number of writes), keeps a random subset of the
+// unbarriered writes, reopens, and checks that the file system is clean and
+// equal to the model after some prefix of the operations that includes
+// every operation acknowledged as durable (metadata operations, stable
+// writes, and everything before a Flush).
+func TestCrash(t *testing.T) {
+	seed := testSeed(t)
+	iters := envInt("STRATA_FS_CRASH_ITERS", 30)
+	if raceEnabled {
+		iters = envInt("STRATA_FS_CRASH_ITERS", 8)
+	}
+	stats := map[string]int{}
+	for it := 0; it < iters; it++ {
+		s := seed + uint64(it)
+		res := crashIteration(t, s)
+		stats[res]++
+	}
+	t.Logf("seed %d: %d iterations: %v", seed, iters, stats)
+}
+
+func crashIteration(t *testing.T, seed uint64) string {
+	rng := rand.New(rand.NewPCG(seed, 99))
+	fail := func(format string, args ...any) {
+		t.Helper()
+		t.Fatalf("seed %d (replay with STRATA_FS_SEED=%d STRATA_FS_CRASH_ITERS=1; the crash point also depends on timing): %s", seed, seed, fmt.Sprintf(format, args...))
+	}
+	logBlocks := uint64(48 + rng.IntN(200))
+	d := disk.NewCrashDisk(8000)
+	if err := journal.Format(d, logBlocks); err != nil {
+		fail("format: %v", err)
+	}
+	j, err := journal.Open(d, journal.Options{})
+	if err != nil {
+		fail("open: %v", err)
+	}
+	if err := Mkfs(j, 512); err != nil {
+		fail("mkfs: %v", err)
+	}
+	opt := Options{}
+	if rng.IntN(3) == 0 {
+		opt.OpBlocks = minBudget
+	}
+	f, err := OpenOptions(j, opt)
+	if err != nil {
+		fail("fs open: %v", err)
+	}
+	r := newRunner(t, f, seed)
+	r.crash = true
+	snaps := []string{r.modelDump()}
+	lastDurable := 0
+	steps := 20 + rng.IntN(250)
+	midOp := rng.IntN(2) == 0
+	if midOp {
+		d.CrashAfterWrites(int64(20 + rng.IntN(400)))
+	}
+	how := "between operations"
+	for i := 1; i <= steps; i++ {
+		if rng.IntN(25) == 0 {
+			if err := f.Flush(); err != nil {
+				if !errors.Is(err, ErrIO) {
+					fail("flush: %v", err)
+				}
+				how = "in a flush"
+				break
+			}
+			lastDurable = len(snaps) - 1
+		}
+		r.randomStep()
+		snaps = append(snaps, r.modelDump())
+		if r.ioErr {
+			how = "in an operation"
+			break
+		}
+		if r.durable {
+			lastDurable = len(snaps) - 1
+		}
+	}
+	nd := d.CrashRandom(rng)
+	j.Close() // fails: its disk is gone
+	j2, err := journal.Open(nd, journal.Options{})
+	if err != nil {
+		fail("journal recovery: %v", err)
+	}
+	defer j2.Close()
+	f2, err := Open(j2)
+	if err != nil {
+		fail("fs open after crash: %v", err)
+	}
+	rep, err := f2.Check()
+	if err != nil || !rep.Clean() {
+		fail("check after crash: %v %v", err, rep)
+	}
+	got, err := fsDump(t, f2)
+	if err != nil {
+		fail("dump after crash: %v", err)
+	}
+	match := -1
+	for k := len(snaps) - 1; k >= lastDurable; k-- {
+		if snaps[k] == got {
+			match = k
+			break
+		}
+	}
+	if match < 0 {
+		for k := lastDurable - 1; k >= 0; k-- {
+			if snaps[k] == got {
+				fail("state after crash is the state after step %d, but step %d was durable\ngot:\n%s\ndurable:\n%s", k, lastDurable, got, snaps[lastDurable])
+			}
+		}
+		fail("state after crash matches no prefix in [%d, %d]\ngot:\n%s\nlast durable:\n%s\nlast:\n%s", lastDurable, len(snaps)-1,
+			got, snaps[lastDurable], snaps[len(snaps)-1])
+	}
+	// The recovered file system works.
+	if _, _, _, _, err := f2.Create(f2.Root(), "after-crash-"+strings.Repeat("z", 3), Guarded, SetAttr{}, 0, 0, 0, ts(0)); err != nil && !errors.Is(err, ErrExist) {
+		fail("create after crash: %v", err)
+	}
+	mustCheck(t, f2)
+	if midOp {
+		return "crash " + how
+	}
+	return "crash between operations"
+}

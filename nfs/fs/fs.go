@@ -1,0 +1,494 @@
+// Package fs is Strata's NFSv3 file system (the GoNFS design of the
+// GoJournal paper): every block it owns lives in the data region of a
+// journal, and every change is made by journal operations that lock the
+// inodes they touch (lockmap, ascending inode order), read and modify
+// objects, and commit atomically.
+//
+// # On-disk layout (data-region blocks of the journal)
+//
+//	0                      superblock: magic, version, sizes, the offsets below, name-hash salt, root inode
+//	1 ..                   inode bitmap (1 bit per inode; inode 0 is reserved, 1 is the root)
+//	next block             orphan table: 512 × u64 slots naming unlinked inodes whose blocks are still being freed
+//	next ..                inode table: 128-byte inodes, 32 per block, each one journal object
+//	next ..                block bitmap: bit i is block dataStart+i
+//	dataStart ..           data blocks: file data, indirect blocks, directory tree nodes, symlink targets
+//
+// An inode (see inode in layout.go) holds type, mode, nlink, uid, gid,
+// generation, rdev, size, used blocks, atime/mtime/ctime, the 8-byte
+// EXCLUSIVE-create verifier (its own field, so a SETATTR after the create
+// keeps it), and 12 32-bit block pointers: 9 direct, single, double and
+// triple indirect (files up to MaxFileSize = 1 TiB; holes are 0 pointers,
+// read as zeros and use no blocks). A directory uses ptr[0] for the root of
+// its B+tree and ptr[1] for its parent ("..").
+//
+// Directories are B+trees of whole-block nodes keyed by a 56-bit salted hash
+// of the name plus an 8-bit collision discriminator (dir.go), so a lookup,
+// insert or removal reads and writes O(log n) blocks (3 levels hold about a
+// million entries) and every change fits one small journal operation. At
+// most 256 names of one directory can share a 56-bit hash (ErrNoSpace
+// beyond: never in practice). The key of an entry is fixed for the entry's
+// lifetime and is its READDIR cookie; "." and ".." are synthesized with
+// cookies 1 and 2. Guarantee: a listing that resumes from
+// the cookie of the last entry it received returns every entry that exists
+// for the whole listing exactly once, in key order, whatever is inserted or
+// removed meanwhile; entries created or removed during the listing may or
+// may not appear. Cookies never become invalid, so the cookie verifier is a
+// constant of the file system (derived from its salt); ReadDir rejects a
+// non-zero cookie only with a verifier that is neither 0 nor that constant.
+//
+// # What is guaranteed
+//
+// Each call is one atomic journal operation, except Write of more data
+// than fits one operation, truncation (SetAttr with a smaller size) and
+// freeing the blocks of a removed file, which are sequences of atomic steps,
+// each leaving a consistent file system:
+//   - a big Write is applied in chunks, in file order; a crash may keep a
+//     prefix of the chunks (never a torn block);
+//   - truncation frees blocks from the end, a bounded number per step, and
+//     each step lowers the size to just above the blocks still mapped; the
+//     last step sets the final size, zeroes the tail of the last block and
+//     applies the other attributes. A crash leaves the file at some size
+//     between the new and the old one with its data below that size intact;
+//   - removing the last link of a big file (Remove, Rename over it) commits
+//     the directory change and records the inode in the orphan table in one
+//     operation; later steps free its blocks and finally the inode. Open
+//     finishes the freeing of every inode left in the orphan table.
+//
+// Durability: metadata operations (SetAttr, Create, Mkdir, Symlink, Mknod,
+// Remove, Rmdir, Rename, Link) commit with wait (durable on return) unless
+// Options.UnstableMetadata is set; Write is durable on return when stable,
+// otherwise at the next Flush (NFS COMMIT), as are the intermediate steps of
+// split operations. After a crash the journal recovers a prefix of the
+// committed operations that includes every durable one.
+//
+// A call that succeeds without changing anything (Create of an existing
+// file in Unchecked or Exclusive mode, Rename onto another link of the same
+// file, a zero-length Write) commits nothing and so makes nothing durable.
+// Read and ReadDir do not update atime (there is no time argument); atime
+// changes at creation and through SetAttr.
+//
+// Names: "" and names containing '/' or NUL are ErrInval, names over
+// MaxName bytes ErrNameTooLong. Creating "." or ".." (Create, Mkdir,
+// Symlink, Mknod, Link) is ErrExist; Remove of either, Rmdir of "." and
+// Rename from or to either are ErrInval; Rmdir of ".." is ErrExist (it
+// names a directory that is not empty). Read and Write of a directory are
+// ErrIsDir, of another non-regular file ErrInval.
+//
+// Concurrency: one lock per inode (lockmap); operations on several inodes
+// take them in ascending order with AcquireAll, after looking names up
+// under the directory locks and re-checking them once all locks are held.
+// New inodes come from the allocator and are invisible until their
+// operation commits, so they are not locked. Cross-directory renames also
+// hold a global rename mutex while they check that a directory is not moved
+// into its own subtree (as Linux does). Check excludes all other
+// operations.
+//
+// Allocators: in-memory bitmaps of free inodes and blocks, rebuilt at Open
+// by reading the on-disk bitmaps through the journal. An operation takes
+// indexes from them under a mutex and journals the bit flips; aborted
+// operations give them back, and freed indexes return only after the
+// freeing operation has committed. Inode numbers and blocks are handed out
+// lowest first.
+//
+// # Assumptions
+//
+// The journal is used by this file system alone, its data region holds the
+// file system from block 0, and the caller passes sensible times. Block
+// numbers are 32-bit, so at most 2^32-1 blocks (16 TiB) are used.
+package fs
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"math/bits"
+	"sync"
+	"sync/atomic"
+
+	"strata/journal"
+	"strata/journal/lockmap"
+)
+
+// Inum is an inode number (the NFS fileid).
+type Inum uint64
+
+// FileType is the type of a file, numbered as NFSv3 ftype3.
+type FileType uint32
+
+// File types.
+const (
+	TypeReg  FileType = 1
+	TypeDir  FileType = 2
+	TypeBlk  FileType = 3
+	TypeChr  FileType = 4
+	TypeLnk  FileType = 5
+	TypeSock FileType = 6
+	TypeFifo FileType = 7
+)
+
+// Time is a timestamp (seconds and nanoseconds since the epoch).
+type Time struct{ Sec, Nsec uint32 }
+
+// Rdev is a device number.
+type Rdev struct{ Major, Minor uint32 }
+
+// Attr are the attributes of a file.
+type Attr struct {
+	Type       FileType
+	Mode       uint32 // permission bits only, 07777
+	Nlink      uint32
+	UID, GID   uint32
+	Size, Used uint64 // bytes
+	Rdev       Rdev
+	Fileid     uint64 // = inode number
+	Atime      Time
+	Mtime      Time
+	Ctime      Time
+	Gen        uint32
+}
+
+// Handle names a file: what NFS file handles carry.
+type Handle struct {
+	Ino Inum
+	Gen uint32
+}
+
+// WCC is pre-operation attributes for NFS weak cache consistency.
+type WCC struct {
+	Size         uint64
+	Mtime, Ctime Time
+}
+
+// SetTime says how SetAttr changes a time.
+type SetTime int
+
+// SetTime values.
+const (
+	DontChange SetTime = iota
+	ServerTime         // the now argument
+	ClientTime         // the value given
+)
+
+// SetAttr lists attribute changes; nil pointers and DontChange leave the
+// attribute alone.
+type SetAttr struct {
+	Mode, UID, GID     *uint32
+	Size               *uint64
+	Atime, Mtime       SetTime
+	AtimeVal, MtimeVal Time
+}
+
+// DirEntry is one entry returned by ReadDir. Attr is filled by ReadDir with
+// plus (READDIRPLUS).
+type DirEntry struct {
+	Name   string
+	Ino    Inum
+	Cookie uint64
+	Handle Handle
+	Attr   Attr
+}
+
+// CreateMode is the NFSv3 create mode.
+type CreateMode int
+
+// Create modes.
+const (
+	Unchecked CreateMode = iota
+	Guarded
+	Exclusive
+)
+
+// Stat is file system usage (FSSTAT).
+type Stat struct {
+	TotalBytes, FreeBytes, AvailBytes uint64
+	TotalFiles, FreeFiles             uint64
+}
+
+// Errors. Each is matchable with errors.Is; errors from the journal are
+// wrapped in ErrIO.
+var (
+	ErrNoEnt       = errors.New("fs: no such file or directory")
+	ErrExist       = errors.New("fs: file exists")
+	ErrNotDir      = errors.New("fs: not a directory")
+	ErrIsDir       = errors.New("fs: is a directory")
+	ErrNotEmpty    = errors.New("fs: directory not empty")
+	ErrNameTooLong = errors.New("fs: name too long")
+	ErrStale       = errors.New("fs: stale file handle")
+	ErrNoSpace     = errors.New("fs: no space left")
+	ErrInval       = errors.New("fs: invalid argument")
+	ErrFBig        = errors.New("fs: file too large")
+	ErrBadCookie   = errors.New("fs: bad readdir cookie")
+	ErrNotSync     = errors.New("fs: attribute guard mismatch")
+	ErrIO          = errors.New("fs: I/O error")
+)
+
+// Limits.
+const (
+	MaxName     = 255     // bytes in a name
+	MaxFileSize = 1 << 40 // bytes in a file
+	MaxSymlink  = maxSymlink
+)
+
+// Options tune Open.
+type Options struct {
+	// UnstableMetadata commits metadata operations without waiting for
+	// durability (they become durable at the next Flush), like an "async"
+	// NFS export.
+	UnstableMetadata bool
+	// OpBlocks bounds the distinct blocks one journal operation of a split
+	// operation writes (default 256); it shrinks by itself if the log
+	// turns out to be smaller.
+	OpBlocks int
+}
+
+const (
+	defaultBudget = 256
+	minBudget     = 16
+)
+
+// FS is an open file system. It is safe for concurrent use.
+type FS struct {
+	j        *journal.Journal
+	sb       superblock
+	locks    *lockmap.LockMap
+	ialloc   *bitAlloc // index = inode number
+	balloc   *bitAlloc // index = block - dataStart
+	slots    chan int  // free orphan slots
+	renameMu sync.Mutex
+	gate     sync.RWMutex // operations share it, Check holds it exclusively
+	budget   atomic.Int64
+	syncMeta bool
+	rootGen  uint32
+	hashMask uint64 // tests narrow the name hash to force collisions
+	stepHook func() // tests: called after each intermediate step of a split operation
+}
+
+// stepDone runs after an intermediate step of a split operation commits.
+func (f *FS) stepDone() {
+	if f.stepHook != nil {
+		f.stepHook()
+	}
+}
+
+// hash is the 56-bit hash of a directory entry name.
+func (f *FS) hash(name string) uint64 {
+	if f.hashMask != 0 {
+		return nameHash(f.sb.salt, name)&f.hashMask | 1
+	}
+	return nameHash(f.sb.salt, name)
+}
+
+func (f *FS) opBudget() int { return int(f.budget.Load()) }
+
+// shrinkBudget lowers the operation budget after an operation of n blocks
+// did not fit in the log.
+func (f *FS) shrinkBudget(n int) {
+	for {
+		cur := f.budget.Load()
+		nb := max(int64(minBudget), min(cur, int64(n)/2))
+		if nb >= cur || f.budget.CompareAndSwap(cur, nb) {
+			return
+		}
+	}
+}
+
+// retry reports whether an operation that failed with err should be split
+// further and retried: it did not fit in the log and the budget shrank.
+func (f *FS) retry(err error, budgetBefore int) bool {
+	return errors.Is(err, journal.ErrTooBig) && f.opBudget() < budgetBefore
+}
+
+// Mkfs formats the journal's data region as an empty file system with room
+// for inodes files (including the root; 0 picks one per 16 blocks). The root
+// directory has mode 0755 and uid/gid 0.
+func Mkfs(j *journal.Journal, inodes uint64) error {
+	nblocks := min(j.Size(), maxBlocks)
+	if inodes == 0 {
+		inodes = max(nblocks/16, 64)
+	}
+	ninodes := divUp(inodes+1, inodesPerBlock) * inodesPerBlock
+	sb, err := computeLayout(nblocks, ninodes)
+	if err != nil {
+		return err
+	}
+	var salt [8]byte
+	if _, err := randRead(salt[:]); err != nil {
+		return fmt.Errorf("fs: mkfs: %w", err)
+	}
+	for i, b := range salt {
+		sb.salt |= uint64(b) << (8 * i)
+	}
+	sb.root = uint64(rootInum)
+	f := newFS(j, sb, Options{})
+	// Invalidate any old superblock first, then zero the metadata: a crash
+	// during Mkfs leaves no file system rather than a half-made one.
+	zero := make([]byte, blockSize)
+	budget := f.opBudget()
+	for bn := uint64(0); bn < sb.dataStart; {
+		t := f.begin()
+		start := bn
+		for ; bn < sb.dataStart && !t.full(1); bn++ {
+			if err := t.writeBlock(bn, zero); err != nil {
+				t.abort()
+				return err
+			}
+		}
+		if err := t.commit(false); err != nil {
+			if f.retry(err, budget) {
+				budget, bn = f.opBudget(), start
+				continue
+			}
+			return fmt.Errorf("fs: mkfs: %w", err)
+		}
+	}
+	f.ialloc.markUsed(0)
+	t := f.begin()
+	if err := t.setBit(sb.inodeBitAddr(0), 1); err != nil {
+		return err
+	}
+	root, err := t.allocInode(TypeDir, Time{})
+	if err != nil {
+		return err
+	}
+	if root.inum != rootInum {
+		return fmt.Errorf("%w: mkfs: root is inode %d", ErrIO, root.inum)
+	}
+	root.mode, root.nlink, root.ptr[1] = 0755, 2, uint32(rootInum)
+	if err := t.newDirRoot(root); err != nil {
+		return err
+	}
+	if err := t.writeBlock(0, sb.encode()); err != nil {
+		return err
+	}
+	if err := t.commit(true); err != nil {
+		return fmt.Errorf("fs: mkfs: %w", err)
+	}
+	return nil
+}
+
+func newFS(j *journal.Journal, sb superblock, opt Options) *FS {
+	f := &FS{j: j, sb: sb, locks: lockmap.New(), ialloc: newBitAlloc(sb.ninodes), balloc: newBitAlloc(sb.dataBlocks()),
+		slots: make(chan int, orphanSlots), syncMeta: !opt.UnstableMetadata}
+	b := opt.OpBlocks
+	if b <= 0 {
+		b = defaultBudget
+	}
+	f.budget.Store(int64(max(b, minBudget)))
+	return f
+}
+
+// Open opens the file system on j with default options.
+func Open(j *journal.Journal) (*FS, error) { return OpenOptions(j, Options{}) }
+
+// OpenOptions checks the superblock, rebuilds the allocators from the
+// bitmaps (read through the journal) and finishes freeing any inode left in
+// the orphan table.
+func OpenOptions(j *journal.Journal, opt Options) (*FS, error) {
+	buf, err := j.Begin().ReadBuf(journal.Addr{Blkno: 0}, journal.BlockBits)
+	if err != nil {
+		return nil, ioErr("read superblock", err)
+	}
+	sb, err := decodeSuperblock(buf.Data, j.Size())
+	if err != nil {
+		return nil, err
+	}
+	f := newFS(j, sb, opt)
+	if err := loadBitmap(j, f.ialloc, sb.ibmStart, sb.ninodes); err != nil {
+		return nil, err
+	}
+	if err := loadBitmap(j, f.balloc, sb.bbmStart, sb.dataBlocks()); err != nil {
+		return nil, err
+	}
+	if !f.ialloc.isUsed(0) || !f.ialloc.isUsed(uint64(rootInum)) {
+		return nil, fmt.Errorf("%w: root inode not allocated", ErrIO)
+	}
+	ob, err := j.Begin().ReadBuf(journal.Addr{Blkno: sb.orphanStart}, journal.BlockBits)
+	if err != nil {
+		return nil, ioErr("read orphan table", err)
+	}
+	type orphan struct {
+		slot int
+		inum Inum
+	}
+	var orphans []orphan
+	for s := 0; s < orphanSlots; s++ {
+		if v := getU64(ob.Data[8*s:]); v != 0 {
+			orphans = append(orphans, orphan{s, Inum(v)})
+		} else {
+			f.slots <- s
+		}
+	}
+	t := f.begin()
+	root, err := t.inode(rootInum)
+	if err != nil {
+		return nil, err
+	}
+	if root.typ != TypeDir {
+		return nil, fmt.Errorf("%w: root inode is not a directory", ErrIO)
+	}
+	f.rootGen = root.gen
+	for _, o := range orphans {
+		if err := f.reclaim(o.inum, o.slot); err != nil {
+			return nil, fmt.Errorf("fs: open: freeing orphan inode %d: %w", o.inum, err)
+		}
+	}
+	return f, nil
+}
+
+func getU64(b []byte) uint64 {
+	var v uint64
+	for i := 0; i < 8; i++ {
+		v |= uint64(b[i]) << (8 * i)
+	}
+	return v
+}
+
+// loadBitmap fills a from the n-bit on-disk bitmap starting at block start.
+func loadBitmap(j *journal.Journal, a *bitAlloc, start, n uint64) error {
+	for k := uint64(0); k*bitsPerBlock < n; k++ {
+		buf, err := j.Begin().ReadBuf(journal.Addr{Blkno: start + k}, journal.BlockBits)
+		if err != nil {
+			return ioErr("read bitmap", err)
+		}
+		a.mu.Lock()
+		for w := uint64(0); w < blockSize/8; w++ {
+			idx := k*(bitsPerBlock/64) + w
+			if idx >= uint64(len(a.w)) {
+				break
+			}
+			v := getU64(buf.Data[8*w:])
+			if idx == uint64(len(a.w))-1 && n%64 != 0 {
+				v &= 1<<(n%64) - 1
+			}
+			old := a.w[idx]
+			a.w[idx] |= v
+			a.free -= uint64(popcount(a.w[idx]) - popcount(old))
+		}
+		a.mu.Unlock()
+	}
+	return nil
+}
+
+// Root is the handle of the root directory.
+func (f *FS) Root() Handle { return Handle{Ino: rootInum, Gen: f.rootGen} }
+
+// Flush makes every committed operation durable (NFS COMMIT).
+func (f *FS) Flush() error {
+	if err := f.j.Flush(); err != nil {
+		return ioErr("flush", err)
+	}
+	return nil
+}
+
+// Stat reports space and inode usage.
+func (f *FS) Stat() (Stat, error) {
+	free := f.balloc.numFree() * blockSize
+	return Stat{
+		TotalBytes: f.sb.dataBlocks() * blockSize, FreeBytes: free, AvailBytes: free,
+		TotalFiles: f.sb.ninodes - 1, FreeFiles: f.ialloc.numFree(),
+	}, nil
+}
+
+func randRead(b []byte) (int, error) { return rand.Read(b) }
+
+func popcount(v uint64) int { return bits.OnesCount64(v) }
