@@ -46,6 +46,11 @@ fuzz: setup
 	$(GO) test ./wor -run '^$$' -fuzz FuzzDecodeRequest -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 	$(GO) test ./wor -run '^$$' -fuzz FuzzDecodeResponse -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 	$(GO) test ./wor -run '^$$' -fuzz FuzzDecodeBatches -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
+	$(GO) test ./nfs/xdr -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
+	$(GO) test ./nfs/rpc -run '^$$' -fuzz FuzzCallHeader -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
+	$(GO) test ./nfs/rpc -run '^$$' -fuzz FuzzAuthSys -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
+	$(GO) test ./nfs/rpc -run '^$$' -fuzz FuzzRecordReader -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
+	$(GO) test ./nfs -run '^$$' -fuzz FuzzNFSArgs -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 
 bench-journal: build
 	$(BIN)/strata bench journal

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # Installs what Strata's build and tests need on a fresh Debian machine:
 # a Go toolchain (Debian's golang, which then fetches the version go.mod asks
-# for through the module proxy) and git. Idempotent and quiet when all is there.
+# for through the module proxy), git, gcc (for -race) and libnfs-utils (a
+# real NFS client the NFS tests drive). Idempotent and quiet when all is there.
 set -euo pipefail
 need=()
 command -v go >/dev/null 2>&1 || need+=(golang-go)
 command -v git >/dev/null 2>&1 || need+=(git)
 command -v gcc >/dev/null 2>&1 || need+=(gcc) # the race detector needs cgo
+command -v nfs-cp >/dev/null 2>&1 || need+=(libnfs-utils) # a real NFS client for the NFS tests
 if [ ${#need[@]} -gt 0 ]; then
   echo "setup: installing ${need[*]}"
   SUDO=""; [ "$(id -u)" = 0 ] || SUDO=sudo

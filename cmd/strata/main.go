@@ -24,10 +24,10 @@ a crash-safe concurrent journal (GoJournal), layered protocol stacks
 (Ensemble), write-once registers (WormSpace), erasure-coded geo storage
 (Pando) and a Modular PlusCal compiler (PGo).
 
-Start with:  strata journal demo`,
+Start with:  strata up`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(upCmd(), journalCmd(), stackCmd(), worCmd(), benchCmd())
+	root.AddCommand(upCmd(), journalCmd(), stackCmd(), worCmd(), nfsCmd(), benchCmd())
 	return root
 }

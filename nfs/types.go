@@ -1,0 +1,274 @@
+package nfs
+
+import (
+	"encoding/binary"
+	"errors"
+
+	"strata/nfs/fs"
+	"strata/nfs/xdr"
+)
+
+// Program numbers and versions (RFC 1813).
+const (
+	ProgNFS    = 100003
+	ProgMount  = 100005
+	VersNFS    = 3
+	VersMount  = 3
+	MaxFH      = 64   // NFS3_FHSIZE
+	maxPath    = 1024 // MNTPATHLEN
+	maxNameArg = 4096 // names are checked against fs.MaxName after decoding
+	// MaxIO is the largest READ or WRITE this server does in one call.
+	MaxIO = 1 << 20
+)
+
+// Procedure numbers of NFSv3.
+const (
+	procNull = iota
+	procGetattr
+	procSetattr
+	procLookup
+	procAccess
+	procReadlink
+	procRead
+	procWrite
+	procCreate
+	procMkdir
+	procSymlink
+	procMknod
+	procRemove
+	procRmdir
+	procRename
+	procLink
+	procReaddir
+	procReaddirplus
+	procFsstat
+	procFsinfo
+	procPathconf
+	procCommit
+	nProcs
+)
+
+// ProcNames names the NFSv3 procedures, for metrics and logs.
+var ProcNames = [nProcs]string{"null", "getattr", "setattr", "lookup", "access", "readlink", "read", "write", "create", "mkdir", "symlink", "mknod", "remove", "rmdir", "rename", "link", "readdir", "readdirplus", "fsstat", "fsinfo", "pathconf", "commit"}
+
+// nfsstat3 values.
+const (
+	nfsOK          = 0
+	errPerm        = 1
+	errNoEnt       = 2
+	errIO          = 5
+	errAcces       = 13
+	errExist       = 17
+	errXDev        = 18
+	errNotDir      = 20
+	errIsDir       = 21
+	errInval       = 22
+	errFBig        = 27
+	errNoSpc       = 28
+	errROFS        = 30
+	errNameTooLong = 63
+	errNotEmpty    = 66
+	errStale       = 70
+	errBadHandle   = 10001
+	errNotSync     = 10002
+	errBadCookie   = 10003
+	errNotSupp     = 10004
+	errTooSmall    = 10005
+	errServerFault = 10006
+	errBadType     = 10007
+)
+
+// Stable-how values of WRITE.
+const (
+	unstable = 0
+	dataSync = 1
+	fileSync = 2
+)
+
+// ACCESS bits.
+const (
+	accessRead    = 0x01
+	accessLookup  = 0x02
+	accessModify  = 0x04
+	accessExtend  = 0x08
+	accessDelete  = 0x10
+	accessExecute = 0x20
+)
+
+// status maps a file system error to an nfsstat3.
+func status(err error) uint32 {
+	switch {
+	case err == nil:
+		return nfsOK
+	case errors.Is(err, fs.ErrNoEnt):
+		return errNoEnt
+	case errors.Is(err, fs.ErrExist):
+		return errExist
+	case errors.Is(err, fs.ErrNotDir):
+		return errNotDir
+	case errors.Is(err, fs.ErrIsDir):
+		return errIsDir
+	case errors.Is(err, fs.ErrNotEmpty):
+		return errNotEmpty
+	case errors.Is(err, fs.ErrNameTooLong):
+		return errNameTooLong
+	case errors.Is(err, fs.ErrStale):
+		return errStale
+	case errors.Is(err, fs.ErrNoSpace):
+		return errNoSpc
+	case errors.Is(err, fs.ErrInval):
+		return errInval
+	case errors.Is(err, fs.ErrFBig):
+		return errFBig
+	case errors.Is(err, fs.ErrBadCookie):
+		return errBadCookie
+	case errors.Is(err, fs.ErrNotSync):
+		return errNotSync
+	case errors.Is(err, errBadFH):
+		return errBadHandle
+	case errors.Is(err, fs.ErrIO):
+		return errIO
+	}
+	return errServerFault
+}
+
+// File handles: "STR1", the inode number and its generation (16 bytes).
+// A handle of another length or magic is BADHANDLE; a freed or reused
+// inode is STALE (the file system checks the generation).
+var errBadFH = errors.New("nfs: bad file handle")
+
+const fhMagic = "STR1"
+
+func encodeFH(h fs.Handle) []byte {
+	b := make([]byte, 0, 16)
+	b = append(b, fhMagic...)
+	b = binary.BigEndian.AppendUint64(b, uint64(h.Ino))
+	return binary.BigEndian.AppendUint32(b, h.Gen)
+}
+
+func decodeFH(b []byte) (fs.Handle, error) {
+	if len(b) != 16 || string(b[:4]) != fhMagic {
+		return fs.Handle{}, errBadFH
+	}
+	return fs.Handle{Ino: fs.Inum(binary.BigEndian.Uint64(b[4:])), Gen: binary.BigEndian.Uint32(b[12:])}, nil
+}
+
+func readFH(r *xdr.Reader) (fs.Handle, error) {
+	b := r.Opaque(MaxFH)
+	if r.Err() != nil {
+		return fs.Handle{}, r.Err()
+	}
+	return decodeFH(b)
+}
+
+// fsid is the file system id in attributes (one file system per server).
+const fsid = 0x5354524154410001
+
+func putTime(w *xdr.Writer, t fs.Time) {
+	w.Uint32(t.Sec)
+	w.Uint32(t.Nsec)
+}
+
+func getTime(r *xdr.Reader) fs.Time { return fs.Time{Sec: r.Uint32(), Nsec: r.Uint32()} }
+
+// putFattr writes a fattr3.
+func putFattr(w *xdr.Writer, a fs.Attr) {
+	w.Uint32(uint32(a.Type))
+	w.Uint32(a.Mode & 07777)
+	w.Uint32(a.Nlink)
+	w.Uint32(a.UID)
+	w.Uint32(a.GID)
+	w.Uint64(a.Size)
+	w.Uint64(a.Used)
+	w.Uint32(a.Rdev.Major)
+	w.Uint32(a.Rdev.Minor)
+	w.Uint64(fsid)
+	w.Uint64(a.Fileid)
+	putTime(w, a.Atime)
+	putTime(w, a.Mtime)
+	putTime(w, a.Ctime)
+}
+
+// postOp writes a post_op_attr: present if ok.
+func postOp(w *xdr.Writer, a fs.Attr, ok bool) {
+	w.Bool(ok)
+	if ok {
+		putFattr(w, a)
+	}
+}
+
+// wcc writes wcc_data from pre-operation attributes and the attributes
+// after (either may be absent).
+func wcc(w *xdr.Writer, pre fs.WCC, preOK bool, post fs.Attr, postOK bool) {
+	w.Bool(preOK)
+	if preOK {
+		w.Uint64(pre.Size)
+		putTime(w, pre.Mtime)
+		putTime(w, pre.Ctime)
+	}
+	postOp(w, post, postOK)
+}
+
+func postFH(w *xdr.Writer, h fs.Handle, ok bool) {
+	w.Bool(ok)
+	if ok {
+		w.Opaque(encodeFH(h))
+	}
+}
+
+// errGarbage marks arguments that do not decode (GARBAGE_ARGS).
+var errGarbage = errors.New("nfs: undecodable arguments")
+
+// readSattr decodes a sattr3.
+func readSattr(r *xdr.Reader) (fs.SetAttr, error) {
+	var sa fs.SetAttr
+	if r.Bool() {
+		v := r.Uint32()
+		sa.Mode = &v
+	}
+	if r.Bool() {
+		v := r.Uint32()
+		sa.UID = &v
+	}
+	if r.Bool() {
+		v := r.Uint32()
+		sa.GID = &v
+	}
+	if r.Bool() {
+		v := r.Uint64()
+		sa.Size = &v
+	}
+	bad := false
+	readHow := func() (fs.SetTime, fs.Time) {
+		switch how := r.Uint32(); how {
+		case 0:
+			return fs.DontChange, fs.Time{}
+		case 1:
+			return fs.ServerTime, fs.Time{}
+		case 2:
+			return fs.ClientTime, getTime(r)
+		default:
+			bad = true
+			return fs.DontChange, fs.Time{}
+		}
+	}
+	sa.Atime, sa.AtimeVal = readHow()
+	sa.Mtime, sa.MtimeVal = readHow()
+	if bad || r.Err() != nil {
+		return sa, errGarbage
+	}
+	return sa, nil
+}
+
+// readName decodes a filename3.
+func readName(r *xdr.Reader) string { return r.String(maxNameArg) }
+
+// readDirop decodes diropargs3.
+func readDirop(r *xdr.Reader) (fs.Handle, string, error) {
+	h, err := readFH(r)
+	name := readName(r)
+	if r.Err() != nil {
+		return h, name, r.Err()
+	}
+	return h, name, err
+}
