@@ -34,19 +34,20 @@
 // counted in Stats.BadFrames, so both ends should use the same MTU.
 //
 // TCP (ListenTCP) sends each datagram as a frame (4-byte big-endian length,
-// then the bytes) on one outbound connection per peer, dialed on the first
-// Send to it and cached. The dialer first sends a hello frame announcing
-// its listen address, which the acceptor reports as the sender of every
-// frame on that connection, so replies go to the peer's listener (each
-// pair of peers talking both ways thus uses two connections). Frames on
+// then the bytes) on one connection per peer, dialed on the first Send to
+// it and cached. The dialer first sends a hello frame announcing its listen
+// address, which the acceptor reports as the sender of every frame on that
+// connection; frames flow both ways, and the acceptor sends to the
+// announced address on the accepted connection, so a pair of peers talking
+// both ways needs one connection (two if both dial at once). Frames on
 // one connection arrive complete and in order; frames in flight when a
 // connection breaks are lost, and the Send that finds the connection
 // broken returns an error, after which the next Send dials again — a
-// reliability layer above recovers the loss by retransmitting. Besides, a
-// watcher goroutine per dialed connection notices when the peer closes it,
+// reliability layer above recovers the loss by retransmitting. Besides, the
+// reader goroutine of each connection notices when the peer closes it,
 // and Send peeks (one non-blocking recv) at a connection idle for over a
 // millisecond before reusing it, so a peer that restarted while idle
-// usually costs no frame at all (on Unix; elsewhere only the watcher). A
+// usually costs no frame at all (on Unix; elsewhere only the reader). A
 // connection whose hello is malformed or late, or that carries a frame
 // longer than the receiver's MTU, is closed and counted in
 // Stats.BadFrames. The announced address is not authenticated: any

@@ -4,6 +4,6 @@ package transport
 
 import "net"
 
-// peerClosed cannot peek portably here; the watcher goroutine alone
+// peerClosed cannot peek portably here; the reader goroutine alone
 // notices closed connections.
 func peerClosed(*net.TCPConn) bool { return false }

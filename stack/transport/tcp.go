@@ -175,7 +175,7 @@ func (t *TCP) Send(to stack.Addr, vec [][]byte) error {
 	defer p.mu.Unlock()
 	now := time.Now()
 	if oc := p.oc; oc != nil {
-		// The watcher marks a connection dead when the peer closes it, but
+		// The reader marks a connection dead when the peer closes it, but
 		// it may not have run yet; an idle connection is checked directly
 		// (a peer that restarted while we were idle costs no frame).
 		if oc.dead.Load() || (now.Sub(oc.lastWrite) > idleCheck && peerClosed(oc.c)) {
