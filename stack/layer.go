@@ -68,7 +68,7 @@ func (c Config) WithDefaults() Config {
 		c.MTU = 1400
 	}
 	if c.Window == 0 {
-		c.Window = 64
+		c.Window = 1024
 	}
 	if c.RTO == 0 {
 		c.RTO = 20 * time.Millisecond
