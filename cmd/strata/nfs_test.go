@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -123,4 +124,115 @@ func TestNFSKillRealProcess(t *testing.T) {
 		t.Fatalf("fsck: %v\n%s", err, out)
 	}
 	t.Logf("%d acknowledged files survived 3 SIGKILLs", len(acked))
+}
+
+// TestUp runs the README's main command, `strata up`, as a child process:
+// the write-once registers answer through the cluster file it writes, the
+// NFS export takes a file from libnfs's nfs-cp and gives it back to
+// nfs-cat, and after Ctrl-C and a second `up` both are still there.
+func TestUp(t *testing.T) {
+	dir := t.TempDir()
+	data := filepath.Join(dir, "data")
+	nfsPort := adjacentFreePorts(t, 2)
+	worPort := adjacentFreePorts(t, 3)
+	up := func() *exec.Cmd {
+		p := exec.Command(os.Args[0], "up", "--dir", data, "--port", fmt.Sprint(worPort), "--nfs-port", fmt.Sprint(nfsPort), "--nfs-size", "64")
+		p.Env = append(os.Environ(), "STRATA_TEST_AS_CLI=1")
+		out, err := p.StdoutPipe()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := p.Start(); err != nil {
+			t.Fatal(err)
+		}
+		r := bufio.NewReader(out)
+		var seen []string
+		for {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				p.Process.Kill()
+				p.Wait()
+				t.Fatalf("up did not finish starting: %v; output so far: %q", err, seen)
+			}
+			seen = append(seen, line)
+			if strings.HasPrefix(line, "Ctrl-C stops them") {
+				return p
+			}
+		}
+	}
+	stopUp := func(p *exec.Cmd) {
+		p.Process.Signal(os.Interrupt)
+		if err := p.Wait(); err != nil {
+			t.Fatalf("up after Ctrl-C: %v", err)
+		}
+	}
+	cluster := filepath.Join(data, "cluster.json")
+	url := fmt.Sprintf("nfs://127.0.0.1/strata/hello.txt?version=3&nfsport=%d&mountport=%d", nfsPort, nfsPort+1)
+	local := filepath.Join(dir, "hello.txt")
+	if err := os.WriteFile(local, []byte("hello over NFS\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := up()
+	if out, err := run(t, "wor", "--cluster", cluster, "alloc", "1"); err != nil {
+		t.Fatalf("alloc: %v\n%s", err, out)
+	}
+	if out, err := run(t, "wor", "--cluster", cluster, "put", "1", "0", "hello"); err != nil || !strings.Contains(out, "wrote") {
+		t.Fatalf("put: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(nfsTool(t, "nfs-cp"), local, url).CombinedOutput(); err != nil {
+		t.Fatalf("nfs-cp: %v\n%s", err, out)
+	}
+	stopUp(p)
+	p = up()
+	defer stopUp(p)
+	if out, err := run(t, "wor", "--cluster", cluster, "get", "1", "0"); err != nil || !strings.Contains(out, `"hello"`) {
+		t.Fatalf("get after restart: %v\n%s", err, out)
+	}
+	out, err := exec.Command(nfsTool(t, "nfs-cat"), url).Output()
+	if err != nil || string(out) != "hello over NFS\n" {
+		t.Fatalf("nfs-cat after restart: %q %v", out, err)
+	}
+}
+
+func nfsTool(t *testing.T, name string) string {
+	t.Helper()
+	p, err := exec.LookPath(name)
+	if err != nil {
+		t.Fatalf("%s not found: install Debian's libnfs-utils (scripts/setup.sh does)", name)
+	}
+	return p
+}
+
+// adjacentFreePorts returns a port p such that p .. p+n-1 were free a
+// moment ago (on TCP and UDP).
+func adjacentFreePorts(t *testing.T, n int) int {
+	t.Helper()
+	for attempt := 0; attempt < 50; attempt++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := ln.Addr().(*net.TCPAddr).Port
+		ln.Close()
+		ok := true
+		for q := p; q < p+n; q++ {
+			l, err := net.Listen("tcp", fmt.Sprintf("127.0.0.1:%d", q))
+			if err != nil {
+				ok = false
+				break
+			}
+			u, err := net.ListenPacket("udp", fmt.Sprintf("127.0.0.1:%d", q))
+			l.Close()
+			if err != nil {
+				ok = false
+				break
+			}
+			u.Close()
+		}
+		if ok {
+			return p
+		}
+	}
+	t.Fatal("no two adjacent free ports")
+	return 0
 }

@@ -344,13 +344,18 @@ func worGetCmd() *cobra.Command {
 
 func upCmd() *cobra.Command {
 	var dir string
-	var base int
+	var base, nfsPort, nfsSize int
 	c := &cobra.Command{
 		Use:   "up",
-		Short: "Start a local 3-server write-once-register cluster with data in a folder",
-		Long: `up starts three wormservers (persistent, UDP on 127.0.0.1, ports --port,
---port+1, --port+2) as child processes with their journals in DIR/wor-1..3,
-prints how to use them, and stops them on Ctrl-C.`,
+		Short: "Start a local cluster: 3 write-once-register servers and an NFS export, data in a folder",
+		Long: `up starts, as child processes with their data in DIR:
+  - three wormservers (persistent, UDP on 127.0.0.1, ports --port, --port+1,
+    --port+2; journals in DIR/wor-1..3; cluster file DIR/cluster.json);
+  - an NFSv3 server exporting /strata (NFS on --nfs-port, MOUNT on
+    --nfs-port+1, TCP and UDP on 127.0.0.1; file system in DIR/nfs.img,
+    created with --nfs-size MiB the first time; --nfs-port 0 to skip).
+It prints how to use them and stops them on Ctrl-C; a later "up" recovers
+everything from the journals.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			self, err := os.Executable()
@@ -368,7 +373,11 @@ prints how to use them, and stops them on Ctrl-C.`,
 				}
 			}()
 			for i := 0; i < 3; i++ {
-				listen := fmt.Sprintf("udp:127.0.0.1:%d", base+i)
+				port := base + i
+				if base == 0 {
+					port = 0 // any free port for each
+				}
+				listen := fmt.Sprintf("udp:127.0.0.1:%d", port)
 				p := exec.Command(self, "wor", "serve", "--listen", listen, "--dir", filepath.Join(dir, fmt.Sprintf("wor-%d", i+1)))
 				out, err := p.StdoutPipe()
 				if err != nil {
@@ -385,9 +394,28 @@ prints how to use them, and stops them on Ctrl-C.`,
 				}
 				addrs = append(addrs, strings.TrimSpace(strings.TrimPrefix(line, "listening on ")))
 			}
+			nfsLine := ""
+			if nfsPort != 0 {
+				p := exec.Command(self, "nfs", "serve", "--disk", filepath.Join(dir, "nfs.img"), "--size", fmt.Sprint(nfsSize),
+					"--listen", fmt.Sprintf("127.0.0.1:%d", nfsPort), "--mount-listen", fmt.Sprintf("127.0.0.1:%d", nfsPort+1))
+				out, err := p.StdoutPipe()
+				if err != nil {
+					return err
+				}
+				p.Stderr = cmd.ErrOrStderr()
+				if err := p.Start(); err != nil {
+					return err
+				}
+				procs = append(procs, p)
+				line, err := bufio.NewReader(out).ReadString('\n')
+				if err != nil || !strings.HasPrefix(line, "serving ") {
+					return fmt.Errorf("nfs server did not start: %q %v", line, err)
+				}
+				nfsLine = fmt.Sprintf("NFSv3 export /strata on 127.0.0.1 (nfs port %d, mount port %d), file system in %s\n", nfsPort, nfsPort+1, filepath.Join(dir, "nfs.img"))
+			}
 			cfgPath := filepath.Join(dir, "cluster.json")
 			cfg := wor.ClusterConfig{Engine: "paxos", Directory: addrs, Partitions: [][]string{addrs}}
-			if old, err := wor.LoadClusterConfig(cfgPath); err == nil && len(old.Partitions) > 0 {
+			if old, err := wor.LoadClusterConfig(cfgPath); err == nil && len(old.Partitions) > 0 && base != 0 {
 				// Keep a file a reconfiguration may have been run against:
 				// the directory remembers the partition's later epochs.
 				cfg = *old
@@ -401,13 +429,21 @@ prints how to use them, and stops them on Ctrl-C.`,
 			if cfgPath != defaultClusterFile {
 				hint = " --cluster " + cfgPath
 			}
-			fmt.Fprintf(o, "try:\n  strata wor%s alloc 1 my-segment\n  strata wor%s put 1 0 hello\n  strata wor%s get 1 0\n  strata wor%s status\nCtrl-C stops them.\n", hint, hint, hint, hint)
+			fmt.Fprint(o, nfsLine)
+			fmt.Fprintf(o, "try:\n  strata wor%s alloc 1 my-segment\n  strata wor%s put 1 0 hello\n  strata wor%s get 1 0\n  strata wor%s status\n", hint, hint, hint, hint)
+			if nfsPort != 0 {
+				fmt.Fprintf(o, "  nfs-cp README.md 'nfs://127.0.0.1/strata/README.md?version=3&nfsport=%d&mountport=%d'\n", nfsPort, nfsPort+1)
+				fmt.Fprintf(o, "  nfs-ls 'nfs://127.0.0.1/strata/?version=3&nfsport=%d&mountport=%d'\n", nfsPort, nfsPort+1)
+			}
+			fmt.Fprintf(o, "Ctrl-C stops them.\n")
 			<-ctx.Done()
 			return nil
 		},
 	}
 	c.Flags().StringVar(&dir, "dir", "strata-data", "data folder")
-	c.Flags().IntVar(&base, "port", 7101, "first UDP port")
+	c.Flags().IntVar(&base, "port", 7101, "first UDP port (0: any free ports, and a cluster file for this run only)")
+	c.Flags().IntVar(&nfsPort, "nfs-port", 20049, "NFS port (MOUNT uses the next one); 0: no NFS export")
+	c.Flags().IntVar(&nfsSize, "nfs-size", 1024, "size in MiB of a new NFS disk")
 	return c
 }
 
