@@ -19,13 +19,16 @@ type client struct {
 	c *rpc.Client
 }
 
-func dialTest(t *testing.T, ts *testServer) *client {
+func dialTest(t *testing.T, ts *testServer) *client { return dialAs(t, ts, 0, 0) }
+
+// dialAs connects with AUTH_SYS credentials uid and gid.
+func dialAs(t *testing.T, ts *testServer, uid, gid uint32) *client {
 	t.Helper()
 	c, err := rpc.Dial(context.Background(), "tcp", fmt.Sprintf("127.0.0.1:%d", ts.port))
 	if err != nil {
 		t.Fatal(err)
 	}
-	c.SetAuthSys(rpc.AuthSys{Machine: "test", UID: 1000, GID: 1000})
+	c.SetAuthSys(rpc.AuthSys{Machine: "test", UID: uid, GID: gid})
 	t.Cleanup(func() { c.Close() })
 	return &client{t: t, c: c}
 }
@@ -427,5 +430,82 @@ func TestProtocol(t *testing.T) {
 	}
 	if rep, err := ts.fs.Check(); err != nil || !rep.Clean() {
 		t.Fatalf("fsck: %v %v", rep, err)
+	}
+}
+
+func (c *client) setattrMode(fh []byte, mode uint32) uint32 {
+	c.t.Helper()
+	_, st := c.call(procSetattr, func(w *xdr.Writer) {
+		w.Opaque(fh)
+		w.Bool(true)
+		w.Uint32(mode)
+		w.Bool(false)
+		w.Bool(false)
+		w.Bool(false)
+		w.Uint32(0)
+		w.Uint32(0)
+		w.Bool(false)
+	})
+	return st
+}
+
+// TestPermissions: AUTH_SYS identities are held to the mode bits: a user
+// cannot look into a 0700 directory of root's, read a 0600 file, create in
+// a 0755 directory it does not own, or chmod someone else's file; it can
+// create in a 0777 directory, and write its own file even when the mode
+// says read-only; ACCESS agrees with what the operations allow; root may
+// do everything.
+func TestPermissions(t *testing.T) {
+	ts := startTestServer(t, filepath.Join(t.TempDir(), "nfs.img"))
+	root := dialAs(t, ts, 0, 0)
+	user := dialAs(t, ts, 1000, 1000)
+	top, _ := root.mnt("/strata")
+	private, st := root.mkdir(top, "private")
+	if st != nfsOK || root.setattrMode(private, 0o700) != nfsOK {
+		t.Fatal("setup private dir")
+	}
+	secret, st := root.create(top, "secret")
+	if st != nfsOK || root.setattrMode(secret, 0o600) != nfsOK || root.write(secret, 0, []byte("s"), fileSync) != nfsOK {
+		t.Fatal("setup secret file")
+	}
+	shared, st := root.mkdir(top, "shared")
+	if st != nfsOK || root.setattrMode(shared, 0o777) != nfsOK {
+		t.Fatal("setup shared dir")
+	}
+	if _, st := user.lookup(private, "x"); st != errAcces {
+		t.Fatalf("LOOKUP in a 0700 directory of root's: %d, want ACCES", st)
+	}
+	if _, _, st := user.read(secret, 0, 10); st != errAcces {
+		t.Fatalf("READ of a 0600 file of root's: %d, want ACCES", st)
+	}
+	if st := user.write(secret, 0, []byte("x"), fileSync); st != errAcces {
+		t.Fatalf("WRITE to a 0600 file of root's: %d, want ACCES", st)
+	}
+	if _, st := user.create(top, "mine"); st != errAcces {
+		t.Fatalf("CREATE in a 0755 directory of root's: %d, want ACCES", st)
+	}
+	if _, st := user.call(procRemove, func(w *xdr.Writer) { dirop(w, top, "secret") }); st != errAcces {
+		t.Fatalf("REMOVE from a 0755 directory of root's: %d, want ACCES", st)
+	}
+	if st := user.setattrMode(secret, 0o666); st != errPerm {
+		t.Fatalf("chmod of root's file: %d, want PERM", st)
+	}
+	mine, st := user.create(shared, "mine")
+	if st != nfsOK {
+		t.Fatalf("CREATE in a 0777 directory: %d", st)
+	}
+	if st := user.setattrMode(mine, 0o400); st != nfsOK {
+		t.Fatalf("chmod of one's own file: %d", st)
+	}
+	if st := user.write(mine, 0, []byte("still mine"), fileSync); st != nfsOK {
+		t.Fatalf("owner writing its read-only file: %d", st)
+	}
+	r, st := user.call(procAccess, func(w *xdr.Writer) { w.Opaque(secret); w.Uint32(accessRead | accessModify) })
+	skipPostOp(r)
+	if got := r.Uint32(); st != nfsOK || got != 0 {
+		t.Fatalf("ACCESS on root's 0600 file for a user: %d %#x, want nothing granted", st, got)
+	}
+	if data, _, st := root.read(secret, 0, 10); st != nfsOK || string(data) != "s" {
+		t.Fatalf("root reads anything: %d %q", st, data)
 	}
 }

@@ -99,27 +99,27 @@ func (s *Server) nfs(_ context.Context, c *rpc.Call, w *xdr.Writer) rpc.AcceptSt
 	case procGetattr:
 		st, err = s.getattr(r, w)
 	case procSetattr:
-		st, err = s.setattr(r, w)
+		st, err = s.setattr(r, w, callerOf(c))
 	case procLookup:
-		st, err = s.lookup(r, w)
+		st, err = s.lookup(r, w, callerOf(c))
 	case procAccess:
 		st, err = s.access(r, w, callerOf(c))
 	case procReadlink:
 		st, err = s.readlink(r, w)
 	case procRead:
-		st, err = s.read(r, w)
+		st, err = s.read(r, w, callerOf(c))
 	case procWrite:
-		st, err = s.write(r, w)
+		st, err = s.write(r, w, callerOf(c))
 	case procCreate, procMkdir, procSymlink, procMknod:
 		st, err = s.create(c.Proc, r, w, callerOf(c))
 	case procRemove, procRmdir:
-		st, err = s.remove(c.Proc, r, w)
+		st, err = s.remove(c.Proc, r, w, callerOf(c))
 	case procRename:
-		st, err = s.rename(r, w)
+		st, err = s.rename(r, w, callerOf(c))
 	case procLink:
-		st, err = s.link(r, w)
+		st, err = s.link(r, w, callerOf(c))
 	case procReaddir, procReaddirplus:
-		st, err = s.readdir(c.Proc == procReaddirplus, r, w)
+		st, err = s.readdir(c.Proc == procReaddirplus, r, w, callerOf(c))
 	case procFsstat:
 		st, err = s.fsstat(r, w)
 	case procFsinfo:
@@ -179,7 +179,7 @@ func (s *Server) getattr(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
 	return st, err
 }
 
-func (s *Server) setattr(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
+func (s *Server) setattr(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
 	h, st, err := fhArg(r)
 	if err != nil {
 		return 0, err
@@ -201,7 +201,12 @@ func (s *Server) setattr(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
 		wcc(w, fs.WCC{}, false, fs.Attr{}, false)
 		return st, nil
 	}
-	pre, post, err := s.fs.SetAttr(h, sa, guard, now())
+	err = s.mayChange(h, sa, c)
+	var pre fs.WCC
+	var post fs.Attr
+	if err == nil {
+		pre, post, err = s.fs.SetAttr(h, sa, guard, now())
+	}
 	st = status(err)
 	w.Uint32(st)
 	if err != nil {
@@ -213,7 +218,7 @@ func (s *Server) setattr(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
 	return st, nil
 }
 
-func (s *Server) lookup(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
+func (s *Server) lookup(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
 	dir, name, err := readDirop(r)
 	if r.Err() != nil {
 		return 0, errGarbage
@@ -223,7 +228,11 @@ func (s *Server) lookup(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
 		postOp(w, fs.Attr{}, false)
 		return errBadHandle, err
 	}
-	h, a, da, err := s.fs.Lookup(dir, name)
+	var h fs.Handle
+	var a, da fs.Attr
+	if err = s.may(dir, c, permX, false); err == nil {
+		h, a, da, err = s.fs.Lookup(dir, name)
+	}
 	st := status(err)
 	w.Uint32(st)
 	if err != nil {
@@ -235,6 +244,73 @@ func (s *Server) lookup(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
 	postOp(w, a, true)
 	postOp(w, da, true)
 	return st, nil
+}
+
+// Permission bits of a mode triplet.
+const (
+	permR = 4
+	permW = 2
+	permX = 1
+)
+
+// Errors of permission checks (ACCES and PERM).
+var (
+	errAccessDenied = errors.New("nfs: permission denied")
+	errNotOwner     = errors.New("nfs: operation reserved to the owner")
+)
+
+// bits returns the mode triplet that applies to c on a.
+func (c caller) bits(a fs.Attr) uint32 {
+	switch {
+	case c.uid == a.UID:
+		return (a.Mode >> 6) & 7
+	case inGroup(c, a.GID):
+		return (a.Mode >> 3) & 7
+	}
+	return a.Mode & 7
+}
+
+// may checks that c has the want bits on h (root has every bit; with
+// ownerOK the owner may read and write its file whatever the mode, as
+// Linux's NFS server allows so that a file created read-only can be
+// written through the descriptor that created it).
+func (s *Server) may(h fs.Handle, c caller, want uint32, ownerOK bool) error {
+	a, err := s.fs.GetAttr(h)
+	if err != nil {
+		return err
+	}
+	if c.uid == 0 || (ownerOK && c.uid == a.UID) || c.bits(a)&want == want {
+		return nil
+	}
+	return errAccessDenied
+}
+
+// mayChange checks a SETATTR: a size change needs write permission;
+// mode and explicit times are the owner's (or root's) to set, times set
+// to the server's clock need write permission; a new owner needs root, a
+// new group the owner being in it.
+func (s *Server) mayChange(h fs.Handle, sa fs.SetAttr, c caller) error {
+	a, err := s.fs.GetAttr(h)
+	if err != nil || c.uid == 0 {
+		return err
+	}
+	owner := c.uid == a.UID
+	writable := owner || c.bits(a)&permW != 0
+	switch {
+	case sa.Size != nil && !writable:
+		return errAccessDenied
+	case sa.Mode != nil && !owner:
+		return errNotOwner
+	case (sa.Atime == fs.ClientTime || sa.Mtime == fs.ClientTime) && !owner:
+		return errNotOwner
+	case (sa.Atime == fs.ServerTime || sa.Mtime == fs.ServerTime) && !writable:
+		return errAccessDenied
+	case sa.UID != nil && *sa.UID != a.UID:
+		return errNotOwner
+	case sa.GID != nil && *sa.GID != a.GID && (!owner || !inGroup(c, *sa.GID)):
+		return errNotOwner
+	}
+	return nil
 }
 
 // granted computes the ACCESS bits of asked that c has on a.
@@ -326,7 +402,7 @@ func (s *Server) readlink(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
 	return st, err
 }
 
-func (s *Server) read(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
+func (s *Server) read(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
 	h, st, err := fhArg(r)
 	if err != nil {
 		return 0, err
@@ -339,7 +415,9 @@ func (s *Server) read(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
 	var eof bool
 	var a fs.Attr
 	if st == nfsOK {
-		data, eof, a, err = s.fs.Read(h, off, min(count, MaxIO))
+		if err = s.may(h, c, permR, true); err == nil {
+			data, eof, a, err = s.fs.Read(h, off, min(count, MaxIO))
+		}
 		st = status(err)
 	}
 	w.Uint32(st)
@@ -352,7 +430,7 @@ func (s *Server) read(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
 	return st, err
 }
 
-func (s *Server) write(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
+func (s *Server) write(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
 	h, st, err := fhArg(r)
 	if err != nil {
 		return 0, err
@@ -370,7 +448,12 @@ func (s *Server) write(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
 		wcc(w, fs.WCC{}, false, fs.Attr{}, false)
 		return st, nil
 	}
-	pre, post, err := s.fs.Write(h, off, data, stable != unstable, now())
+	err = s.may(h, c, permW, true)
+	var pre fs.WCC
+	var post fs.Attr
+	if err == nil {
+		pre, post, err = s.fs.Write(h, off, data, stable != unstable, now())
+	}
 	st = status(err)
 	w.Uint32(st)
 	if err != nil {
@@ -464,6 +547,9 @@ func (s *Server) create(proc uint32, r *xdr.Reader, w *xdr.Writer, c caller) (ui
 		a, after fs.Attr
 		pre      fs.WCC
 	)
+	if err := s.may(dir, c, permW|permX, false); err != nil {
+		return fail(status(err), err)
+	}
 	switch proc {
 	case procCreate:
 		h, a, pre, after, err = s.fs.Create(dir, name, mode, sa, verf, c.uid, c.gid, t)
@@ -484,7 +570,7 @@ func (s *Server) create(proc uint32, r *xdr.Reader, w *xdr.Writer, c caller) (ui
 	return nfsOK, nil
 }
 
-func (s *Server) remove(proc uint32, r *xdr.Reader, w *xdr.Writer) (uint32, error) {
+func (s *Server) remove(proc uint32, r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
 	dir, name, err := readDirop(r)
 	if r.Err() != nil {
 		return 0, errGarbage
@@ -496,9 +582,11 @@ func (s *Server) remove(proc uint32, r *xdr.Reader, w *xdr.Writer) (uint32, erro
 	}
 	var pre fs.WCC
 	var post fs.Attr
-	if proc == procRemove {
+	switch err = s.may(dir, c, permW|permX, false); {
+	case err != nil:
+	case proc == procRemove:
 		pre, post, err = s.fs.Remove(dir, name, now())
-	} else {
+	default:
 		pre, post, err = s.fs.Rmdir(dir, name, now())
 	}
 	st := status(err)
@@ -512,7 +600,7 @@ func (s *Server) remove(proc uint32, r *xdr.Reader, w *xdr.Writer) (uint32, erro
 	return st, nil
 }
 
-func (s *Server) rename(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
+func (s *Server) rename(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
 	from, fname, ferr := readDirop(r)
 	to, tname, terr := readDirop(r)
 	if err := args(r); err != nil {
@@ -524,7 +612,15 @@ func (s *Server) rename(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
 		wcc(w, fs.WCC{}, false, fs.Attr{}, false)
 		return errBadHandle, errors.Join(ferr, terr)
 	}
-	fpre, fpost, tpre, tpost, err := s.fs.Rename(from, fname, to, tname, now())
+	var fpre, tpre fs.WCC
+	var fpost, tpost fs.Attr
+	err := s.may(from, c, permW|permX, false)
+	if err == nil {
+		err = s.may(to, c, permW|permX, false)
+	}
+	if err == nil {
+		fpre, fpost, tpre, tpost, err = s.fs.Rename(from, fname, to, tname, now())
+	}
 	st := status(err)
 	w.Uint32(st)
 	if err != nil {
@@ -539,7 +635,7 @@ func (s *Server) rename(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
 	return st, nil
 }
 
-func (s *Server) link(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
+func (s *Server) link(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
 	h, hst, err := fhArg(r)
 	if err != nil {
 		return 0, err
@@ -554,7 +650,12 @@ func (s *Server) link(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
 		wcc(w, fs.WCC{}, false, fs.Attr{}, false)
 		return errBadHandle, derr
 	}
-	a, pre, post, err := s.fs.Link(h, dir, name, now())
+	var a, post fs.Attr
+	var pre fs.WCC
+	err = s.may(dir, c, permW|permX, false)
+	if err == nil {
+		a, pre, post, err = s.fs.Link(h, dir, name, now())
+	}
 	st := status(err)
 	w.Uint32(st)
 	if err != nil {
@@ -577,7 +678,7 @@ const (
 	readdirFixed   = 4 + 4 + 84 + 8 + 4 + 4
 )
 
-func (s *Server) readdir(plus bool, r *xdr.Reader, w *xdr.Writer) (uint32, error) {
+func (s *Server) readdir(plus bool, r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
 	dir, st, err := fhArg(r)
 	if err != nil {
 		return 0, err
@@ -602,7 +703,13 @@ func (s *Server) readdir(plus bool, r *xdr.Reader, w *xdr.Writer) (uint32, error
 		perEntry += entryPlusExtra
 	}
 	want := max(1, int(maxcount)/perEntry+1)
-	entries, eof, newVerf, da, err := s.fs.ReadDir(dir, cookie, verf, min(want, 4096), plus)
+	var entries []fs.DirEntry
+	var eof bool
+	var newVerf uint64
+	var da fs.Attr
+	if err = s.may(dir, c, permR, false); err == nil {
+		entries, eof, newVerf, da, err = s.fs.ReadDir(dir, cookie, verf, min(want, 4096), plus)
+	}
 	st = status(err)
 	if err != nil {
 		w.Uint32(st)

@@ -126,6 +126,10 @@ func status(err error) uint32 {
 		return errNotSync
 	case errors.Is(err, errBadFH):
 		return errBadHandle
+	case errors.Is(err, errAccessDenied):
+		return errAcces
+	case errors.Is(err, errNotOwner):
+		return errPerm
 	case errors.Is(err, fs.ErrIO):
 		return errIO
 	}
