@@ -120,47 +120,38 @@ func (c *Client) Lookup(ctx context.Context, dir []byte, name string) ([]byte, e
 
 // Create makes (or, if it exists, opens: UNCHECKED) a regular file.
 func (c *Client) Create(ctx context.Context, dir []byte, name string, mode uint32) ([]byte, error) {
-	r, err := c.call(ctx, procCreate, func(w *xdr.Writer) {
+	return c.makeNode(ctx, procCreate, dir, name, mode)
+}
+
+// makeNode sends CREATE (UNCHECKED) or MKDIR with a mode and returns the
+// new object's handle.
+func (c *Client) makeNode(ctx context.Context, proc uint32, dir []byte, name string, mode uint32) ([]byte, error) {
+	r, err := c.call(ctx, proc, func(w *xdr.Writer) {
 		w.Opaque(dir)
 		w.String(name)
-		w.Uint32(0)
+		if proc == procCreate {
+			w.Uint32(0) // UNCHECKED
+		}
 		w.Bool(true)
 		w.Uint32(mode)
-		w.Bool(false)
-		w.Bool(false)
-		w.Bool(false)
-		w.Uint32(0)
-		w.Uint32(0)
+		w.Bool(false) // uid
+		w.Bool(false) // gid
+		w.Bool(false) // size
+		w.Uint32(0)   // atime: don't change
+		w.Uint32(0)   // mtime: don't change
 	})
 	if err != nil {
 		return nil, err
 	}
 	if !r.Bool() {
-		return nil, fmt.Errorf("nfs create %s: no handle in the reply", name)
+		return nil, fmt.Errorf("nfs %s %s: no handle in the reply", ProcNames[proc], name)
 	}
 	return r.Opaque(MaxFH), r.Err()
 }
 
 // Mkdir makes a directory.
 func (c *Client) Mkdir(ctx context.Context, dir []byte, name string, mode uint32) ([]byte, error) {
-	r, err := c.call(ctx, procMkdir, func(w *xdr.Writer) {
-		w.Opaque(dir)
-		w.String(name)
-		w.Bool(true)
-		w.Uint32(mode)
-		w.Bool(false)
-		w.Bool(false)
-		w.Bool(false)
-		w.Uint32(0)
-		w.Uint32(0)
-	})
-	if err != nil {
-		return nil, err
-	}
-	if !r.Bool() {
-		return nil, fmt.Errorf("nfs mkdir %s: no handle in the reply", name)
-	}
-	return r.Opaque(MaxFH), r.Err()
+	return c.makeNode(ctx, procMkdir, dir, name, mode)
 }
 
 // Write writes data at off with a stable-how (Unstable, DataSync,

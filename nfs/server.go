@@ -786,10 +786,14 @@ func (s *Server) fsstat(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
 	return st, err
 }
 
-func (s *Server) fsinfo(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
+// attrReply decodes a lone file handle argument and writes the status and
+// the object's post-operation attributes, which FSINFO and PATHCONF
+// results start with. Undecodable arguments return errGarbage (the
+// dispatcher discards whatever was written).
+func (s *Server) attrReply(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
 	h, st, err := fhArg(r)
 	if err != nil {
-		return 0, err
+		return errServerFault, err
 	}
 	var a fs.Attr
 	if st == nfsOK {
@@ -798,6 +802,11 @@ func (s *Server) fsinfo(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
 	}
 	w.Uint32(st)
 	postOp(w, a, st == nfsOK)
+	return st, err
+}
+
+func (s *Server) fsinfo(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
+	st, err := s.attrReply(r, w)
 	if st == nfsOK {
 		w.Uint32(MaxIO)    // rtmax
 		w.Uint32(64 << 10) // rtpref
@@ -814,17 +823,7 @@ func (s *Server) fsinfo(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
 }
 
 func (s *Server) pathconf(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
-	h, st, err := fhArg(r)
-	if err != nil {
-		return 0, err
-	}
-	var a fs.Attr
-	if st == nfsOK {
-		a, err = s.fs.GetAttr(h)
-		st = status(err)
-	}
-	w.Uint32(st)
-	postOp(w, a, st == nfsOK)
+	st, err := s.attrReply(r, w)
 	if st == nfsOK {
 		w.Uint32(1 << 16) // linkmax
 		w.Uint32(fs.MaxName)

@@ -378,38 +378,17 @@ everything from the journals.`,
 					port = 0 // any free port for each
 				}
 				listen := fmt.Sprintf("udp:127.0.0.1:%d", port)
-				p := exec.Command(self, "wor", "serve", "--listen", listen, "--dir", filepath.Join(dir, fmt.Sprintf("wor-%d", i+1)))
-				out, err := p.StdoutPipe()
+				line, err := startChild(cmd, &procs, "listening on ", self, "wor", "serve", "--listen", listen, "--dir", filepath.Join(dir, fmt.Sprintf("wor-%d", i+1)))
 				if err != nil {
-					return err
-				}
-				p.Stderr = cmd.ErrOrStderr()
-				if err := p.Start(); err != nil {
-					return err
-				}
-				procs = append(procs, p)
-				line, err := bufio.NewReader(out).ReadString('\n')
-				if err != nil || !strings.HasPrefix(line, "listening on ") {
-					return fmt.Errorf("server %d did not start: %q %v", i+1, line, err)
+					return fmt.Errorf("server %d: %w", i+1, err)
 				}
 				addrs = append(addrs, strings.TrimSpace(strings.TrimPrefix(line, "listening on ")))
 			}
 			nfsLine := ""
 			if nfsPort != 0 {
-				p := exec.Command(self, "nfs", "serve", "--disk", filepath.Join(dir, "nfs.img"), "--size", fmt.Sprint(nfsSize),
-					"--listen", fmt.Sprintf("127.0.0.1:%d", nfsPort), "--mount-listen", fmt.Sprintf("127.0.0.1:%d", nfsPort+1))
-				out, err := p.StdoutPipe()
-				if err != nil {
-					return err
-				}
-				p.Stderr = cmd.ErrOrStderr()
-				if err := p.Start(); err != nil {
-					return err
-				}
-				procs = append(procs, p)
-				line, err := bufio.NewReader(out).ReadString('\n')
-				if err != nil || !strings.HasPrefix(line, "serving ") {
-					return fmt.Errorf("nfs server did not start: %q %v", line, err)
+				if _, err := startChild(cmd, &procs, "serving ", self, "nfs", "serve", "--disk", filepath.Join(dir, "nfs.img"), "--size", fmt.Sprint(nfsSize),
+					"--listen", fmt.Sprintf("127.0.0.1:%d", nfsPort), "--mount-listen", fmt.Sprintf("127.0.0.1:%d", nfsPort+1)); err != nil {
+					return fmt.Errorf("nfs server: %w", err)
 				}
 				nfsLine = fmt.Sprintf("NFSv3 export /strata on 127.0.0.1 (nfs port %d, mount port %d), file system in %s\n", nfsPort, nfsPort+1, filepath.Join(dir, "nfs.img"))
 			}
@@ -445,6 +424,27 @@ everything from the journals.`,
 	c.Flags().IntVar(&nfsPort, "nfs-port", 20049, "NFS port (MOUNT uses the next one); 0: no NFS export")
 	c.Flags().IntVar(&nfsSize, "nfs-size", 1024, "size in MiB of a new NFS disk")
 	return c
+}
+
+// startChild starts a child process (added to procs, so the caller stops
+// it), with stderr shared, and returns the first line of its output, which
+// must start with prefix.
+func startChild(cmd *cobra.Command, procs *[]*exec.Cmd, prefix, name string, args ...string) (string, error) {
+	p := exec.Command(name, args...)
+	out, err := p.StdoutPipe()
+	if err != nil {
+		return "", err
+	}
+	p.Stderr = cmd.ErrOrStderr()
+	if err := p.Start(); err != nil {
+		return "", err
+	}
+	*procs = append(*procs, p)
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, prefix) {
+		return "", fmt.Errorf("did not start: %q %v", line, err)
+	}
+	return line, nil
 }
 
 // serveWorMetrics exports a wormserver's counters and its stack's.
