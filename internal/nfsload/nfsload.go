@@ -1,0 +1,196 @@
+// Package nfsload drives an NFSv3 server with the GoJournal paper's
+// workloads through Strata's RPC-level client (no kernel mount), the same
+// driver for every server:
+//
+//   - smallfile: per client, repeatedly create a file, write 100 bytes,
+//     COMMIT, and remove it (the paper's create/write/close/unlink loop);
+//   - largefile: one client writes a file in 64 KiB UNSTABLE writes, then
+//     COMMITs, then reads it back.
+//
+// Each client has its own connection. Results count completed iterations
+// in a measured window after a warm-up.
+package nfsload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"strata/nfs"
+)
+
+// Server names an NFS server's addresses and export.
+type Server struct {
+	Name      string
+	NFSAddr   string
+	MountAddr string
+	Export    string
+}
+
+// Result is one measurement.
+type Result struct {
+	Server   string  `json:"server"`
+	Workload string  `json:"workload"`
+	Clients  int     `json:"clients"`
+	Round    int     `json:"round"`
+	Ops      int64   `json:"ops"`
+	Seconds  float64 `json:"seconds"`
+	PerSec   float64 `json:"per_sec"` // files/s (smallfile) or MB/s (largefile)
+}
+
+// dial connects a client as root and mounts the export; dir is a fresh
+// working directory created under the export's root.
+func dial(ctx context.Context, s Server, dir string) (*nfs.Client, []byte, error) {
+	c, err := nfs.DialClient(ctx, s.NFSAddr, s.MountAddr, 0, 0)
+	if err != nil {
+		return nil, nil, err
+	}
+	root, err := c.Mount(ctx, s.Export)
+	if err != nil {
+		c.Close()
+		return nil, nil, fmt.Errorf("mount %s: %w", s.Export, err)
+	}
+	d, err := c.Mkdir(ctx, root, dir, 0o777)
+	var se *nfs.StatusError
+	if errors.As(err, &se) && se.Status == 17 { // EXIST: a previous round's
+		d, err = c.Lookup(ctx, root, dir)
+	}
+	if err != nil {
+		c.Close()
+		return nil, nil, fmt.Errorf("mkdir %s: %w", dir, err)
+	}
+	return c, d, nil
+}
+
+// Smallfile runs the smallfile loop with clients concurrent clients for d
+// after a warm-up of d/5, and reports files per second.
+func Smallfile(ctx context.Context, s Server, clients int, d time.Duration, tag string) (Result, error) {
+	var done atomic.Int64
+	var measuring atomic.Bool
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	errs := make(chan error, clients)
+	var wg sync.WaitGroup
+	data := make([]byte, 100)
+	for i := range data {
+		data[i] = byte('a' + i%26)
+	}
+	for g := 0; g < clients; g++ {
+		c, dir, err := dial(ctx, s, fmt.Sprintf("small-%s-%d", tag, g))
+		if err != nil {
+			return Result{}, err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer c.Close()
+			for i := 0; ctx.Err() == nil; i++ {
+				name := fmt.Sprintf("f%d", i)
+				fh, err := c.Create(ctx, dir, name, 0o644)
+				if err == nil {
+					_, err = c.Write(ctx, fh, 0, data, nfs.Unstable)
+				}
+				if err == nil {
+					_, err = c.Commit(ctx, fh)
+				}
+				if err == nil {
+					err = c.Remove(ctx, dir, name)
+				}
+				if err != nil {
+					if ctx.Err() == nil {
+						errs <- fmt.Errorf("smallfile client %d: %w", g, err)
+						cancel()
+					}
+					return
+				}
+				if measuring.Load() {
+					done.Add(1)
+				}
+			}
+		}()
+	}
+	select {
+	case <-time.After(d / 5):
+	case <-ctx.Done():
+	}
+	measuring.Store(true)
+	start := time.Now()
+	select {
+	case <-time.After(d):
+	case <-ctx.Done():
+	}
+	measuring.Store(false)
+	elapsed := time.Since(start)
+	n := done.Load()
+	cancel()
+	wg.Wait()
+	close(errs)
+	if err := <-errs; err != nil {
+		return Result{}, err
+	}
+	return Result{Server: s.Name, Workload: "smallfile", Clients: clients, Ops: n, Seconds: elapsed.Seconds(), PerSec: float64(n) / elapsed.Seconds()}, nil
+}
+
+// Largefile writes size bytes in 64 KiB UNSTABLE writes (up to 16 in
+// flight), COMMITs, then reads the file back and checks it; it reports the
+// write throughput (MB/s, write phase including the COMMIT) and the read
+// throughput.
+func Largefile(ctx context.Context, s Server, size int64, tag string) (write, read Result, err error) {
+	c, dir, err := dial(ctx, s, "large-"+tag)
+	if err != nil {
+		return write, read, err
+	}
+	defer c.Close()
+	fh, err := c.Create(ctx, dir, "big", 0o644)
+	if err != nil {
+		return write, read, err
+	}
+	const chunk = 64 << 10
+	buf := make([]byte, chunk)
+	for i := range buf {
+		buf[i] = byte(i * 7)
+	}
+	inflight := make(chan struct{}, 16)
+	var wg sync.WaitGroup
+	var werr atomic.Value
+	start := time.Now()
+	for off := int64(0); off < size; off += chunk {
+		inflight <- struct{}{}
+		wg.Add(1)
+		go func(off int64) {
+			defer wg.Done()
+			defer func() { <-inflight }()
+			if _, err := c.Write(ctx, fh, uint64(off), buf[:min(chunk, size-off)], nfs.Unstable); err != nil {
+				werr.Store(err)
+			}
+		}(off)
+	}
+	wg.Wait()
+	if e, ok := werr.Load().(error); ok {
+		return write, read, e
+	}
+	if _, err := c.Commit(ctx, fh); err != nil {
+		return write, read, err
+	}
+	el := time.Since(start).Seconds()
+	write = Result{Server: s.Name, Workload: "largefile-write", Clients: 1, Ops: size, Seconds: el, PerSec: float64(size) / el / 1e6}
+	start = time.Now()
+	for off := int64(0); off < size; off += chunk {
+		got, _, err := c.Read(ctx, fh, uint64(off), chunk)
+		if err != nil {
+			return write, read, err
+		}
+		if int64(len(got)) != min(chunk, size-off) || got[0] != buf[0] {
+			return write, read, fmt.Errorf("largefile: read back %d bytes at %d", len(got), off)
+		}
+	}
+	el = time.Since(start).Seconds()
+	read = Result{Server: s.Name, Workload: "largefile-read", Clients: 1, Ops: size, Seconds: el, PerSec: float64(size) / el / 1e6}
+	if err := c.Remove(ctx, dir, "big"); err != nil {
+		return write, read, err
+	}
+	return write, read, nil
+}
