@@ -863,7 +863,7 @@ func (s *Server) commit(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
 // (as NFS servers commonly allow, and libnfs relies on for URLs whose
 // file is in a subdirectory). It returns a mountstat3.
 func (s *Server) mountPoint(path string) (fs.Handle, uint32) {
-	rest, ok := strings.CutPrefix(path, s.export)
+	rest, ok := strings.CutPrefix(path, strings.TrimSuffix(s.export, "/"))
 	if !ok || (rest != "" && rest[0] != '/') {
 		return fs.Handle{}, 2 // MNT3ERR_NOENT
 	}

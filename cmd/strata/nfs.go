@@ -160,8 +160,8 @@ func registerRpcbind(ctx context.Context, log *slog.Logger, nfsPort, mountPort u
 	for _, p := range []struct{ prog, vers, port uint32 }{
 		{nfs.ProgNFS, nfs.VersNFS, nfsPort}, {nfs.ProgMount, nfs.VersMount, mountPort},
 	} {
+		rpc.PmapUnset(ctx, p.prog, p.vers) // a stale registration from an earlier run (all protocols)
 		for _, proto := range []uint32{rpc.IPProtoTCP, rpc.IPProtoUDP} {
-			rpc.PmapUnset(ctx, p.prog, p.vers) // a stale registration from an earlier run
 			ok, err := rpc.PmapSet(ctx, p.prog, p.vers, proto, p.port)
 			switch {
 			case errors.Is(err, rpc.ErrNoRpcbind):

@@ -1,0 +1,24 @@
+// Command gonfsd-peer only documents this module. The module exists to pin
+// GoNFS, the NFSv3 server of the GoJournal paper (github.com/mit-pdos/go-nfsd,
+// v0.6.0, the only version the module proxy serves usably), as a benchmark
+// peer without making the main strata module depend on it. `go install
+// ...@v0.6.0` of its commands fails; building them from this module works:
+//
+//	go build -o BIN/ github.com/mit-pdos/go-nfsd/cmd/go-nfsd \
+//	    github.com/mit-pdos/go-nfsd/cmd/clnt-smallfile \
+//	    github.com/mit-pdos/go-nfsd/cmd/clnt-null
+//
+// The tool directives in go.mod keep those packages (and so go.sum) pinned.
+// strata/internal/nfsbench builds and starts them (StartGoNFS, ClntSmallfile).
+package main
+
+import (
+	"fmt"
+	"os"
+)
+
+func main() {
+	fmt.Fprintln(os.Stderr, "this module only pins github.com/mit-pdos/go-nfsd v0.6.0; build its commands with:")
+	fmt.Fprintln(os.Stderr, "  go build -o BIN/ github.com/mit-pdos/go-nfsd/cmd/go-nfsd github.com/mit-pdos/go-nfsd/cmd/clnt-smallfile github.com/mit-pdos/go-nfsd/cmd/clnt-null")
+	os.Exit(2)
+}

@@ -1,0 +1,337 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"strata/internal/nfsbench"
+	"strata/internal/nfsload"
+	"strata/internal/plot"
+	"strata/nfs"
+	"strata/nfs/rpc"
+)
+
+func benchNFSCmd() *cobra.Command {
+	var (
+		quick, asJSON, noPeers, clnt bool
+		clientsFlag, peersFlag       string
+		dir, plotPath                string
+		dur                          time.Duration
+		rounds, largeMB              int
+	)
+	c := &cobra.Command{
+		Use:   "nfs",
+		Short: "NFS smallfile and largefile workloads: Strata vs NFS-Ganesha and GoNFS",
+		Long: `Runs the GoJournal paper's workloads through one RPC-level client driver
+(no kernel mount) against Strata's NFS server and, side by side in the same
+run, NFS-Ganesha (Debian nfs-ganesha, VFS back-end, NFSv3) and GoNFS
+(github.com/mit-pdos/go-nfsd v0.6.0 built in bench/gonfsd), each on a disk
+file or directory on the project disk:
+
+  smallfile  per client: create, write 100 bytes, COMMIT, remove, repeated
+  largefile  one client writes --large-mb MiB in 64 KiB UNSTABLE writes,
+             COMMITs, and reads the file back
+
+Rounds alternate the order of the servers; each server runs alone (the
+peers need rpcbind, which the benchmark starts if none runs). With --clnt
+go-nfsd's own raw-RPC client clnt-smallfile also runs against each server
+as an independent check. Ratios are median over rounds, > 1: Strata better.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			defer stop()
+			if quick {
+				if !cmd.Flags().Changed("clients") {
+					clientsFlag = "1,4,16"
+				}
+				if !cmd.Flags().Changed("duration") {
+					dur = 2 * time.Second
+				}
+				if !cmd.Flags().Changed("rounds") {
+					rounds = 1
+				}
+				if !cmd.Flags().Changed("large-mb") {
+					largeMB = 32
+				}
+			}
+			clients, err := parseInts("--clients", clientsFlag, 1, 256)
+			if err != nil {
+				return err
+			}
+			if rounds < 1 || largeMB < 1 || dur <= 0 {
+				return fmt.Errorf("--rounds, --large-mb and --duration must be positive")
+			}
+			systems := []string{"strata"}
+			if !noPeers {
+				for _, p := range strings.Split(peersFlag, ",") {
+					if p != "ganesha" && p != "gonfs" {
+						return fmt.Errorf("--peers: unknown peer %q (want ganesha, gonfs)", p)
+					}
+					systems = append(systems, p)
+				}
+			}
+			return runNFSBench(ctx, cmd, nfsBenchConfig{systems: systems, clients: clients, dur: dur, rounds: rounds, large: int64(largeMB) << 20, dir: dir, plot: plotPath, json: asJSON, clnt: clnt})
+		},
+	}
+	f := c.Flags()
+	f.BoolVar(&quick, "quick", false, "reduced run: 1, 4 and 16 clients, 2 s cells, 32 MiB largefile, 1 round")
+	f.BoolVar(&asJSON, "json", false, "print one JSON object")
+	f.BoolVar(&noPeers, "no-peers", false, "Strata only")
+	f.BoolVar(&clnt, "clnt", false, "also run go-nfsd's clnt-smallfile against every server")
+	f.StringVar(&clientsFlag, "clients", "1,2,4,8,16", "concurrent smallfile clients")
+	f.StringVar(&peersFlag, "peers", "ganesha,gonfs", "peers")
+	f.DurationVar(&dur, "duration", 5*time.Second, "measured time per smallfile cell")
+	f.IntVar(&rounds, "rounds", 3, "rounds, alternating the order of the servers")
+	f.IntVar(&largeMB, "large-mb", 100, "largefile size in MiB")
+	f.StringVar(&dir, "dir", "strata-data/bench-nfs", "data folder on the project disk")
+	f.StringVar(&plotPath, "plot", "strata-data/bench/nfs-smallfile.png", "write the smallfile plot here ('' to skip)")
+	return c
+}
+
+type nfsBenchConfig struct {
+	systems []string
+	clients []int
+	dur     time.Duration
+	rounds  int
+	large   int64
+	dir     string
+	plot    string
+	json    bool
+	clnt    bool
+}
+
+// nfsSystem is a running server under test.
+type nfsSystem struct {
+	server nfsload.Server
+	stop   func()
+}
+
+// startStrataNFS runs `strata nfs serve` on a fresh disk file.
+func startStrataNFS(ctx context.Context, dir string, log io.Writer) (*nfsSystem, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, err
+	}
+	img := filepath.Join(dir, "strata-nfs.img")
+	os.Remove(img)
+	p := exec.CommandContext(ctx, self, "nfs", "serve", "--disk", img, "--size", "4096", "--listen", "127.0.0.1:0", "--mount-listen", "127.0.0.1:0", "--export", "/")
+	p.Stderr = log
+	out, err := p.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := p.Start(); err != nil {
+		return nil, err
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	var np, mp int
+	if _, serr := fmt.Sscanf(line, "serving / on nfs port %d, mount port %d", &np, &mp); err != nil || serr != nil {
+		p.Process.Kill()
+		p.Wait()
+		return nil, fmt.Errorf("strata nfs serve did not start: %q %v", line, err)
+	}
+	return &nfsSystem{
+		server: nfsload.Server{Name: "strata", NFSAddr: fmt.Sprintf("127.0.0.1:%d", np), MountAddr: fmt.Sprintf("127.0.0.1:%d", mp), Export: "/"}, // "/" as the peers, and as clnt-smallfile mounts
+		stop: func() {
+			p.Process.Signal(os.Interrupt)
+			p.Wait()
+			os.Remove(img)
+		},
+	}, nil
+}
+
+func startSystem(ctx context.Context, name, dir string, log io.Writer) (*nfsSystem, error) {
+	// Only one server may be registered with rpcbind for NFS v3 at a time.
+	rpc.PmapUnset(ctx, nfs.ProgNFS, nfs.VersNFS)
+	rpc.PmapUnset(ctx, nfs.ProgMount, nfs.VersMount)
+	var p *nfsbench.Peer
+	var err error
+	switch name {
+	case "strata":
+		return startStrataNFS(ctx, dir, log)
+	case "ganesha":
+		exp := filepath.Join(dir, "ganesha-export")
+		os.RemoveAll(exp)
+		if err := os.MkdirAll(exp, 0o777); err != nil {
+			return nil, err
+		}
+		p, err = nfsbench.StartGanesha(ctx, exp, log)
+	case "gonfs":
+		p, err = nfsbench.StartGoNFS(ctx, dir, 4096, log)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &nfsSystem{server: nfsload.Server{Name: name, NFSAddr: p.NFSAddr, MountAddr: p.MountAddr, Export: p.Export}, stop: func() { p.Stop() }}, nil
+}
+
+func runNFSBench(ctx context.Context, cmd *cobra.Command, cfg nfsBenchConfig) error {
+	progress := cmd.ErrOrStderr()
+	if err := os.MkdirAll(cfg.dir, 0o755); err != nil {
+		return err
+	}
+	if len(cfg.systems) > 1 || cfg.clnt {
+		stopRpcbind, err := nfsbench.EnsureRpcbind(ctx, progress)
+		if err != nil {
+			return fmt.Errorf("rpcbind (the peers need it): %w (use --no-peers)", err)
+		}
+		defer stopRpcbind()
+	}
+	var results []nfsload.Result
+	for round := 1; round <= cfg.rounds; round++ {
+		order := slices.Clone(cfg.systems)
+		k := (round - 1) % len(order)
+		order = append(order[k:], order[:k]...)
+		for _, name := range order {
+			sys, err := startSystem(ctx, name, cfg.dir, progress)
+			if err != nil {
+				return err
+			}
+			tag := fmt.Sprintf("r%d", round)
+			for _, n := range cfg.clients {
+				r, err := nfsload.Smallfile(ctx, sys.server, n, cfg.dur, fmt.Sprintf("%s-c%d", tag, n))
+				if err != nil {
+					sys.stop()
+					return fmt.Errorf("%s smallfile clients=%d: %w", name, n, err)
+				}
+				r.Round = round
+				results = append(results, r)
+				fmt.Fprintf(progress, "round %d %-8s smallfile clients=%-3d %8.0f files/s\n", round, name, n, r.PerSec)
+			}
+			w, rd, err := nfsload.Largefile(ctx, sys.server, cfg.large, tag)
+			if err != nil {
+				sys.stop()
+				return fmt.Errorf("%s largefile: %w", name, err)
+			}
+			w.Round, rd.Round = round, round
+			results = append(results, w, rd)
+			fmt.Fprintf(progress, "round %d %-8s largefile write %.1f MB/s, read %.1f MB/s\n", round, name, w.PerSec, rd.PerSec)
+			if cfg.clnt {
+				fs, err := nfsbench.ClntSmallfile(ctx, 4, cfg.dur, progress)
+				if err != nil {
+					fmt.Fprintf(progress, "round %d %-8s clnt-smallfile: %v\n", round, name, err)
+				} else {
+					results = append(results, nfsload.Result{Server: name, Workload: "clnt-smallfile", Clients: 4, Round: round, PerSec: fs})
+					fmt.Fprintf(progress, "round %d %-8s clnt-smallfile 4 threads %8.0f files/s\n", round, name, fs)
+				}
+			}
+			sys.stop()
+		}
+	}
+	ratios := nfsRatios(results, cfg.systems)
+	if cfg.plot != "" {
+		if err := plotNFS(results, cfg.systems, cfg.plot); err != nil {
+			return err
+		}
+		fmt.Fprintf(progress, "wrote %s\n", cfg.plot)
+	}
+	if cfg.json {
+		return json.NewEncoder(cmd.OutOrStdout()).Encode(map[string]any{"bench": "nfs", "results": results, "ratios": ratios})
+	}
+	w := cmd.OutOrStdout()
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "server\tworkload\tclients\tmedian\tunit\t")
+	for _, sys := range cfg.systems {
+		for _, n := range cfg.clients {
+			fmt.Fprintf(tw, "%s\tsmallfile\t%d\t%.0f\tfiles/s\t\n", sys, n, medianNFS(results, sys, "smallfile", n))
+		}
+		for _, wl := range []string{"largefile-write", "largefile-read", "clnt-smallfile"} {
+			if v := medianNFS(results, sys, wl, -1); v > 0 {
+				unit := "MB/s"
+				if wl == "clnt-smallfile" {
+					unit = "files/s"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t\t%.1f\t%s\t\n", sys, wl, v, unit)
+			}
+		}
+	}
+	tw.Flush()
+	if len(ratios) > 0 {
+		fmt.Fprintf(w, "\nratios (> 1: Strata better), median of %d round(s)\n", cfg.rounds)
+		keys := make([]string, 0, len(ratios))
+		for k := range ratios {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			fmt.Fprintf(w, "  %-48s %.2f\n", k, ratios[k])
+		}
+	}
+	return nil
+}
+
+// medianNFS is the median over rounds of one cell (clients -1: any).
+func medianNFS(rs []nfsload.Result, server, workload string, clients int) float64 {
+	var xs []float64
+	for _, r := range rs {
+		if r.Server == server && r.Workload == workload && (clients < 0 || r.Clients == clients) {
+			xs = append(xs, r.PerSec)
+		}
+	}
+	if len(xs) == 0 {
+		return 0
+	}
+	slices.Sort(xs)
+	return xs[len(xs)/2]
+}
+
+func nfsRatios(rs []nfsload.Result, systems []string) map[string]float64 {
+	out := map[string]float64{}
+	for _, peer := range systems[1:] {
+		for _, r := range rs {
+			if r.Server != "strata" || r.Round != 1 {
+				continue
+			}
+			clients := r.Clients
+			if r.Workload != "smallfile" {
+				clients = -1
+			}
+			s, p := medianNFS(rs, "strata", r.Workload, clients), medianNFS(rs, peer, r.Workload, clients)
+			if p == 0 {
+				continue
+			}
+			key := fmt.Sprintf("%s strata/%s", r.Workload, peer)
+			if r.Workload == "smallfile" {
+				key += fmt.Sprintf(" clients=%d", r.Clients)
+			}
+			out[key] = round3(s / p)
+		}
+	}
+	return out
+}
+
+func plotNFS(rs []nfsload.Result, systems []string, path string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	p := plot.Panel{Title: "smallfile (create, write 100 B, commit, remove)", XLabel: "clients", YLabel: "files/s", LogX: true}
+	for i, sys := range systems {
+		s := plot.Series{Name: sys, Color: plot.Palette[i%len(plot.Palette)]}
+		var seen []int
+		for _, r := range rs {
+			if r.Server == sys && r.Workload == "smallfile" && !slices.Contains(seen, r.Clients) {
+				seen = append(seen, r.Clients)
+			}
+		}
+		slices.Sort(seen)
+		for _, n := range seen {
+			s.X = append(s.X, float64(n))
+			s.Y = append(s.Y, medianNFS(rs, sys, "smallfile", n))
+		}
+		p.Series = append(p.Series, s)
+	}
+	return plot.Render(path, []plot.Panel{p}, 1)
+}
