@@ -6,7 +6,7 @@ export GOFLAGS := -buildvcs=false
 # An older Go fetches the toolchain go.mod names through the module proxy.
 export GOTOOLCHAIN := auto
 
-.PHONY: all build setup lint test test-long fuzz bench-journal bench-stack bench-wor up demo clean
+.PHONY: all build setup lint test test-long fuzz bench-journal bench-stack bench-wor bench-nfs up demo clean
 
 all: build
 
@@ -60,6 +60,9 @@ bench-stack: build
 
 bench-wor: build
 	$(BIN)/strata bench wor
+
+bench-nfs: build
+	$(BIN)/strata bench nfs
 
 # Strata's main job on an embedded default: a local 3-server cluster.
 up: build
