@@ -40,6 +40,10 @@ func run(t *testing.T, args ...string) (string, error) {
 }
 
 func TestBadFlagsAreClearErrors(t *testing.T) {
+	badCluster := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(badCluster, []byte(`{"directory": ["udp:127.0.0.1:1"], "partitions": [["udp:127.0.0.1:1"]], "replicas": 3}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cases := [][]string{
 		{"journal", "demo", "--rounds", "0"},
 		{"journal", "demo", "--goroutines", "0"},
@@ -49,11 +53,24 @@ func TestBadFlagsAreClearErrors(t *testing.T) {
 		{"bench", "journal", "--goroutines", "1,x"},
 		{"bench", "journal", "--modes", "sometimes"},
 		{"bench", "journal", "--rounds", "0"},
+		{"bench", "nfs", "--peers", "zfs"},
+		{"bench", "nfs", "--clients", "0"},
+		{"bench", "wor", "--rounds", "0", "--no-etcd"},
+		{"wor", "reconfigure", "x", "udp:127.0.0.1:1"},
+		{"wor", "--cluster", filepath.Join(t.TempDir(), "missing.json"), "get", "1", "0"},
+		{"wor", "--cluster", badCluster, "status"},
+		{"wor", "get", "1"},
+		{"nfs", "fsck", filepath.Join(t.TempDir(), "missing.img")},
+		{"nfs", "serve", "--disk", filepath.Join(t.TempDir(), "new.img"), "--size", "1"},
 		{"nonsense"},
 	}
 	for _, args := range cases {
-		if _, err := run(t, args...); err == nil {
+		out, err := run(t, args...)
+		if err == nil {
 			t.Errorf("strata %s: no error", strings.Join(args, " "))
+		}
+		if strings.Contains(out, "panic") || (err != nil && strings.Contains(err.Error(), "panic")) {
+			t.Errorf("strata %s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 	}
 }
