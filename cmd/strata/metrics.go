@@ -18,9 +18,11 @@ import (
 // serveMetrics serves reg, plus the per-layer counters of node, on addr
 // until the returned stop is called.
 func serveMetrics(addr string, reg *prometheus.Registry, node *stack.Node, log *slog.Logger) (stop func(), err error) {
-	col := stackmetrics.New()
-	col.Add(string(node.Local()), node)
-	reg.MustRegister(col)
+	if node != nil {
+		col := stackmetrics.New()
+		col.Add(string(node.Local()), node)
+		reg.MustRegister(col)
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: %w", err)

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"strata/journal"
@@ -71,9 +72,9 @@ func openNFSDisk(path string, sizeMiB, inodes uint64, log *slog.Logger) (*journa
 
 func nfsServeCmd() *cobra.Command {
 	var (
-		diskPath, listen, mountListen, export string
-		sizeMiB, inodes                       uint64
-		rpcbind                               bool
+		diskPath, listen, mountListen, export, metrics string
+		sizeMiB, inodes                                uint64
+		rpcbind                                        bool
 	)
 	c := &cobra.Command{
 		Use:   "serve",
@@ -112,6 +113,13 @@ With --rpcbind (default) the server also registers with a running rpcbind.`,
 			if rpcbind {
 				registerRpcbind(ctx, log, nfsPort, mountPort)
 			}
+			if metrics != "" {
+				stopMetrics, err := serveNFSMetrics(metrics, srv, r, j, log)
+				if err != nil {
+					return err
+				}
+				defer stopMetrics()
+			}
 			fmt.Fprintf(cmd.OutOrStdout(), "serving %s on nfs port %d, mount port %d\n", export, nfsPort, mountPort)
 			fmt.Fprintf(cmd.OutOrStdout(), "try: nfs-ls 'nfs://127.0.0.1%s/?version=3&nfsport=%d&mountport=%d'\n", export, nfsPort, mountPort)
 			<-ctx.Done()
@@ -126,6 +134,7 @@ With --rpcbind (default) the server also registers with a running rpcbind.`,
 	f.StringVar(&mountListen, "mount-listen", "127.0.0.1:20048", "MOUNT address (TCP and UDP)")
 	f.StringVar(&export, "export", "/strata", "export path clients mount")
 	f.BoolVar(&rpcbind, "rpcbind", true, "register with rpcbind on 127.0.0.1:111 if it runs")
+	f.StringVar(&metrics, "metrics", "", "serve Prometheus metrics on this HOST:PORT")
 	return c
 }
 
@@ -206,4 +215,33 @@ func nfsFsckCmd() *cobra.Command {
 		},
 	}
 	return c
+}
+
+// serveNFSMetrics exports NFS calls by procedure, error replies, RPC
+// counters and journal barriers.
+func serveNFSMetrics(addr string, srv *nfs.Server, r *rpc.Server, j *journal.Journal, log *slog.Logger) (func(), error) {
+	reg := prometheus.NewRegistry()
+	for i, name := range nfs.ProcNames {
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{
+			Name: "strata_nfs_calls_total", Help: "NFSv3 calls answered, by procedure.", ConstLabels: prometheus.Labels{"proc": name},
+		}, func() float64 { calls, _ := srv.Calls(); return float64(calls[i]) }))
+	}
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "strata_nfs_error_replies_total", Help: "NFSv3 replies with a status other than NFS3_OK."},
+		func() float64 { _, e := srv.Calls(); return float64(e) }))
+	for _, m := range []struct {
+		name, help string
+		f          func(rpc.Stats) uint64
+	}{
+		{"strata_rpc_calls_total", "RPC messages parsed as calls.", func(s rpc.Stats) uint64 { return s.Calls }},
+		{"strata_rpc_garbage_total", "RPC messages dropped as undecodable.", func(s rpc.Stats) uint64 { return s.Garbage }},
+		{"strata_rpc_denied_total", "RPC calls denied (version or credential).", func(s rpc.Stats) uint64 { return s.Denied }},
+		{"strata_rpc_bad_records_total", "TCP records over the limit or cut off.", func(s rpc.Stats) uint64 { return s.BadRecords }},
+		{"strata_rpc_connections_total", "TCP connections accepted.", func(s rpc.Stats) uint64 { return s.Conns }},
+	} {
+		f := m.f
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: m.name, Help: m.help}, func() float64 { return float64(f(r.Stats())) }))
+	}
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "strata_journal_barriers_total", Help: "Journal barriers."},
+		func() float64 { return float64(j.Stats().Barriers) }))
+	return serveMetrics(addr, reg, nil, log)
 }
