@@ -171,15 +171,7 @@ func applySetAttr(ip *inode, sa SetAttr, now Time) {
 		ip.size = *sa.Size
 		ip.mtime = now
 	}
-	if sa.Mode != nil {
-		ip.mode = *sa.Mode & 07777
-	}
-	if sa.UID != nil {
-		ip.uid = *sa.UID
-	}
-	if sa.GID != nil {
-		ip.gid = *sa.GID
-	}
+	applyOwnership(ip, sa)
 	switch sa.Atime {
 	case ServerTime:
 		ip.atime = now
@@ -433,14 +425,8 @@ func (f *FS) Create(dir Handle, name string, mode CreateMode, attr SetAttr, verf
 	return h, a, pre, dattr, err
 }
 
-// applyCreateAttr applies the initial attributes given to a create.
-func applyCreateAttr(ip *inode, sa SetAttr, now Time) error {
-	if sa.Size != nil {
-		if ip.typ != TypeReg && *sa.Size != 0 {
-			return fmt.Errorf("%w: size of a non-regular file", ErrInval)
-		}
-		ip.size = *sa.Size
-	}
+// applyOwnership applies the mode, uid and gid a SetAttr carries.
+func applyOwnership(ip *inode, sa SetAttr) {
 	if sa.Mode != nil {
 		ip.mode = *sa.Mode & 07777
 	}
@@ -450,6 +436,17 @@ func applyCreateAttr(ip *inode, sa SetAttr, now Time) error {
 	if sa.GID != nil {
 		ip.gid = *sa.GID
 	}
+}
+
+// applyCreateAttr applies the initial attributes given to a create.
+func applyCreateAttr(ip *inode, sa SetAttr, now Time) error {
+	if sa.Size != nil {
+		if ip.typ != TypeReg && *sa.Size != 0 {
+			return fmt.Errorf("%w: size of a non-regular file", ErrInval)
+		}
+		ip.size = *sa.Size
+	}
+	applyOwnership(ip, sa)
 	if sa.Atime == ClientTime {
 		ip.atime = sa.AtimeVal
 	}
