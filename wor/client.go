@@ -137,8 +137,11 @@ func (c *Paxos) broadcast(req request, cb func([]response, error)) {
 			case failed > n-maj:
 				outErr, done = fmt.Errorf("%w (%d of %d failed: %v)", ErrUnavailable, failed, n, err), true
 			}
+			// Decided under the lock: done may change as soon as it is
+			// released.
+			fire := out != nil || outErr != nil
 			mu.Unlock()
-			if done && (out != nil || outErr != nil) {
+			if fire {
 				cb(out, outErr)
 			}
 		})
