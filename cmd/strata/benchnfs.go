@@ -28,7 +28,7 @@ func benchNFSCmd() *cobra.Command {
 	var (
 		quick, asJSON, noPeers, clnt bool
 		clientsFlag, peersFlag       string
-		dir, plotPath                string
+		dir, plotPath, appSrc        string
 		dur                          time.Duration
 		rounds, largeMB              int
 	)
@@ -44,6 +44,9 @@ file or directory on the project disk:
   smallfile  per client: create, write 100 bytes, COMMIT, remove, repeated
   largefile  one client writes --large-mb MiB in 64 KiB UNSTABLE writes,
              COMMITs, and reads the file back
+  app        N clients copy a real source tree (--app-src, default the Go
+             toolchain's src/net) in, then every file is read back and
+             compared
 
 Rounds alternate the order of the servers; each server runs alone (the
 peers need rpcbind, which the benchmark starts if none runs). With --clnt
@@ -83,7 +86,17 @@ as an independent check. Ratios are median over rounds, > 1: Strata better.`,
 					systems = append(systems, p)
 				}
 			}
-			return runNFSBench(ctx, cmd, nfsBenchConfig{systems: systems, clients: clients, dur: dur, rounds: rounds, large: int64(largeMB) << 20, dir: dir, plot: plotPath, json: asJSON, clnt: clnt})
+			if appSrc == "" {
+				if out, err := exec.CommandContext(ctx, "go", "env", "GOROOT").Output(); err == nil {
+					appSrc = filepath.Join(strings.TrimSpace(string(out)), "src", "net")
+				}
+			}
+			if appSrc != "" && appSrc != "none" {
+				if st, err := os.Stat(appSrc); err != nil || !st.IsDir() {
+					return fmt.Errorf("--app-src %s: not a directory (use --app-src none to skip the app workload)", appSrc)
+				}
+			}
+			return runNFSBench(ctx, cmd, nfsBenchConfig{systems: systems, clients: clients, dur: dur, rounds: rounds, large: int64(largeMB) << 20, dir: dir, plot: plotPath, json: asJSON, clnt: clnt, appSrc: appSrc})
 		},
 	}
 	f := c.Flags()
@@ -98,6 +111,7 @@ as an independent check. Ratios are median over rounds, > 1: Strata better.`,
 	f.IntVar(&largeMB, "large-mb", 100, "largefile size in MiB")
 	f.StringVar(&dir, "dir", "strata-data/bench-nfs", "data folder on the project disk")
 	f.StringVar(&plotPath, "plot", "strata-data/bench/nfs-smallfile.png", "write the smallfile plot here ('' to skip)")
+	f.StringVar(&appSrc, "app-src", "", "source tree the app workload copies (default: $(go env GOROOT)/src/net; none: skip)")
 	return c
 }
 
@@ -111,6 +125,7 @@ type nfsBenchConfig struct {
 	plot    string
 	json    bool
 	clnt    bool
+	appSrc  string // "" or "none": no app workload
 }
 
 // nfsSystem is a running server under test.
@@ -211,6 +226,20 @@ func runNFSBench(ctx context.Context, cmd *cobra.Command, cfg nfsBenchConfig) er
 				results = append(results, r)
 				fmt.Fprintf(progress, "round %d %-8s smallfile clients=%-3d %8.0f files/s\n", round, name, n, r.PerSec)
 			}
+			if cfg.appSrc != "" && cfg.appSrc != "none" {
+				for _, n := range cfg.clients {
+					r, err := nfsload.App(ctx, sys.server, cfg.appSrc, n, fmt.Sprintf("%s-c%d", tag, n))
+					if err != nil {
+						// A server that loses or corrupts data gets no
+						// app figure; the run goes on.
+						fmt.Fprintf(progress, "round %d %-8s app clients=%d: FAILED: %v\n", round, name, n, err)
+						break
+					}
+					r.Round = round
+					results = append(results, r)
+					fmt.Fprintf(progress, "round %d %-8s app clients=%-3d %8.0f files/s (%d files copied and read back)\n", round, name, n, r.PerSec, r.Ops)
+				}
+			}
 			w, rd, err := nfsload.Largefile(ctx, sys.server, cfg.large, tag)
 			if err != nil {
 				sys.stop()
@@ -245,8 +274,12 @@ func runNFSBench(ctx context.Context, cmd *cobra.Command, cfg nfsBenchConfig) er
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "server\tworkload\tclients\tmedian\tunit\t")
 	for _, sys := range cfg.systems {
-		for _, n := range cfg.clients {
-			fmt.Fprintf(tw, "%s\tsmallfile\t%d\t%.0f\tfiles/s\t\n", sys, n, medianNFS(results, sys, "smallfile", n))
+		for _, wl := range []string{"smallfile", "app"} {
+			for _, n := range cfg.clients {
+				if v := medianNFS(results, sys, wl, n); v > 0 {
+					fmt.Fprintf(tw, "%s\t%s\t%d\t%.0f\tfiles/s\t\n", sys, wl, n, v)
+				}
+			}
 		}
 		for _, wl := range []string{"largefile-write", "largefile-read", "clnt-smallfile"} {
 			if v := medianNFS(results, sys, wl, -1); v > 0 {
@@ -296,7 +329,8 @@ func nfsRatios(rs []nfsload.Result, systems []string) map[string]float64 {
 				continue
 			}
 			clients := r.Clients
-			if r.Workload != "smallfile" {
+			perClients := r.Workload == "smallfile" || r.Workload == "app"
+			if !perClients {
 				clients = -1
 			}
 			s, p := medianNFS(rs, "strata", r.Workload, clients), medianNFS(rs, peer, r.Workload, clients)
@@ -304,7 +338,7 @@ func nfsRatios(rs []nfsload.Result, systems []string) map[string]float64 {
 				continue
 			}
 			key := fmt.Sprintf("%s strata/%s", r.Workload, peer)
-			if r.Workload == "smallfile" {
+			if perClients {
 				key += fmt.Sprintf(" clients=%d", r.Clients)
 			}
 			out[key] = round3(s / p)

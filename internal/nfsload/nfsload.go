@@ -5,16 +5,21 @@
 //   - smallfile: per client, repeatedly create a file, write 100 bytes,
 //     COMMIT, and remove it (the paper's create/write/close/unlink loop);
 //   - largefile: one client writes a file in 64 KiB UNSTABLE writes, then
-//     COMMITs, then reads it back.
+//     COMMITs, then reads it back;
+//   - app: copy a real source tree in with several clients, then read every
+//     file back and compare.
 //
 // Each client has its own connection. Results count completed iterations
 // in a measured window after a warm-up.
 package nfsload
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -193,4 +198,121 @@ func Largefile(ctx context.Context, s Server, size int64, tag string) (write, re
 		return write, read, err
 	}
 	return write, read, nil
+}
+
+// App copies the tree at src (a real source tree, e.g. a Go toolchain's
+// src/net) into the server with clients concurrent clients (files dealt
+// round-robin; directories made first), each file written in 64 KiB
+// UNSTABLE writes and COMMITted, then reads every file back and compares
+// it. It reports the copy's files per second (the read-back is checked,
+// not timed).
+func App(ctx context.Context, s Server, src string, clients int, tag string) (Result, error) {
+	type file struct {
+		rel  string
+		data []byte
+	}
+	var dirs []string
+	var files []file
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		if rel == "." {
+			return nil
+		}
+		if d.IsDir() {
+			dirs = append(dirs, rel)
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		files = append(files, file{rel, b})
+		return nil
+	})
+	if err != nil {
+		return Result{}, fmt.Errorf("app: read %s: %w", src, err)
+	}
+	if len(files) == 0 {
+		return Result{}, fmt.Errorf("app: no files under %s", src)
+	}
+	c0, top, err := dial(ctx, s, "app-"+tag)
+	if err != nil {
+		return Result{}, err
+	}
+	defer c0.Close()
+	start := time.Now()
+	handles := map[string][]byte{".": top}
+	for _, d := range dirs { // WalkDir lists parents before children
+		fh, err := c0.Mkdir(ctx, handles[filepath.Dir(d)], filepath.Base(d), 0o755)
+		if err != nil {
+			return Result{}, fmt.Errorf("app: mkdir %s: %w", d, err)
+		}
+		handles[d] = fh
+	}
+	copyFile := func(c *nfs.Client, f file) error {
+		fh, err := c.Create(ctx, handles[filepath.Dir(f.rel)], filepath.Base(f.rel), 0o644)
+		if err != nil {
+			return err
+		}
+		for off := 0; off < len(f.data); off += 64 << 10 {
+			if _, err := c.Write(ctx, fh, uint64(off), f.data[off:min(off+64<<10, len(f.data))], nfs.Unstable); err != nil {
+				return err
+			}
+		}
+		_, err = c.Commit(ctx, fh)
+		return err
+	}
+	errs := make(chan error, clients)
+	var wg sync.WaitGroup
+	for g := 0; g < clients; g++ {
+		c, err := nfs.DialClient(ctx, s.NFSAddr, s.MountAddr, 0, 0)
+		if err != nil {
+			return Result{}, err
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer c.Close()
+			for i := g; i < len(files); i += clients {
+				if err := copyFile(c, files[i]); err != nil {
+					errs <- fmt.Errorf("app: copy %s: %w", files[i].rel, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	el := time.Since(start).Seconds()
+	close(errs)
+	if err := <-errs; err != nil {
+		return Result{}, err
+	}
+	for _, f := range files {
+		fh, err := c0.Lookup(ctx, handles[filepath.Dir(f.rel)], filepath.Base(f.rel))
+		if err != nil {
+			return Result{}, fmt.Errorf("app: look up %s: %w", f.rel, err)
+		}
+		var got []byte
+		for off := 0; ; {
+			b, eof, err := c0.Read(ctx, fh, uint64(off), 64<<10)
+			if err != nil {
+				return Result{}, fmt.Errorf("app: read back %s: %w", f.rel, err)
+			}
+			got = append(got, b...)
+			off += len(b)
+			if eof || len(b) == 0 {
+				break
+			}
+		}
+		if !bytes.Equal(got, f.data) {
+			return Result{}, fmt.Errorf("app: %s read back %d bytes differs from its %d bytes", f.rel, len(got), len(f.data))
+		}
+	}
+	return Result{Server: s.Name, Workload: "app", Clients: clients, Ops: int64(len(files)), Seconds: el, PerSec: float64(len(files)) / el}, nil
 }

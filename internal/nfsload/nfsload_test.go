@@ -2,8 +2,11 @@ package nfsload
 
 import (
 	"context"
+	"fmt"
 	"net"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -54,6 +57,20 @@ func TestWorkloads(t *testing.T) {
 	w, rd, err := Largefile(context.Background(), s, 3<<20, "t")
 	if err != nil || w.PerSec <= 0 || rd.PerSec <= 0 {
 		t.Fatalf("largefile: %+v %+v %v", w, rd, err)
+	}
+	src := t.TempDir()
+	for i, body := range []string{"package a\n", strings.Repeat("x", 200_000), ""} {
+		sub := filepath.Join(src, fmt.Sprintf("d%d", i%2))
+		if err := os.MkdirAll(sub, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(sub, fmt.Sprintf("f%d.go", i)), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	app, err := App(context.Background(), s, src, 2, "t")
+	if err != nil || app.Ops != 3 {
+		t.Fatalf("app: %+v %v", app, err)
 	}
 	if rep, err := f.Check(); err != nil || !rep.Clean() {
 		t.Fatalf("fsck after the workloads: %v %v", rep, err)
