@@ -207,7 +207,14 @@ func (s *Server) setattr(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error)
 	if err == nil {
 		pre, post, err = s.fs.SetAttr(h, sa, guard, now())
 	}
-	st = status(err)
+	return s.wccResult(w, h, pre, post, err)
+}
+
+// wccResult writes the status and wcc data of a change to one object: the
+// pre- and post-operation attributes on success; on failure the object's
+// current attributes, if it still has any.
+func (s *Server) wccResult(w *xdr.Writer, h fs.Handle, pre fs.WCC, post fs.Attr, err error) (uint32, error) {
+	st := status(err)
 	w.Uint32(st)
 	if err != nil {
 		a, aerr := s.fs.GetAttr(h)
@@ -454,14 +461,9 @@ func (s *Server) write(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
 	if err == nil {
 		pre, post, err = s.fs.Write(h, off, data, stable != unstable, now())
 	}
-	st = status(err)
-	w.Uint32(st)
-	if err != nil {
-		a, aerr := s.fs.GetAttr(h)
-		wcc(w, fs.WCC{}, false, a, aerr == nil)
+	if st, err = s.wccResult(w, h, pre, post, err); err != nil {
 		return st, err
 	}
-	wcc(w, pre, true, post, true)
 	w.Uint32(uint32(len(data)))
 	if stable != unstable {
 		w.Uint32(fileSync) // durable, data and metadata
@@ -589,15 +591,7 @@ func (s *Server) remove(proc uint32, r *xdr.Reader, w *xdr.Writer, c caller) (ui
 	default:
 		pre, post, err = s.fs.Rmdir(dir, name, now())
 	}
-	st := status(err)
-	w.Uint32(st)
-	if err != nil {
-		d, derr := s.fs.GetAttr(dir)
-		wcc(w, fs.WCC{}, false, d, derr == nil)
-		return st, err
-	}
-	wcc(w, pre, true, post, true)
-	return st, nil
+	return s.wccResult(w, dir, pre, post, err)
 }
 
 func (s *Server) rename(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {

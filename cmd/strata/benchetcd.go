@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"strata/internal/freeport"
 	"strata/internal/worbench"
 )
 
@@ -37,25 +37,6 @@ func findBenchDir(name string) (string, error) {
 		}
 	}
 	return "", fmt.Errorf("cannot find bench/%s (run from the Strata source tree)", name)
-}
-
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // etcdCluster is three etcd members (the bench/etcd peer), one process each.
@@ -83,7 +64,7 @@ func startEtcd(ctx context.Context, progress io.Writer, dataDir string) (*etcdCl
 	if err := b.Run(); err != nil {
 		return nil, fmt.Errorf("build etcd peer: %w\n%s", err, stderr.String())
 	}
-	ports, err := freePorts(6)
+	ports, err := freeport.TCP(6)
 	if err != nil {
 		return nil, err
 	}

@@ -174,6 +174,7 @@ func startSystem(ctx context.Context, name, dir string, log io.Writer) (*nfsSyst
 	rpc.PmapUnset(ctx, nfs.ProgMount, nfs.VersMount)
 	var p *nfsbench.Peer
 	var err error
+	cleanup := func() {}
 	switch name {
 	case "strata":
 		return startStrataNFS(ctx, dir, log)
@@ -184,13 +185,17 @@ func startSystem(ctx context.Context, name, dir string, log io.Writer) (*nfsSyst
 			return nil, err
 		}
 		p, err = nfsbench.StartGanesha(ctx, exp, log)
+		// What the workloads wrote (the app workload copies Go sources)
+		// must not stay in the working tree, where `go vet ./...` sees it.
+		cleanup = func() { os.RemoveAll(exp) }
 	case "gonfs":
 		p, err = nfsbench.StartGoNFS(ctx, dir, 4096, log)
 	}
 	if err != nil {
+		cleanup()
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return &nfsSystem{server: nfsload.Server{Name: name, NFSAddr: p.NFSAddr, MountAddr: p.MountAddr, Export: p.Export}, stop: func() { p.Stop() }}, nil
+	return &nfsSystem{server: nfsload.Server{Name: name, NFSAddr: p.NFSAddr, MountAddr: p.MountAddr, Export: p.Export}, stop: func() { p.Stop(); cleanup() }}, nil
 }
 
 func runNFSBench(ctx context.Context, cmd *cobra.Command, cfg nfsBenchConfig) error {

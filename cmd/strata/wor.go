@@ -158,6 +158,17 @@ func clusterFile(cmd *cobra.Command) string {
 	return ""
 }
 
+// requireCluster opens the cluster client of a command that needs a
+// cluster file.
+func requireCluster(cmd *cobra.Command, what string, timeout time.Duration) (string, *wor.Cluster, *stack.Node, error) {
+	file := clusterFile(cmd)
+	if file == "" {
+		return "", nil, nil, fmt.Errorf("%s needs a cluster file: --cluster FILE (strata up writes %s)", what, defaultClusterFile)
+	}
+	cl, n, err := clusterClient(file, timeout)
+	return file, cl, n, err
+}
+
 // clusterClient opens a client node and a cluster engine from a file.
 func clusterClient(file string, timeout time.Duration) (*wor.Cluster, *stack.Node, error) {
 	cfg, err := wor.LoadClusterConfig(file)
@@ -551,11 +562,7 @@ or strata-data/cluster.json written by "strata up").`,
 					servers = append(servers, s)
 				}
 			}
-			file := clusterFile(cmd)
-			if file == "" {
-				return errors.New("reconfigure needs a cluster file: --cluster FILE (strata up writes " + defaultClusterFile + ")")
-			}
-			cl, n, err := clusterClient(file, timeout)
+			file, cl, n, err := requireCluster(cmd, "reconfigure", timeout)
 			if err != nil {
 				return err
 			}
@@ -588,11 +595,7 @@ func worStatusCmd() *cobra.Command {
 		Short: "Print each partition's current configuration epoch and servers (from the directory)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			file := clusterFile(cmd)
-			if file == "" {
-				return errors.New("status needs a cluster file: --cluster FILE (strata up writes " + defaultClusterFile + ")")
-			}
-			cl, n, err := clusterClient(file, timeout)
+			file, cl, n, err := requireCluster(cmd, "status", timeout)
 			if err != nil {
 				return err
 			}

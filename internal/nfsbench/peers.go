@@ -38,6 +38,7 @@ import (
 	"syscall"
 	"time"
 
+	"strata/internal/freeport"
 	"strata/nfs/rpc"
 	"strata/nfs/xdr"
 )
@@ -436,7 +437,7 @@ func StartGanesha(ctx context.Context, dir string, log io.Writer) (*Peer, error)
 	if err := checkNFSMappingFree(ctx, log); err != nil {
 		return nil, err
 	}
-	ports, err := freePorts(4)
+	ports, err := freeport.TCP(4)
 	if err != nil {
 		return nil, err
 	}
@@ -836,26 +837,6 @@ func aptInstall(ctx context.Context, log io.Writer, pkgs ...string) error {
 	}
 	fmt.Fprintf(log, "installed %s in %v\n", strings.Join(pkgs, " "), time.Since(t0).Round(time.Millisecond))
 	return nil
-}
-
-// freePorts returns n distinct TCP ports that were free on 127.0.0.1.
-func freePorts(n int) ([]int, error) {
-	var ports []int
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	for i := 0; i < n; i++ {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 func tailFile(path string, n int) string {

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -14,6 +13,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"strata/internal/freeport"
 )
 
 // JGroupsVersion is the JGroups release the benchmark runs.
@@ -172,7 +173,7 @@ func jgroupsRoundTrip(ctx context.Context, cfg JGConfig) (res JGResult, err erro
 		return res, fmt.Errorf("sbench: java not found on PATH: %w", err)
 	}
 
-	ports, err := freeTCPPorts(2)
+	ports, err := freeport.TCP(2)
 	if err != nil {
 		return res, err
 	}
@@ -460,27 +461,6 @@ func tail(s string, n int) string {
 		return s
 	}
 	return "..." + s[len(s)-n:]
-}
-
-// freeTCPPorts returns n distinct loopback TCP ports that were free a moment
-// ago.
-func freeTCPPorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp4", "127.0.0.1:0")
-		if err != nil {
-			return nil, fmt.Errorf("sbench: finding a free port: %w", err)
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }
 
 // shellJoin renders argv as a POSIX shell command line.

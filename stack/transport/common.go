@@ -99,6 +99,24 @@ func (c *counters) snapshot() Stats {
 	}
 }
 
+// checkSend refuses a send on a closed transport or of more than mtu
+// bytes (counting it as a send error) and returns the message's size.
+func (c *counters) checkSend(local, to stack.Addr, vec [][]byte, mtu int, closed bool, what string) (int, error) {
+	if closed {
+		c.sendErrors.Add(1)
+		return 0, errorf(local, "send to %s: %w", to, ErrClosed)
+	}
+	n := 0
+	for _, b := range vec {
+		n += len(b)
+	}
+	if n > mtu {
+		c.sendErrors.Add(1)
+		return 0, errorf(local, "send to %s: %s of %d bytes exceeds the MTU (%d)", to, what, n, mtu)
+	}
+	return n, nil
+}
+
 // receiverFunc is what SetReceiver stores.
 type receiverFunc = func(from stack.Addr, data []byte)
 

@@ -154,17 +154,9 @@ func (t *TCP) Stats() Stats { return t.stats.snapshot() }
 // write fails the connection is closed and forgotten, so the next Send
 // dials again.
 func (t *TCP) Send(to stack.Addr, vec [][]byte) error {
-	if t.closing.Load() {
-		t.stats.sendErrors.Add(1)
-		return errorf(t.local, "send to %s: %w", to, ErrClosed)
-	}
-	n := 0
-	for _, b := range vec {
-		n += len(b)
-	}
-	if n > t.opt.MTU {
-		t.stats.sendErrors.Add(1)
-		return errorf(t.local, "send to %s: frame of %d bytes exceeds the MTU (%d)", to, n, t.opt.MTU)
+	n, err := t.stats.checkSend(t.local, to, vec, t.opt.MTU, t.closing.Load(), "frame")
+	if err != nil {
+		return err
 	}
 	p, err := t.peer(to)
 	if err != nil {

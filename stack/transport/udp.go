@@ -134,17 +134,9 @@ func (u *UDP) Stats() Stats { return u.stats.snapshot() }
 // avoid the copy only by allocating an iovec array and a sockaddr per call
 // and going through RawConn, and would not build on every platform.
 func (u *UDP) Send(to stack.Addr, vec [][]byte) error {
-	if u.closed.Load() {
-		u.stats.sendErrors.Add(1)
-		return errorf(u.local, "send to %s: %w", to, ErrClosed)
-	}
-	n := 0
-	for _, b := range vec {
-		n += len(b)
-	}
-	if n > u.mtu {
-		u.stats.sendErrors.Add(1)
-		return errorf(u.local, "send to %s: datagram of %d bytes exceeds the MTU (%d)", to, n, u.mtu)
+	n, err := u.stats.checkSend(u.local, to, vec, u.mtu, u.closed.Load(), "datagram")
+	if err != nil {
+		return err
 	}
 	ap, err := u.resolve(to)
 	if err != nil {
