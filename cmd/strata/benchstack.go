@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"runtime"
 	"slices"
 	"strings"
 	"syscall"
@@ -25,6 +26,7 @@ import (
 func benchStackCmd() *cobra.Command {
 	var (
 		quick, asJSON, noJGroups bool
+		pin                      bool
 		n, size, rounds, codeN   int
 		callersFlag, transports  string
 		serveStrata, serveRaw    string
@@ -45,6 +47,12 @@ func benchStackCmd() *cobra.Command {
    (two JVMs, TCPPING discovery; installed from Maven Central). 1 and 8
    concurrent callers. Each server runs in its own process; the clients run
    in this one. Rounds alternate the order of the systems.
+
+   With --pin every system gets one core per side: the
+   clients (this process, or JGroups' sending JVM) run on CPU 0 only and
+   the server process (Strata's, the raw echo, JGroups' answering JVM) on
+   CPU 1 only, so a Go process runs with GOMAXPROCS 1 and a JVM sizes its
+   pools for one CPU. Without it every process may use every core.
 
 Ratios are oriented so that > 1 means Strata is better.`,
 		Args: cobra.NoArgs,
@@ -90,13 +98,21 @@ Ratios are oriented so that > 1 means Strata is better.`,
 			if n < 100 || size < 1 || rounds < 1 || codeN < 1000 {
 				return fmt.Errorf("--n >= 100, --size >= 1, --rounds >= 1 and --code-n >= 1000 are required")
 			}
-			return runStackBench(ctx, cmd, asJSON, !noJGroups, n, size, rounds, codeN, callers, kinds)
+			cpus := []int{-1, -1}
+			if pin {
+				if runtime.NumCPU() < 2 {
+					return fmt.Errorf("--pin needs 2 CPUs, this machine has %d (drop --pin)", runtime.NumCPU())
+				}
+				cpus = []int{0, 1}
+			}
+			return runStackBench(ctx, cmd, asJSON, !noJGroups, n, size, rounds, codeN, callers, kinds, cpus)
 		},
 	}
 	f := c.Flags()
 	f.BoolVar(&quick, "quick", false, "reduced run: 20k calls per cell, 1 round")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
 	f.BoolVar(&noJGroups, "no-jgroups", false, "skip the JGroups peer (needs java and Maven Central)")
+	f.BoolVar(&pin, "pin", false, "clients on CPU 0, servers on CPU 1, for every system (needs 2 CPUs and taskset)")
 	f.IntVar(&n, "n", 100000, "calls per cell")
 	f.IntVar(&size, "size", 100, "request bytes")
 	f.IntVar(&rounds, "rounds", 3, "rounds")
@@ -128,12 +144,16 @@ type server struct {
 	addr string
 }
 
-func startServer(ctx context.Context, args ...string) (*server, error) {
+func startServer(ctx context.Context, cpu int, args ...string) (*server, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
-	cmd := exec.CommandContext(ctx, self, args...)
+	argv, err := sbench.Pinned(cpu, append([]string{self}, args...))
+	if err != nil {
+		return nil, err
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -180,7 +200,7 @@ type stackReport struct {
 	Extra   map[string]float64      `json:"overhead_us"`
 }
 
-func runStackBench(ctx context.Context, cmd *cobra.Command, asJSON, jg bool, n, size, rounds, codeN int, callers []int, kinds []string) error {
+func runStackBench(ctx context.Context, cmd *cobra.Command, asJSON, jg bool, n, size, rounds, codeN int, callers []int, kinds []string, cpus []int) error {
 	progress := cmd.ErrOrStderr()
 	rep := &stackReport{Bench: "stack", Ratios: map[string]float64{}, Extra: map[string]float64{}, Peer: map[string]any{}}
 	for _, sz := range []int{4, 24, 100, 1000} {
@@ -198,13 +218,22 @@ func runStackBench(ctx context.Context, cmd *cobra.Command, asJSON, jg bool, n, 
 			return fmt.Errorf("%w (use --no-jgroups to skip the peer)", err)
 		}
 	}
+	if cpus[0] >= 0 {
+		// After the code-latency cells, which measure one thread anyway.
+		restore, err := sbench.PinSelf(cpus[0])
+		if err != nil {
+			return fmt.Errorf("%w (drop --pin)", err)
+		}
+		defer restore()
+		rep.Peer["pinning"] = fmt.Sprintf("clients on CPU %d, servers on CPU %d", cpus[0], cpus[1])
+	}
 	for r := 0; r < rounds; r++ {
 		for _, kind := range kinds {
-			ss, err := startServer(ctx, "bench", "stack", "--serve-strata", kind+":127.0.0.1:0")
+			ss, err := startServer(ctx, cpus[1], "bench", "stack", "--serve-strata", kind+":127.0.0.1:0")
 			if err != nil {
 				return err
 			}
-			rs, err := startServer(ctx, "bench", "stack", "--serve-raw", kind+":127.0.0.1:0")
+			rs, err := startServer(ctx, cpus[1], "bench", "stack", "--serve-raw", kind+":127.0.0.1:0")
 			if err != nil {
 				ss.stop()
 				return err
@@ -247,7 +276,7 @@ func runStackBench(ctx context.Context, cmd *cobra.Command, asJSON, jg bool, n, 
 				var res sbench.JGResult
 				var err error
 				for attempt := 1; attempt <= 3; attempt++ {
-					if res, err = sbench.JGroupsRoundTrip(ctx, sbench.JGConfig{Jar: jar, Messages: n, Size: size, Senders: c}); err == nil {
+					if res, err = sbench.JGroupsRoundTrip(ctx, sbench.JGConfig{Jar: jar, Messages: n, Size: size, Senders: c, CPUs: jgCPUs(cpus)}); err == nil {
 						break
 					}
 					fmt.Fprintf(progress, "jgroups callers=%d attempt %d failed: %v\n", c, attempt, firstLine(err.Error()))
@@ -367,6 +396,13 @@ func printStack(w io.Writer, rep *stackReport, kinds []string, callers []int, jg
 	if jg {
 		fmt.Fprintf(w, "\nJGroups mean = senders / req/s (Little's law): RoundTrip's printed average is a sample.\n")
 	}
+}
+
+func jgCPUs(cpus []int) []int {
+	if cpus[0] < 0 {
+		return nil
+	}
+	return cpus
 }
 
 func firstLine(s string) string {

@@ -78,6 +78,7 @@ type JGConfig struct {
 	Warmup   int           // requests in the warm-up run; 0 means Messages, <0 none
 	Timeout  time.Duration // whole run, JVM start to exit; 0 means 3 minutes
 	JVMArgs  []string      // extra JVM options for both members (e.g. -Xmx256m)
+	CPUs     []int         // if two CPUs are given: A (the sender) runs on the first only, B on the second
 }
 
 // JGResult is what [JGroupsRoundTrip] measured, as RoundTrip reported it.
@@ -225,7 +226,13 @@ func jgroupsRoundTrip(ctx context.Context, cfg JGConfig) (res JGResult, err erro
 		}
 		args = append(args, cfg.JVMArgs...)
 		args = append(args, "-cp", cfg.Jar, RoundTripClass, "-props", res.StackFile, "-name", names[i])
-		cmd := exec.CommandContext(ctx, java, args...)
+		argv := append([]string{java}, args...)
+		if len(cfg.CPUs) == 2 {
+			if argv, err = Pinned(cfg.CPUs[i], argv); err != nil {
+				return nil, err
+			}
+		}
+		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 		ownGroup(cmd)
 		cmd.WaitDelay = 3 * time.Second
 		con := newConsole()
