@@ -21,7 +21,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/binary"
+	"errors"
 	"fmt"
+	"slices"
 
 	"strata/journal/disk"
 	"strata/journal/obj"
@@ -94,6 +96,10 @@ func (j *Journal) Size() uint64 { return j.wal.DataBlocks() }
 // Stats returns the write-ahead log's counters.
 func (j *Journal) Stats() wal.Stats { return j.wal.Stats() }
 
+// DurablePos is the commit position up to which operations are durable:
+// an operation whose Pos is at most DurablePos survives a crash.
+func (j *Journal) DurablePos() uint64 { return j.wal.DurablePos() }
+
 // Pending reports whether some committed operation is not yet durable
 // (so that a caller with nothing to wait for can skip Flush).
 func (j *Journal) Pending() bool { return j.wal.Pending() }
@@ -116,10 +122,11 @@ func (j *Journal) Close() error {
 
 // Op is one atomic operation. An Op is used by one goroutine.
 type Op struct {
-	seq   uint64
-	j     *Journal
-	bufs  map[Addr]*Buf
-	order []*Buf
+	seq, pos uint64
+	j        *Journal
+	bufs     map[Addr]*Buf
+	order    []*Buf
+	direct   map[uint64][]byte // WriteDirect blocks, not yet written
 }
 
 // Begin starts an operation.
@@ -129,6 +136,13 @@ func (j *Journal) Begin() *Op { return &Op{j: j, bufs: map[Addr]*Buf{}} }
 // operation wrote, or else the latest committed value. Changes to Data take
 // effect at Commit if SetDirty is called.
 func (op *Op) ReadBuf(a Addr, sz uint64) (*Buf, error) {
+	if data, ok := op.direct[a.Blkno]; ok {
+		// Reading back a direct block: it becomes an ordinary logged write.
+		delete(op.direct, a.Blkno)
+		if err := op.OverWrite(Addr{Blkno: a.Blkno}, BlockBits, data); err != nil {
+			return nil, err
+		}
+	}
 	if b, ok := op.bufs[a]; ok {
 		if b.Sz != sz {
 			return nil, fmt.Errorf("%w: object at block %d bit %d read as %d bits, earlier as %d", ErrObject, a.Blkno, a.Off, sz, b.Sz)
@@ -169,6 +183,70 @@ func (op *Op) OverWrite(a Addr, sz uint64, data []byte) error {
 	return nil
 }
 
+// WriteDirect sets block blkno to data (one whole block) in ordered mode:
+// at Commit the block is written at its home location before the
+// operation's other objects are appended to the log, instead of through
+// the log, so its bytes are written once. It is for data blocks that this
+// operation makes reachable: blocks it allocated, which no recoverable
+// state references (in particular, not blocks freed by an operation that
+// is not yet durable). After a crash the block holds the new data if the
+// operation survived, and anything if it did not. If the block still has
+// a logged update in memory, Commit logs it instead. data is not copied
+// and must not change until Commit returns.
+func (op *Op) WriteDirect(blkno uint64, data []byte) error {
+	if err := obj.Check(Addr{Blkno: blkno}, BlockBits, op.j.Size()); err != nil {
+		return err
+	}
+	if len(data) != disk.BlockSize {
+		return fmt.Errorf("%w: direct write of %d bytes, want one %d-byte block", ErrObject, len(data), disk.BlockSize)
+	}
+	if _, ok := op.bufs[Addr{Blkno: blkno}]; ok {
+		return op.OverWrite(Addr{Blkno: blkno}, BlockBits, data)
+	}
+	if op.direct == nil {
+		op.direct = map[uint64][]byte{}
+	}
+	op.direct[blkno] = data
+	return nil
+}
+
+// writeDirect writes the operation's direct blocks home, consecutive
+// blocks in one call; a run that meets a logged block is logged instead.
+func (op *Op) writeDirect() error {
+	if len(op.direct) == 0 {
+		return nil
+	}
+	blks := make([]uint64, 0, len(op.direct))
+	for b := range op.direct {
+		blks = append(blks, b)
+	}
+	slices.Sort(blks)
+	var bufs [][]byte
+	for i := 0; i < len(blks); {
+		j := i + 1
+		for j < len(blks) && blks[j] == blks[j-1]+1 {
+			j++
+		}
+		bufs = bufs[:0]
+		for _, b := range blks[i:j] {
+			bufs = append(bufs, op.direct[b])
+		}
+		err := op.j.wal.WriteDirect(blks[i], bufs)
+		if errors.Is(err, wal.ErrLogged) {
+			for _, b := range blks[i:j] {
+				if err := op.OverWrite(Addr{Blkno: b}, BlockBits, op.direct[b]); err != nil {
+					return err
+				}
+			}
+		} else if err != nil {
+			return err
+		}
+		i = j
+	}
+	op.direct = nil
+	return nil
+}
+
 // Commit installs the operation's dirty objects atomically; with wait it
 // returns once they are durable. It returns false with ErrTooBig when the
 // operation can never fit in the log (nothing changes). An Op must not be
@@ -180,11 +258,19 @@ func (op *Op) Commit(wait bool) (bool, error) {
 
 // CommitContext is Commit with a context bounding the wait for durability.
 func (op *Op) CommitContext(ctx context.Context, wait bool) (bool, error) {
+	if err := op.writeDirect(); err != nil {
+		op.bufs, op.order, op.direct = nil, nil, nil
+		return false, fmt.Errorf("journal: commit: %w", err)
+	}
 	txn, ok, err := op.j.obj.Commit(ctx, op.order, wait)
 	op.bufs, op.order = nil, nil
-	op.seq = txn.Seq
+	op.seq, op.pos = txn.Seq, txn.Pos
 	return ok, err
 }
+
+// Pos is, after Commit, the operation's commit position (0 if it wrote
+// nothing): it is durable once Journal.DurablePos reaches Pos.
+func (op *Op) Pos() uint64 { return op.pos }
 
 // Seq is, after Commit, the operation's place in the journal's commit order
 // (1 for the first multiwrite since Open); 0 if it never reached the log or

@@ -89,6 +89,8 @@ type Stats struct {
 	LogWaits    uint64        // times the logger waited for ring space
 	LogBusy     time.Duration // time the logger spent writing records and in barriers
 	AppendWaits uint64        // times MemAppend waited for memory
+	DirectBlks  uint64        // blocks written home directly (WriteDirect), bypassing the log
+	DataBarrier uint64        // barriers the logger issued before a record, for direct writes
 }
 
 type group struct {
@@ -129,9 +131,12 @@ type WAL struct {
 	released     int           // Flush waiters when the last record became durable
 	seqAtRelease uint64        // seq at that moment
 	lastBarrier  time.Duration // time the last record took to write and barrier
-	err          error         // sticky: the first disk error; the WAL is dead after it
-	stats        Stats
-	wg           sync.WaitGroup
+	// Ordered writes (WriteDirect): direct counts completed direct writes;
+	// directSynced is its value at the last barrier the logger issued.
+	direct, directSynced uint64
+	err                  error // sticky: the first disk error; the WAL is dead after it
+	stats                Stats
+	wg                   sync.WaitGroup
 
 	// hookBeforeAppend runs in the logger with the range it is about to log
 	// fixed and no lock held (tests use it to race absorption with logging).
@@ -395,6 +400,72 @@ func (w *WAL) Flush(ctx context.Context, pos uint64) error {
 	}
 }
 
+// ErrLogged is returned by WriteDirect for a block with a logged update
+// still in memory: it must be written through the log.
+var ErrLogged = errors.New("wal: block has a logged update in memory")
+
+// WriteDirect writes bufs (whole blocks) to consecutive data blocks from a
+// at their home locations, bypassing the log (ordered mode: the data is
+// written once instead of twice). It writes nothing and returns ErrLogged
+// if any of the blocks has an update in memory, whose installation or
+// replay would overwrite the direct write.
+//
+// The write is durable once a multiwrite appended after WriteDirect
+// returned is durable: the logger issues a barrier for direct writes
+// before it writes the next record. So a caller that writes data into
+// blocks nothing references yet and then appends the multiwrite that
+// references them never exposes unwritten data after a crash.
+//
+// The caller must guarantee that no multiwrite writing these blocks is
+// appended while WriteDirect runs, and that no state that may still be
+// recovered references them (a block freed by a multiwrite that is not yet
+// durable could come back to life with the direct write's contents).
+func (w *WAL) WriteDirect(a uint64, bufs [][]byte) error {
+	n := uint64(0)
+	for _, b := range bufs {
+		if len(b) == 0 || len(b)%disk.BlockSize != 0 {
+			return fmt.Errorf("wal: direct write of %d bytes is not whole blocks", len(b))
+		}
+		n += uint64(len(b) / disk.BlockSize)
+	}
+	if n == 0 || a >= w.dataSize || n > w.dataSize-a {
+		return fmt.Errorf("%w: direct write of blocks [%d,%d), data region has %d", ErrAddr, a, a+n, w.dataSize)
+	}
+	w.mu.Lock()
+	if w.err != nil {
+		err := w.err
+		w.mu.Unlock()
+		return err
+	}
+	if w.closing {
+		w.mu.Unlock()
+		return ErrClosed
+	}
+	for i := uint64(0); i < n; i++ {
+		if _, ok := w.index[a+i+w.dataStart]; ok {
+			w.mu.Unlock()
+			return fmt.Errorf("%w: block %d", ErrLogged, a+i)
+		}
+	}
+	w.mu.Unlock()
+	if err := disk.WriteVec(w.d, a+w.dataStart, bufs); err != nil {
+		return fmt.Errorf("wal: direct write at block %d: %w", a, err)
+	}
+	w.mu.Lock()
+	w.direct++
+	w.stats.DirectBlks += n
+	w.mu.Unlock()
+	return nil
+}
+
+// DurablePos is the position up to which appended multiwrites are durable:
+// a multiwrite with Txn.Pos <= DurablePos survives a crash.
+func (w *WAL) DurablePos() uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.diskEnd
+}
+
 // Pending reports whether some appended multiwrite is not yet durable.
 func (w *WAL) Pending() bool {
 	w.mu.Lock()
@@ -458,12 +529,24 @@ func (w *WAL) logger() {
 		ups := w.memLog[w.diskEnd-w.memStart : end-w.memStart : end-w.memStart]
 		pos, durableEnd := w.ringEnd, w.ringEnd
 		hook := w.hookBeforeAppend
+		// Multiwrites in this record may point at blocks written directly
+		// before they were appended: those writes must be durable before the
+		// record can be, or recovery could find metadata without its data.
+		direct := w.direct
+		dataBarrier := direct != w.directSynced
 		w.mu.Unlock()
 		if hook != nil {
 			hook()
 		}
 		t0 := time.Now()
-		newEnd, err := w.log.Append(pos, ups)
+		var err error
+		if dataBarrier {
+			err = w.d.Barrier()
+		}
+		var newEnd uint64
+		if err == nil {
+			newEnd, err = w.log.Append(pos, ups)
+		}
 		if err == nil && w.stats.Records%hdrEvery == 0 {
 			err = w.log.SetEnd(durableEnd)
 		}
@@ -480,6 +563,11 @@ func (w *WAL) logger() {
 		w.stats.LoggedBlks += uint64(len(ups))
 		w.stats.RingBlks += newEnd - pos
 		w.stats.Barriers++
+		if dataBarrier {
+			w.stats.Barriers++
+			w.stats.DataBarrier++
+		}
+		w.directSynced = max(w.directSynced, direct)
 		w.diskEnd = end
 		w.ringEnd = newEnd
 		i := 0

@@ -261,6 +261,49 @@ type FS struct {
 	rootGen  uint32
 	hashMask uint64 // tests narrow the name hash to force collisions
 	stepHook func() // tests: called after each intermediate step of a split operation
+
+	// freed maps data blocks freed by operations that may not be durable
+	// yet to those operations' commit positions. Such a block may be
+	// reallocated at once, but must not be written directly (journal
+	// Op.WriteDirect): a crash could revive the file that owned it.
+	freedMu sync.Mutex
+	freed   map[uint64]uint64
+}
+
+// noteFreed records blocks freed by an operation committed at pos.
+func (f *FS) noteFreed(blocks []uint64, pos uint64) {
+	if len(blocks) == 0 {
+		return
+	}
+	f.freedMu.Lock()
+	defer f.freedMu.Unlock()
+	if len(f.freed) > 4096 { // forget what has become durable
+		d := f.j.DurablePos()
+		for b, p := range f.freed {
+			if p <= d {
+				delete(f.freed, b)
+			}
+		}
+	}
+	for _, b := range blocks {
+		f.freed[b] = pos
+	}
+}
+
+// directOK reports whether data block bn (just allocated) may be written
+// directly: it was not freed by an operation that is not yet durable.
+func (f *FS) directOK(bn uint64) bool {
+	f.freedMu.Lock()
+	defer f.freedMu.Unlock()
+	p, ok := f.freed[bn]
+	if !ok {
+		return true
+	}
+	if p <= f.j.DurablePos() {
+		delete(f.freed, bn)
+		return true
+	}
+	return false
 }
 
 // stepDone runs after an intermediate step of a split operation commits.
@@ -368,7 +411,7 @@ func Mkfs(j *journal.Journal, inodes uint64) error {
 
 func newFS(j *journal.Journal, sb superblock, opt Options) *FS {
 	f := &FS{j: j, sb: sb, locks: lockmap.New(), ialloc: newBitAlloc(sb.ninodes), balloc: newBitAlloc(sb.dataBlocks()),
-		slots: make(chan int, orphanSlots), syncMeta: !opt.UnstableMetadata}
+		slots: make(chan int, orphanSlots), syncMeta: !opt.UnstableMetadata, freed: map[uint64]uint64{}}
 	b := opt.OpBlocks
 	if b <= 0 {
 		b = defaultBudget

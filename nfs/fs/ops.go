@@ -325,12 +325,14 @@ func (f *FS) Write(h Handle, off uint64, data []byte, stable bool, now Time) (WC
 				return pre, Attr{}, err
 			}
 			switch {
+			case fresh && k == blockSize:
+				err = t.writeFresh(bn, data[pos:pos+k])
 			case k == blockSize:
 				err = t.writeBlock(bn, data[pos:pos+k])
 			case fresh:
 				b := make([]byte, blockSize)
 				copy(b[boff:], data[pos:pos+k])
-				err = t.writeBlock(bn, b)
+				err = t.writeFresh(bn, b)
 			default:
 				var buf *journal.Buf
 				if buf, err = t.readBlock(bn); err == nil {

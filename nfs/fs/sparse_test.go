@@ -251,6 +251,14 @@ func TestSmallLog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// New blocks are written directly (not through the log), so the first
+	// write fits; overwriting them goes through the log and must split.
+	if _, _, err := f.Write(h, 5, pattern(8, 300*blockSize+17), true, ts(2)); err != nil {
+		t.Fatal(err)
+	}
+	if f.opBudget() != defaultBudget {
+		t.Fatalf("budget shrank for direct writes: %d", f.opBudget())
+	}
 	data := pattern(9, 300*blockSize+17)
 	if _, _, err := f.Write(h, 5, data, true, ts(2)); err != nil {
 		t.Fatal(err)

@@ -126,6 +126,21 @@ func (t *tx) writeBlock(bn uint64, data []byte) error {
 	return nil
 }
 
+// writeFresh sets block bn, which this operation allocated, to data
+// (blockSize bytes, unchanged until commit): written once at its home
+// location before the operation is logged, unless bn was freed by an
+// operation that may not be durable yet, in which case it is logged.
+func (t *tx) writeFresh(bn uint64, data []byte) error {
+	if !t.f.directOK(bn) {
+		return t.writeBlock(bn, data)
+	}
+	if err := t.op.WriteDirect(bn, data); err != nil {
+		return ioErr(fmt.Sprintf("write block %d", bn), err)
+	}
+	t.markDirty(bn) // it may yet be logged (see journal.Op.WriteDirect)
+	return nil
+}
+
 func (t *tx) setBit(a journal.Addr, v byte) error {
 	if err := t.op.OverWrite(a, 1, []byte{v}); err != nil {
 		return ioErr("write bitmap", err)
@@ -239,6 +254,13 @@ func (t *tx) abort() {
 // finish updates the allocators after the operation committed.
 func (t *tx) finish() {
 	t.done = true
+	if len(t.freeB) > 0 {
+		bns := make([]uint64, len(t.freeB))
+		for k, i := range t.freeB {
+			bns[k] = t.f.sb.dataStart + i
+		}
+		t.f.noteFreed(bns, t.op.Pos())
+	}
 	for _, i := range t.freeB {
 		t.f.balloc.release(i)
 	}
