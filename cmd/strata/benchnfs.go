@@ -51,7 +51,11 @@ file or directory on the project disk:
 Rounds alternate the order of the servers; each server runs alone (the
 peers need rpcbind, which the benchmark starts if none runs). With --clnt
 go-nfsd's own raw-RPC client clnt-smallfile also runs against each server
-as an independent check. Ratios are median over rounds, > 1: Strata better.`,
+as an independent check. Each round also runs fio on the same disk (the
+largefile's bytes in 64 KiB writes, fsync at the end) for the disk's
+sequential write bandwidth. Ratios are median over rounds, > 1: Strata
+better (largefile-write strata/fio-disk is the fraction of the disk's
+bandwidth Strata reaches).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
@@ -215,6 +219,15 @@ func runNFSBench(ctx context.Context, cmd *cobra.Command, cfg nfsBenchConfig) er
 		order := slices.Clone(cfg.systems)
 		k := (round - 1) % len(order)
 		order = append(order[k:], order[:k]...)
+		// The disk's own sequential write bandwidth, for the largefile
+		// target: the same bytes in the same 64 KiB writes, fsync at the
+		// end, on the same disk.
+		if mb, err := nfsbench.FioSeqWrite(ctx, cfg.dir, cfg.large, 64<<10, progress); err != nil {
+			fmt.Fprintf(progress, "round %d fio: %v (no disk figure this round)\n", round, err)
+		} else {
+			results = append(results, nfsload.Result{Server: "fio", Workload: "largefile-write", Clients: 1, Round: round, Ops: cfg.large, PerSec: mb})
+			fmt.Fprintf(progress, "round %d fio      sequential write %.1f MB/s (64 KiB writes, fsync at the end)\n", round, mb)
+		}
 		for _, name := range order {
 			sys, err := startSystem(ctx, name, cfg.dir, progress)
 			if err != nil {
@@ -296,6 +309,9 @@ func runNFSBench(ctx context.Context, cmd *cobra.Command, cfg nfsBenchConfig) er
 			}
 		}
 	}
+	if v := medianNFS(results, "fio", "largefile-write", -1); v > 0 {
+		fmt.Fprintf(tw, "fio (disk)\tsequential write\t\t%.1f\tMB/s\t\n", v)
+	}
 	tw.Flush()
 	if len(ratios) > 0 {
 		fmt.Fprintf(w, "\nratios (> 1: Strata better), median of %d round(s)\n", cfg.rounds)
@@ -348,6 +364,10 @@ func nfsRatios(rs []nfsload.Result, systems []string) map[string]float64 {
 			}
 			out[key] = round3(s / p)
 		}
+	}
+	// The largefile target is a fraction of the disk's bandwidth (0.9).
+	if d, s := medianNFS(rs, "fio", "largefile-write", -1), medianNFS(rs, "strata", "largefile-write", -1); d > 0 && s > 0 {
+		out["largefile-write strata/fio-disk"] = round3(s / d)
 	}
 	return out
 }
