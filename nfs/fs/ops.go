@@ -282,6 +282,10 @@ func regular(ip *inode) error {
 	}
 }
 
+// directMin is the smallest write whose new whole blocks are written
+// directly (see tx.writeFresh).
+const directMin = 32 << 10
+
 // Write stores data at off and sets mtime and ctime to now. With stable the
 // data is durable on return. More data than one journal operation holds is
 // written in chunks, each atomic, in file order.
@@ -307,6 +311,10 @@ func (f *FS) Write(h Handle, off uint64, data []byte, stable bool, now Time) (WC
 		return pre, ip.attr(), nil
 	}
 	budget := f.opBudget()
+	// Big writes put new whole blocks straight home (written once, not
+	// twice); small ones log them: a direct write costs the next group
+	// commit an extra barrier, more than logging a few blocks.
+	direct := len(data) >= directMin
 	var attr Attr
 	for pos := 0; pos < len(data); {
 		t := f.begin()
@@ -325,14 +333,14 @@ func (f *FS) Write(h Handle, off uint64, data []byte, stable bool, now Time) (WC
 				return pre, Attr{}, err
 			}
 			switch {
-			case fresh && k == blockSize:
+			case fresh && k == blockSize && direct:
 				err = t.writeFresh(bn, data[pos:pos+k])
 			case k == blockSize:
 				err = t.writeBlock(bn, data[pos:pos+k])
 			case fresh:
 				b := make([]byte, blockSize)
 				copy(b[boff:], data[pos:pos+k])
-				err = t.writeFresh(bn, b)
+				err = t.writeBlock(bn, b)
 			default:
 				var buf *journal.Buf
 				if buf, err = t.readBlock(bn); err == nil {
