@@ -26,7 +26,7 @@ import (
 
 func benchNFSCmd() *cobra.Command {
 	var (
-		quick, asJSON, noPeers, clnt bool
+		quick, asJSON, noPeers, async, clnt bool
 		clientsFlag, peersFlag       string
 		dir, plotPath, appSrc        string
 		dur                          time.Duration
@@ -47,6 +47,13 @@ file or directory on the project disk:
   app        N clients copy a real source tree (--app-src, default the Go
              toolchain's src/net) in, then every file is read back and
              compared
+
+Strata runs twice: as "strata" (RFC 1813's synchronous metadata: CREATE,
+REMOVE, ... are durable before the reply) and as "strata-async" (strata nfs
+serve --async: answered once committed in memory, durable with the next
+group commit), which is the durability NFS-Ganesha's VFS back-end gives
+(it does not sync creates and removes; only COMMIT fsyncs). --async=false
+skips the second.
 
 Rounds alternate the order of the servers; each server runs alone (the
 peers need rpcbind, which the benchmark starts if none runs). With --clnt
@@ -82,6 +89,9 @@ bandwidth Strata reaches).`,
 				return fmt.Errorf("--rounds, --large-mb and --duration must be positive")
 			}
 			systems := []string{"strata"}
+			if async {
+				systems = append(systems, "strata-async")
+			}
 			if !noPeers {
 				for _, p := range strings.Split(peersFlag, ",") {
 					if p != "ganesha" && p != "gonfs" {
@@ -107,6 +117,7 @@ bandwidth Strata reaches).`,
 	f.BoolVar(&quick, "quick", false, "reduced run: 1, 4 and 16 clients, 2 s cells, 32 MiB largefile, 1 round")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
 	f.BoolVar(&noPeers, "no-peers", false, "Strata only")
+	f.BoolVar(&async, "async", true, "also run Strata with metadata answered before it is durable (strata nfs serve --async: Ganesha's durability)")
 	f.BoolVar(&clnt, "clnt", false, "also run go-nfsd's clnt-smallfile against every server")
 	f.StringVar(&clientsFlag, "clients", "1,2,4,8,16", "concurrent smallfile clients")
 	f.StringVar(&peersFlag, "peers", "ganesha,gonfs", "peers")
@@ -139,14 +150,15 @@ type nfsSystem struct {
 }
 
 // startStrataNFS runs `strata nfs serve` on a fresh disk file.
-func startStrataNFS(ctx context.Context, dir string, log io.Writer) (*nfsSystem, error) {
+func startStrataNFS(ctx context.Context, dir, name string, log io.Writer, extra ...string) (*nfsSystem, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
 	}
 	img := filepath.Join(dir, "strata-nfs.img")
 	os.Remove(img)
-	p := exec.CommandContext(ctx, self, "nfs", "serve", "--disk", img, "--size", "4096", "--listen", "127.0.0.1:0", "--mount-listen", "127.0.0.1:0", "--export", "/")
+	args := append([]string{"nfs", "serve", "--disk", img, "--size", "4096", "--listen", "127.0.0.1:0", "--mount-listen", "127.0.0.1:0", "--export", "/"}, extra...)
+	p := exec.CommandContext(ctx, self, args...)
 	p.Stderr = log
 	out, err := p.StdoutPipe()
 	if err != nil {
@@ -163,7 +175,7 @@ func startStrataNFS(ctx context.Context, dir string, log io.Writer) (*nfsSystem,
 		return nil, fmt.Errorf("strata nfs serve did not start: %q %v", line, err)
 	}
 	return &nfsSystem{
-		server: nfsload.Server{Name: "strata", NFSAddr: fmt.Sprintf("127.0.0.1:%d", np), MountAddr: fmt.Sprintf("127.0.0.1:%d", mp), Export: "/"}, // "/" as the peers, and as clnt-smallfile mounts
+		server: nfsload.Server{Name: name, NFSAddr: fmt.Sprintf("127.0.0.1:%d", np), MountAddr: fmt.Sprintf("127.0.0.1:%d", mp), Export: "/"}, // "/" as the peers, and as clnt-smallfile mounts
 		stop: func() {
 			p.Process.Signal(os.Interrupt)
 			p.Wait()
@@ -181,7 +193,9 @@ func startSystem(ctx context.Context, name, dir string, log io.Writer) (*nfsSyst
 	cleanup := func() {}
 	switch name {
 	case "strata":
-		return startStrataNFS(ctx, dir, log)
+		return startStrataNFS(ctx, dir, name, log)
+	case "strata-async":
+		return startStrataNFS(ctx, dir, name, log, "--async")
 	case "ganesha":
 		exp := filepath.Join(dir, "ganesha-export")
 		os.RemoveAll(exp)
@@ -344,25 +358,33 @@ func medianNFS(rs []nfsload.Result, server, workload string, clients int) float6
 
 func nfsRatios(rs []nfsload.Result, systems []string) map[string]float64 {
 	out := map[string]float64{}
-	for _, peer := range systems[1:] {
-		for _, r := range rs {
-			if r.Server != "strata" || r.Round != 1 {
+	for _, subj := range systems {
+		if !strings.HasPrefix(subj, "strata") {
+			continue
+		}
+		for _, peer := range systems {
+			if strings.HasPrefix(peer, "strata") {
 				continue
 			}
-			clients := r.Clients
-			perClients := r.Workload == "smallfile" || r.Workload == "app"
-			if !perClients {
-				clients = -1
+			for _, r := range rs {
+				if r.Server != subj || r.Round != 1 {
+					continue
+				}
+				clients := r.Clients
+				perClients := r.Workload == "smallfile" || r.Workload == "app"
+				if !perClients {
+					clients = -1
+				}
+				s, p := medianNFS(rs, subj, r.Workload, clients), medianNFS(rs, peer, r.Workload, clients)
+				if p == 0 {
+					continue
+				}
+				key := fmt.Sprintf("%s %s/%s", r.Workload, subj, peer)
+				if perClients {
+					key += fmt.Sprintf(" clients=%d", r.Clients)
+				}
+				out[key] = round3(s / p)
 			}
-			s, p := medianNFS(rs, "strata", r.Workload, clients), medianNFS(rs, peer, r.Workload, clients)
-			if p == 0 {
-				continue
-			}
-			key := fmt.Sprintf("%s strata/%s", r.Workload, peer)
-			if perClients {
-				key += fmt.Sprintf(" clients=%d", r.Clients)
-			}
-			out[key] = round3(s / p)
 		}
 	}
 	// The largefile target is a fraction of the disk's bandwidth (0.9).

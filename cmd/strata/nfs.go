@@ -31,7 +31,7 @@ func nfsCmd() *cobra.Command {
 
 // openNFSDisk opens the file system's disk, creating and formatting it
 // (journal and file system) if the file does not exist.
-func openNFSDisk(path string, sizeMiB, inodes uint64, log *slog.Logger) (*journal.Journal, *fs.FS, error) {
+func openNFSDisk(path string, sizeMiB, inodes uint64, opt fs.Options, log *slog.Logger) (*journal.Journal, *fs.FS, error) {
 	d, err := disk.OpenFile(path)
 	created := false
 	if errors.Is(err, os.ErrNotExist) {
@@ -62,7 +62,7 @@ func openNFSDisk(path string, sizeMiB, inodes uint64, log *slog.Logger) (*journa
 		}
 		log.Info("created file system", "disk", path, "blocks", j.Size(), "inodes", inodes)
 	}
-	f, err := fs.Open(j)
+	f, err := fs.OpenOptions(j, opt)
 	if err != nil {
 		j.Close()
 		return nil, nil, fmt.Errorf("file system on %s: %w", path, err)
@@ -74,7 +74,7 @@ func nfsServeCmd() *cobra.Command {
 	var (
 		diskPath, listen, mountListen, export, metrics string
 		sizeMiB, inodes                                uint64
-		rpcbind                                        bool
+		rpcbind, async                                 bool
 	)
 	c := &cobra.Command{
 		Use:   "serve",
@@ -87,12 +87,22 @@ a consistent file system with every write acknowledged as stable.
 
 Clients that take explicit ports need no rpcbind, e.g. libnfs:
   nfs-ls 'nfs://127.0.0.1/strata/?version=3&nfsport=20049&mountport=20048'
-With --rpcbind (default) the server also registers with a running rpcbind.`,
+With --rpcbind (default) the server also registers with a running rpcbind.
+
+--async answers metadata operations (CREATE, REMOVE, RENAME, SETATTR, ...)
+once they are committed in memory instead of once they are durable, like
+an "async" export of the Linux server and like NFS-Ganesha's VFS back-end,
+which leaves them to the local file system's journal. RFC 1813 asks for
+the synchronous behaviour, the default. Each operation stays atomic and
+the journal keeps their order: a crash loses at most the operations of
+the last moments (the journal writes continuously, so typically one group
+commit), never a COMMIT or stable WRITE that was answered, nor anything
+before one.`,
 		Example: "  strata nfs serve --disk strata-data/nfs.img --size 1024",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
-			j, f, err := openNFSDisk(diskPath, sizeMiB, inodes, log)
+			j, f, err := openNFSDisk(diskPath, sizeMiB, inodes, fs.Options{UnstableMetadata: async}, log)
 			if err != nil {
 				return err
 			}
@@ -135,6 +145,7 @@ With --rpcbind (default) the server also registers with a running rpcbind.`,
 	f.StringVar(&export, "export", "/strata", "export path clients mount")
 	f.BoolVar(&rpcbind, "rpcbind", true, "register with rpcbind on 127.0.0.1:111 if it runs")
 	f.StringVar(&metrics, "metrics", "", "serve Prometheus metrics on this HOST:PORT")
+	f.BoolVar(&async, "async", false, "answer metadata operations before they are durable (see above)")
 	return c
 }
 
