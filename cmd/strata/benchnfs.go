@@ -27,10 +27,10 @@ import (
 func benchNFSCmd() *cobra.Command {
 	var (
 		quick, asJSON, noPeers, async, clnt bool
-		clientsFlag, peersFlag       string
-		dir, plotPath, appSrc        string
-		dur                          time.Duration
-		rounds, largeMB              int
+		clientsFlag, peersFlag              string
+		dir, plotPath, appSrc               string
+		dur                                 time.Duration
+		rounds, largeMB                     int
 	)
 	c := &cobra.Command{
 		Use:   "nfs",
