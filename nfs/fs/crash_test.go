@@ -55,12 +55,16 @@ func crashIteration(t *testing.T, seed uint64) string {
 	if rng.IntN(3) == 0 {
 		opt.OpBlocks = minBudget
 	}
+	// Async metadata: only stable writes and flushes promise durability,
+	// and the recovered state must still be a prefix of the operations.
+	opt.UnstableMetadata = rng.IntN(3) == 0
 	f, err := OpenOptions(j, opt)
 	if err != nil {
 		fail("fs open: %v", err)
 	}
 	r := newRunner(t, f, seed)
 	r.crash = true
+	r.asyncMeta = opt.UnstableMetadata
 	snaps := []string{r.modelDump()}
 	lastDurable := 0
 	steps := 20 + rng.IntN(250)
@@ -97,7 +101,7 @@ func crashIteration(t *testing.T, seed uint64) string {
 		fail("journal recovery: %v", err)
 	}
 	defer j2.Close()
-	f2, err := Open(j2)
+	f2, err := OpenOptions(j2, opt)
 	if err != nil {
 		fail("fs open after crash: %v", err)
 	}

@@ -117,10 +117,12 @@ type runner struct {
 	dead  []*mnode // nodes removed (their handles must be stale)
 	crash bool     // crash mode: an ErrIO stops the run instead of failing
 	ioErr bool     // set when an operation failed with ErrIO in crash mode
-	// durable is set by an operation whose success means it is durable.
-	durable   bool
-	maxOffset uint64
-	stats     map[string]int // successful operations by kind
+	// durable is set by an operation whose success means it is durable;
+	// asyncMeta (Options.UnstableMetadata) leaves that to stable writes.
+	durable, asyncMeta bool
+	stableWrite        bool // the step was a stable write
+	maxOffset          uint64
+	stats              map[string]int // successful operations by kind
 }
 
 func newRunner(t testing.TB, f *FS, seed uint64) *runner {
@@ -303,7 +305,12 @@ func (r *runner) compare(n *mnode) {
 
 func (r *runner) randomStep() {
 	r.step++
-	r.durable = false
+	r.durable, r.stableWrite = false, false
+	defer func() {
+		if r.asyncMeta && !r.stableWrite {
+			r.durable = false
+		}
+	}()
 	switch k := r.rng.IntN(100); {
 	case k < 14:
 		r.opCreate()
@@ -490,7 +497,11 @@ func (r *runner) randOffset() uint64 {
 func (r *runner) opWrite() {
 	n := r.pickFile()
 	off := r.randOffset()
-	data := make([]byte, r.rng.IntN(12000))
+	size := r.rng.IntN(12000)
+	if r.rng.IntN(8) == 0 { // big enough for direct block writes (directMin)
+		size = directMin + r.rng.IntN(48<<10)
+	}
+	data := make([]byte, size)
 	for i := range data {
 		data[i] = byte(r.rng.IntN(256))
 	}
@@ -510,6 +521,7 @@ func (r *runner) opWrite() {
 		return
 	}
 	r.durable = stable && len(data) > 0 // an empty write commits nothing
+	r.stableWrite = r.durable
 	if len(data) > 0 {
 		n.write(off, data)
 		n.mtime, n.ctime = now, now
