@@ -96,6 +96,17 @@ func (j *Journal) Size() uint64 { return j.wal.DataBlocks() }
 // Stats returns the write-ahead log's counters.
 func (j *Journal) Stats() wal.Stats { return j.wal.Stats() }
 
+// ReadBlocks fills dst (whole blocks) with the committed contents of the
+// consecutive blocks from blkno, in as few disk reads as it can. It takes
+// no lock: the caller must keep operations that write these blocks out
+// (e.g. with the lock of the file they belong to).
+func (j *Journal) ReadBlocks(blkno uint64, dst []byte) error {
+	if err := j.wal.ReadRun(blkno, dst); err != nil {
+		return fmt.Errorf("journal: %w", err)
+	}
+	return nil
+}
+
 // DurablePos is the commit position up to which operations are durable:
 // an operation whose Pos is at most DurablePos survives a crash.
 func (j *Journal) DurablePos() uint64 { return j.wal.DurablePos() }

@@ -296,6 +296,49 @@ func (w *WAL) Read(a uint64, buf []byte) error {
 	return w.ReadInstalled(a, buf)
 }
 
+// ReadRun fills dst (whole blocks) with the latest values of the
+// consecutive blocks from a: from memory where a block has an update
+// there, else from home, consecutive home blocks in one read. The caller
+// must keep multiwrites to these blocks from being appended meanwhile (a
+// block installed concurrently is read either way, since it leaves memory
+// only once its home copy is durable).
+func (w *WAL) ReadRun(a uint64, dst []byte) error {
+	if len(dst) == 0 || len(dst)%disk.BlockSize != 0 {
+		return fmt.Errorf("wal: read of %d bytes is not whole blocks", len(dst))
+	}
+	n := uint64(len(dst) / disk.BlockSize)
+	if a >= w.dataSize || n > w.dataSize-a {
+		return fmt.Errorf("%w: blocks [%d,%d), data region has %d", ErrAddr, a, a+n, w.dataSize)
+	}
+	var inMem []bool
+	w.mu.Lock()
+	for i := uint64(0); i < n; i++ {
+		if p, ok := w.index[a+i+w.dataStart]; ok {
+			if inMem == nil {
+				inMem = make([]bool, n)
+			}
+			inMem[i] = true
+			copy(dst[i*disk.BlockSize:(i+1)*disk.BlockSize], w.memLog[p-w.memStart].Data)
+		}
+	}
+	w.mu.Unlock()
+	for i := uint64(0); i < n; {
+		if inMem != nil && inMem[i] {
+			i++
+			continue
+		}
+		j := i + 1
+		for j < n && (inMem == nil || !inMem[j]) {
+			j++
+		}
+		if err := w.d.Read(a+i+w.dataStart, dst[i*disk.BlockSize:j*disk.BlockSize]); err != nil {
+			return fmt.Errorf("wal: read blocks [%d,%d): %w", a+i, a+j, err)
+		}
+		i = j
+	}
+	return nil
+}
+
 // Txn identifies an appended multiwrite.
 type Txn struct {
 	Pos uint64 // log position after it: pass to Flush

@@ -188,3 +188,61 @@ func TestBadUpdates(t *testing.T) {
 		t.Errorf("Flush with a cancelled context = %v", err)
 	}
 }
+
+// ReadRun returns what Read returns for each block of a run, whether the
+// latest value is in memory (logged or not) or installed at home, and
+// rejects bad ranges.
+func TestReadRunMatchesRead(t *testing.T) {
+	d := disk.NewMemDisk(2 + 16 + 12)
+	w := openTest(t, d, 16)
+	// Blocks 0-3 installed (written, then Close installs everything).
+	for i := uint64(0); i < 4; i++ {
+		if _, err := w.MemAppend([]Update{{Addr: i, Data: block(byte(10 + i))}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Open(d, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	// Blocks 2 and 5 updated in memory; 6 written directly at home.
+	if _, err := w.MemAppend([]Update{{Addr: 2, Data: block(22)}, {Addr: 5, Data: block(55)}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.WriteDirect(6, [][]byte{block(66)}); err != nil {
+		t.Fatal(err)
+	}
+	want := []byte{10, 11, 22, 13, 0, 55, 66, 0}
+	for start := uint64(0); start < 8; start++ {
+		for n := uint64(1); start+n <= 8; n++ {
+			got := make([]byte, n*disk.BlockSize)
+			if err := w.ReadRun(start, got); err != nil {
+				t.Fatal(err)
+			}
+			for i := uint64(0); i < n; i++ {
+				if !bytes.Equal(got[i*disk.BlockSize:(i+1)*disk.BlockSize], block(want[start+i])) {
+					t.Fatalf("ReadRun(%d, %d blocks): block %d is not %d", start, n, start+i, want[start+i])
+				}
+				one := make([]byte, disk.BlockSize)
+				if err := w.Read(start+i, one); err != nil || !bytes.Equal(one, block(want[start+i])) {
+					t.Fatalf("Read(%d) disagrees: %v", start+i, err)
+				}
+			}
+		}
+	}
+	if err := w.WriteDirect(2, [][]byte{block(1)}); !errors.Is(err, ErrLogged) {
+		t.Fatalf("WriteDirect over a block with a logged update: %v, want ErrLogged", err)
+	}
+	for _, bad := range []struct {
+		a uint64
+		n int
+	}{{0, 0}, {0, 100}, {w.DataBlocks(), disk.BlockSize}, {w.DataBlocks() - 1, 2 * disk.BlockSize}} {
+		if err := w.ReadRun(bad.a, make([]byte, bad.n)); err == nil {
+			t.Errorf("ReadRun(%d, %d bytes) accepted", bad.a, bad.n)
+		}
+	}
+}

@@ -251,24 +251,46 @@ func (f *FS) Read(h Handle, off uint64, count uint32) (data []byte, eof bool, a 
 		return []byte{}, true, ip.attr(), nil
 	}
 	n := min(uint64(count), ip.size-off, maxRead)
-	data = make([]byte, n)
-	for pos := uint64(0); pos < n; {
-		L, boff := (off+pos)/blockSize, (off+pos)%blockSize
-		k := min(blockSize-boff, n-pos)
+	// Read whole blocks into one buffer, each run of consecutive blocks in
+	// one journal read; holes stay zero.
+	first, last := off/blockSize, (off+n-1)/blockSize
+	buf := make([]byte, (last-first+1)*blockSize)
+	var runStart, runBn, runLen uint64
+	flush := func() error {
+		if runLen == 0 {
+			return nil
+		}
+		if !t.f.sb.isDataBlock(runBn) || !t.f.sb.isDataBlock(runBn+runLen-1) {
+			return fmt.Errorf("%w: block pointers %d..%d outside the data area", ErrIO, runBn, runBn+runLen-1)
+		}
+		dst := buf[(runStart-first)*blockSize : (runStart-first+runLen)*blockSize]
+		if err := f.j.ReadBlocks(runBn, dst); err != nil {
+			return ioErr(fmt.Sprintf("read blocks %d..%d", runBn, runBn+runLen-1), err)
+		}
+		runLen = 0
+		return nil
+	}
+	for L := first; L <= last; L++ {
 		bn, _, err := t.bmap(ip, L, false)
 		if err != nil {
 			return nil, false, ip.attr(), err
 		}
-		if bn != 0 {
-			buf, err := t.readBlock(bn)
-			if err != nil {
-				return nil, false, ip.attr(), err
-			}
-			copy(data[pos:pos+k], buf.Data[boff:])
+		if bn != 0 && runLen > 0 && bn == runBn+runLen {
+			runLen++
+			continue
 		}
-		pos += k
+		if err := flush(); err != nil {
+			return nil, false, ip.attr(), err
+		}
+		if bn != 0 {
+			runStart, runBn, runLen = L, bn, 1
+		}
 	}
-	return data, off+n >= ip.size, ip.attr(), nil
+	if err := flush(); err != nil {
+		return nil, false, ip.attr(), err
+	}
+	boff := off % blockSize
+	return buf[boff : boff+n : boff+n], off+n >= ip.size, ip.attr(), nil
 }
 
 func regular(ip *inode) error {
