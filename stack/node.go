@@ -2,12 +2,14 @@ package stack
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"log/slog"
 	"reflect"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -40,7 +42,17 @@ type Node struct {
 	nextID   uint64
 	calls    map[uint64]func([]byte, error)
 	closed   bool
-	sendErrs uint64 // transport sends that failed
+	sendErrs atomic.Uint64 // transport sends that failed
+
+	// The send queue (see flush): frames the stack emitted, sent by one
+	// goroutine at a time outside the lock, bundled per peer.
+	sendq      []outFrame
+	spareq     []outFrame
+	sending    bool
+	batching   int // > 0: callers are mid-batch; the last one flushes
+	bundles    atomic.Uint64
+	bundled    atomic.Uint64 // frames that travelled in bundles
+	badBundles atomic.Uint64
 
 	deliver func(from Addr, body []byte)
 	handler Handler
@@ -67,10 +79,44 @@ func NewNode(tr Transport, clock Clock, layers []Layer, opt NodeOptions) *Node {
 	} else {
 		n.run = NewScheduler(layers, n, opt.Trace)
 	}
-	tr.SetReceiver(func(from Addr, data []byte) {
-		n.inject(Up, Event{Type: EDeliver, Peer: from, Msg: Received(data)})
-	})
+	tr.SetReceiver(n.receive)
 	return n
+}
+
+// receive handles one datagram from the transport: a frame, or a bundle
+// of frames, each injected in turn; what they make the stack send leaves
+// in one flush, bundled per peer.
+func (n *Node) receive(from Addr, data []byte) {
+	n.Batch(func() {
+		if len(data) == 0 || data[0] != bundleMagic {
+			n.inject(Up, Event{Type: EDeliver, Peer: from, Msg: Received(data)})
+			return
+		}
+		err := splitBundle(data, func(frame []byte) {
+			n.inject(Up, Event{Type: EDeliver, Peer: from, Msg: Received(frame)})
+		})
+		if err != nil {
+			n.badBundles.Add(1)
+			n.log.Debug("stack: malformed bundle", "peer", from, "err", err)
+		}
+	})
+}
+
+// Batch runs f, which may call the node (Send, CallAsync, responders of
+// an AsyncHandler, ...) any number of times, and sends what those calls
+// made the stack emit when f returns, bundled per peer, instead of call by
+// call. Other goroutines' frames wait for the batch too, so f must not
+// block.
+func (n *Node) Batch(f func()) {
+	n.mu.Lock()
+	n.batching++
+	n.mu.Unlock()
+	defer func() {
+		n.mu.Lock()
+		n.batching--
+		n.flushLocked()
+	}()
+	f()
 }
 
 // Local is the node's transport address.
@@ -144,6 +190,10 @@ func (n *Node) Call(ctx context.Context, to Addr, req []byte, defaultTimeout tim
 	if err != nil {
 		return nil, err
 	}
+	// Called from inside a batch (e.g. a handler), the request would wait
+	// for the batch to end, which waits for this call: send it now.
+	n.mu.Lock()
+	n.flushLockedForce(true)
 	select {
 	case r := <-ch:
 		if errors.Is(r.err, ErrTimeout) && hasDeadline {
@@ -177,6 +227,10 @@ func (n *Node) Close() error {
 	}
 	calls := n.calls
 	n.calls = map[uint64]func([]byte, error){}
+	for _, f := range n.sendq {
+		putFrame(f.b)
+	}
+	n.sendq = nil
 	n.mu.Unlock()
 	for _, cb := range calls {
 		cb(nil, ErrClosed)
@@ -194,26 +248,134 @@ func (n *Node) inject(dir Dir, ev Event) error {
 	n.run.Inject(dir, ev)
 	out := n.out
 	n.out = nil
+	if len(out) == 0 {
+		n.flushLocked()
+		return nil
+	}
+	n.batching++ // dispatching may send more: one flush for all of it
 	n.mu.Unlock()
 	for _, e := range out {
 		n.dispatch(e)
 	}
+	n.mu.Lock()
+	n.batching--
+	n.flushLocked()
 	return nil
+}
+
+// flushLocked sends the queued frames unless a batch is open or another
+// goroutine is sending (it will send these too). The sender releases the
+// lock around the transport's sends, so other goroutines keep running the
+// stack meanwhile and their frames join the next round: under load many
+// frames share one system call (flat combining, like JGroups' bundler),
+// while a lone frame goes out at once. Called with n.mu held; returns with
+// it released.
+func (n *Node) flushLocked() { n.flushLockedForce(false) }
+
+// flushLockedForce is flushLocked; with force it sends even while a batch
+// is open (a caller about to block on what it queued must not wait for a
+// batch that may be waiting for it).
+func (n *Node) flushLockedForce(force bool) {
+	if n.sending || (n.batching > 0 && !force) {
+		n.mu.Unlock()
+		return
+	}
+	n.sending = true
+	for len(n.sendq) > 0 && !n.closed {
+		q := n.sendq
+		n.sendq = n.spareq[:0]
+		n.mu.Unlock()
+		n.transmit(q)
+		n.mu.Lock()
+		clear(q)
+		n.spareq = q[:0]
+	}
+	n.sending = false
+	n.mu.Unlock()
+}
+
+// transmit sends frames in order per peer: several to one peer travel in
+// bundles of at most the transport's MTU; a frame alone goes as itself.
+func (n *Node) transmit(q []outFrame) {
+	mtu := n.tr.MTU()
+	for i := range q {
+		if q[i].b == nil {
+			continue // sent in an earlier peer's pass
+		}
+		to := q[i].to
+		count, total := 0, 0
+		for j := i; j < len(q); j++ {
+			if q[j].b != nil && q[j].to == to {
+				count++
+				total += bundleFrameOverhead + len(q[j].b)
+			}
+		}
+		if count == 1 {
+			n.send(to, q[i].b)
+			putFrame(q[i].b)
+			q[i].b = nil
+			continue
+		}
+		bundle := getFrame(min(total+2, mtu))[:0]
+		frames := 0
+		for j := i; j < len(q); j++ {
+			f := q[j]
+			if f.b == nil || f.to != to {
+				continue
+			}
+			if frames > 0 && len(bundle)+bundleFrameOverhead+len(f.b) > mtu {
+				n.sendBundle(to, bundle, frames)
+				bundle, frames = bundle[:0], 0
+			}
+			bundle = appendToBundle(bundle, f.b)
+			frames++
+			putFrame(f.b)
+			q[j].b = nil
+		}
+		if frames > 0 {
+			n.sendBundle(to, bundle, frames)
+		}
+		putFrame(bundle)
+	}
+}
+
+func (n *Node) sendBundle(to Addr, bundle []byte, frames int) {
+	if frames == 1 {
+		// A frame that did not fit with others goes as itself.
+		_, k := binary.Uvarint(bundle[2:])
+		n.send(to, bundle[2+k:])
+		return
+	}
+	n.bundles.Add(1)
+	n.bundled.Add(uint64(frames))
+	n.send(to, bundle)
+}
+
+func (n *Node) send(to Addr, b []byte) {
+	if err := n.tr.Send(to, [][]byte{b}); err != nil {
+		n.sendErrs.Add(1)
+		n.log.Debug("stack: transport send failed", "peer", to, "err", err)
+	}
 }
 
 // Bottom implements Boundary: the transport and the clock.
 func (n *Node) Bottom(ev Event) {
 	switch ev.Type {
 	case ESend:
+		// Queued for flushLocked, as a copy: layers never keep a message
+		// they passed down (pt2pt copies what it retransmits).
 		n.vec = ev.Msg.Vec(n.vec[:0])
-		if err := n.tr.Send(ev.Peer, n.vec); err != nil {
-			n.sendErrs++
-			n.log.Debug("stack: transport send failed", "peer", ev.Peer, "err", err)
+		size := 0
+		for _, b := range n.vec {
+			size += len(b)
+		}
+		b := getFrame(size)[:0]
+		for _, v := range n.vec {
+			b = append(b, v...)
 		}
 		clear(n.vec)
-		// Layers never keep a message they passed down (pt2pt copies what
-		// it retransmits), and the transport copied the bytes out.
 		ev.Msg.Free()
+		n.sendq = append(n.sendq, outFrame{to: ev.Peer, b: b})
 	case ETimerReq:
 		n.schedule(ev.Time)
 	}
@@ -305,7 +467,8 @@ type LayerCounters struct {
 func (n *Node) Counters() []LayerCounters {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	out := []LayerCounters{{Layer: "node", Counters: []Counter{C("transport_send_errors", n.sendErrs)}}}
+	out := []LayerCounters{{Layer: "node", Counters: []Counter{C("transport_send_errors", n.sendErrs.Load()),
+		C("bundles_sent", n.bundles.Load()), C("bundled_frames", n.bundled.Load()), C("bundles_malformed", n.badBundles.Load())}}}
 	for _, l := range n.run.Layers() {
 		if c, ok := l.(Counted); ok {
 			name := strings.ToLower(reflect.TypeOf(l).Elem().Name())

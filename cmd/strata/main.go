@@ -4,15 +4,40 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/pprof"
+	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 )
 
 func main() {
-	if err := rootCmd().Execute(); err != nil {
+	stop := startProfile(os.Getenv("STRATA_CPUPROFILE"))
+	err := rootCmd().Execute()
+	stop()
+	if err != nil {
 		fmt.Fprintln(os.Stderr, "strata:", err)
 		os.Exit(1)
 	}
+}
+
+// startProfile writes a CPU profile of this process to path ("%p" is
+// replaced by the process id, so that the servers a benchmark starts each
+// write their own) until the command returns. For finding where time
+// goes; an empty path does nothing.
+func startProfile(path string) (stop func()) {
+	if path == "" {
+		return func() {}
+	}
+	f, err := os.Create(strings.ReplaceAll(path, "%p", strconv.Itoa(os.Getpid())))
+	if err == nil {
+		err = pprof.StartCPUProfile(f)
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "strata: STRATA_CPUPROFILE:", err)
+		return func() {}
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }
 }
 
 func rootCmd() *cobra.Command {
