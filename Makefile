@@ -43,6 +43,7 @@ fuzz: setup
 	$(GO) test ./journal/circular -run '^$$' -fuzz FuzzDecodeRecord -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 	$(GO) test ./journal/circular -run '^$$' -fuzz FuzzRecover -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 	$(GO) test ./stack/layers -run '^$$' -fuzz FuzzDatagram -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
+	$(GO) test ./stack/layers -run '^$$' -fuzz FuzzGroupDatagram -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 	$(GO) test ./stack -run '^$$' -fuzz FuzzSplitBundle -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 	$(GO) test ./wor -run '^$$' -fuzz FuzzDecodeRequest -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 	$(GO) test ./wor -run '^$$' -fuzz FuzzDecodeResponse -fuzztime $(FUZZTIME) -fuzzminimizetime 1s

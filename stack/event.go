@@ -68,6 +68,12 @@ type Event struct {
 	Now  time.Duration // when the event entered the stack (stamped by the driver)
 	ID   uint64        // RPC correlation id
 	Err  error
+	// Seq is set on the EDeliver of a cast: the origin's cast number (1,
+	// 2, ...); 0 for point-to-point messages.
+	Seq uint64
+	// Stable is EStable's vector: entry i counts the casts of member i
+	// that every member has delivered.
+	Stable []uint64
 }
 
 func (e Event) String() string {

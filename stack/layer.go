@@ -21,6 +21,12 @@ const (
 	Flow     Prop = "Flow"     // bounded buffering per peer (credit window)
 	RPC      Prop = "RPC"      // request/response with correlation ids and timeouts
 	App      Prop = "App"      // the application interface (top of every stack)
+
+	// Group properties.
+	Multicast    Prop = "Multicast"    // every cast reaches every member of the view once, in its origin's order
+	Stability    Prop = "Stability"    // the stack learns which casts every member delivered (EStable); buffers are collected
+	SelfDelivery Prop = "SelfDelivery" // a member's own casts are delivered to it too
+	Total        Prop = "Total"        // every member delivers the casts in one and the same order
 )
 
 // Emitter passes events out of a layer: Down to the layer below, Up to
@@ -60,6 +66,10 @@ type Config struct {
 	AckDelay   time.Duration // pt2pt: how long an ack may wait for data to ride on (<0: never wait)
 	Credit     int           // pt2ptw: bytes a sender may have unconsumed at a peer
 	RPCTimeout time.Duration // rpc: default when the caller's context has no deadline
+	// Group layers.
+	Members     []Addr        // the view: every member lists the same addresses in the same order
+	StatusEvery time.Duration // mnak: status and nak interval
+	GossipEvery time.Duration // stable: delivery-vector gossip interval
 }
 
 // WithDefaults fills zero fields.
@@ -84,6 +94,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.RPCTimeout == 0 {
 		c.RPCTimeout = 10 * time.Second
+	}
+	if c.StatusEvery == 0 {
+		c.StatusEvery = 20 * time.Millisecond
+	}
+	if c.GossipEvery == 0 {
+		c.GossipEvery = 50 * time.Millisecond
 	}
 	return c
 }

@@ -151,6 +151,13 @@ func (n *Node) Send(to Addr, payload ...[]byte) error {
 	return n.inject(Down, Event{Type: ESend, Peer: to, Msg: NewMsg(payload...)})
 }
 
+// Cast multicasts a message to the group (a stack with group layers:
+// Multicast, Total, ...). The payload buffers must not change until the
+// stack is done with them.
+func (n *Node) Cast(payload ...[]byte) error {
+	return n.inject(Down, Event{Type: ECast, Msg: NewMsg(payload...)})
+}
+
 // CallAsync sends an RPC request and calls cb exactly once with the reply
 // or an error (ErrTimeout after timeout, ErrCanceled after Cancel). It
 // returns the call's id.

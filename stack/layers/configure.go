@@ -11,10 +11,16 @@ import (
 var All = map[string]stack.Spec{
 	BottomSpec.Name: BottomSpec, Pt2ptSpec.Name: Pt2ptSpec, FragSpec.Name: FragSpec,
 	Pt2ptwSpec.Name: Pt2ptwSpec, RpcSpec.Name: RpcSpec, TopSpec.Name: TopSpec,
+	MnakSpec.Name: MnakSpec, StableSpec.Name: StableSpec, LocalSpec.Name: LocalSpec, TotalSpec.Name: TotalSpec,
 }
 
-// order is the canonical bottom-to-top order of the point-to-point layers.
-var order = []stack.Spec{BottomSpec, Pt2ptSpec, FragSpec, Pt2ptwSpec, RpcSpec, TopSpec}
+// order is the canonical bottom-to-top order: the point-to-point layers,
+// then the group layers (whose casts then ride on whatever point-to-point
+// properties were asked for).
+var order = []stack.Spec{BottomSpec, Pt2ptSpec, FragSpec, Pt2ptwSpec, RpcSpec, MnakSpec, StableSpec, LocalSpec, TotalSpec, TopSpec}
+
+// knownProps are the properties ParseProps accepts.
+var knownProps = []stack.Prop{stack.Reliable, stack.FIFO, stack.Fragment, stack.Flow, stack.RPC, stack.Datagram, stack.Multicast, stack.Stability, stack.SelfDelivery, stack.Total}
 
 // Choice is a configured stack with the reason each layer is in it.
 type Choice struct {
@@ -26,14 +32,16 @@ type Choice struct {
 // ParseProps reads a comma- or space-separated property list.
 func ParseProps(s string) ([]stack.Prop, error) {
 	known := map[string]stack.Prop{}
-	for _, p := range []stack.Prop{stack.Reliable, stack.FIFO, stack.Fragment, stack.Flow, stack.RPC, stack.Datagram} {
+	var names []string
+	for _, p := range knownProps {
 		known[strings.ToLower(string(p))] = p
+		names = append(names, string(p))
 	}
 	var out []stack.Prop
 	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return r == ',' || r == ' ' || r == '+' }) {
 		p, ok := known[strings.ToLower(f)]
 		if !ok {
-			return nil, fmt.Errorf("unknown property %q (known: Reliable, FIFO, Fragment, Flow, RPC, Datagram)", f)
+			return nil, fmt.Errorf("unknown property %q (known: %s)", f, strings.Join(names, ", "))
 		}
 		out = append(out, p)
 	}
@@ -53,6 +61,15 @@ func Configure(want []stack.Prop) (Choice, error) {
 	}
 	if need[stack.Fragment] || need[stack.Flow] {
 		need[stack.FIFO] = true
+	}
+	if need[stack.Total] {
+		need[stack.SelfDelivery] = true
+	}
+	if need[stack.Total] || need[stack.SelfDelivery] || need[stack.Stability] {
+		need[stack.Multicast] = true
+	}
+	if need[stack.Multicast] {
+		need[stack.Stability] = true // mnak keeps every cast until it is stable
 	}
 	var ch Choice
 	for _, s := range order {

@@ -1,0 +1,320 @@
+package layers
+
+import (
+	"encoding/binary"
+	"slices"
+	"time"
+
+	"strata/stack"
+)
+
+// Mnak header (17 bytes): kind u8, a u64, b u64.
+//
+//	kind 0  point-to-point pass-through (a, b unused): ESend below the
+//	        group layers, as unreliable as the transport
+//	kind 1  cast data: a = the origin's cast number (1, 2, ...)
+//	kind 2  status: a = the number of casts the origin has sent (so a
+//	        receiver can see it missed the last ones)
+//	kind 3  nak: a request to the origin to resend its casts [a, b)
+//
+// Casts travel from their origin to every other member of the view as
+// datagrams; a receiver delivers each origin's casts in order, buffers
+// those that arrive early, and asks the origin again (a nak) for what it
+// misses, at most every Config.StatusEvery per origin. An origin keeps
+// every cast it sent until the stable layer reports (EStable down) that
+// every member delivered it, and says how many it has sent every
+// StatusEvery while any is unstable.
+const (
+	mnakHdr    = 17
+	mnakP2P    = 0
+	mnakData   = 1
+	mnakStatus = 2
+	mnakNak    = 3
+	// maxAhead bounds how far past the next expected cast a receiver
+	// believes an origin to be (more is garbage, not a lagging receiver:
+	// an origin keeps every unstable cast, and stability lags by a few
+	// gossip rounds).
+	maxAhead = 1 << 20
+)
+
+// Mnak is reliable FIFO multicast with negative acknowledgements within a
+// static view (Config.Members, the same list at every member).
+//
+// Guarantees, between members that stay up, over a transport that may
+// lose, duplicate, delay and reorder: every cast is delivered exactly once
+// at every other member, in its origin's order, with Event.Seq set to its
+// cast number. Assumes members do not restart within the view (the
+// membership layer gives each incarnation a new view).
+type Mnak struct {
+	cfg     stack.Config
+	self    int // own rank in Members, -1 if not a member
+	members []stack.Addr
+	rank    map[stack.Addr]int
+	// sending
+	sent    uint64   // casts sent; cast n is out[n-1-outBase]
+	out     [][]byte // casts not yet stable, as sent (headers above this layer and payload)
+	outBase uint64   // casts below outBase+1 are stable and dropped
+	// receiving, per origin rank
+	in      []mnakIn
+	timerAt time.Duration
+	timerOn bool
+	c       struct{ casts, delivered, dups, ooo, naksSent, naksRecv, resent, status, malformed, stranger uint64 }
+}
+
+type mnakIn struct {
+	next  uint64 // the next cast number to deliver
+	known uint64 // the origin has sent at least this many
+	ooo   map[uint64]*stack.Msg
+	nakAt time.Duration // no nak to this origin before then
+}
+
+// MnakSpec describes Mnak.
+var MnakSpec = stack.Spec{
+	Name: "mnak", Doc: "reliable FIFO multicast: numbered casts, naks, retransmission from the origin",
+	Requires: []stack.Prop{stack.Datagram},
+	Provides: []stack.Prop{stack.Multicast},
+	New:      func(c stack.Config) stack.Layer { return NewMnak(c) },
+}
+
+// NewMnak builds the layer for the view cfg.Members.
+func NewMnak(cfg stack.Config) *Mnak {
+	cfg = cfg.WithDefaults()
+	m := &Mnak{cfg: cfg, self: -1, members: slices.Clone(cfg.Members), rank: map[stack.Addr]int{}}
+	for i, a := range m.members {
+		m.rank[a] = i
+		if a == cfg.Local {
+			m.self = i
+		}
+	}
+	m.in = make([]mnakIn, len(m.members))
+	for i := range m.in {
+		m.in[i] = mnakIn{next: 1, ooo: map[uint64]*stack.Msg{}}
+	}
+	return m
+}
+
+func putMnak(h []byte, kind byte, a, b uint64) {
+	h[0] = kind
+	binary.BigEndian.PutUint64(h[1:], a)
+	binary.BigEndian.PutUint64(h[9:], b)
+}
+
+func (m *Mnak) Down(ev stack.Event, out stack.Emitter) {
+	switch ev.Type {
+	case stack.ECast:
+		m.cast(ev, out)
+	case stack.ESend:
+		putMnak(ev.Msg.Push(mnakHdr), mnakP2P, 0, 0)
+		out.Down(ev)
+	case stack.EStable:
+		// Every member has delivered our casts up to Stable[self].
+		if m.self >= 0 && m.self < len(ev.Stable) {
+			upto := min(ev.Stable[m.self], m.sent)
+			for m.outBase < upto {
+				m.out[0] = nil
+				m.out = m.out[1:]
+				m.outBase++
+			}
+		}
+	default:
+		out.Down(ev)
+	}
+}
+
+func (m *Mnak) cast(ev stack.Event, out stack.Emitter) {
+	if m.self < 0 {
+		ev.Msg.Free() // not a member: nothing to cast to
+		m.c.stranger++
+		return
+	}
+	m.sent++
+	m.c.casts++
+	data := ev.Msg.AppendTo(nil) // kept until stable; the event's Msg is freed below
+	ev.Msg.Free()
+	m.out = append(m.out, data)
+	for i, a := range m.members {
+		if i != m.self {
+			m.emitData(a, m.sent, data, ev.Now, out)
+		}
+	}
+	m.arm(ev.Now, out)
+}
+
+func (m *Mnak) emitData(to stack.Addr, seq uint64, data []byte, now time.Duration, out stack.Emitter) {
+	msg := stack.NewMsg(data)
+	putMnak(msg.Push(mnakHdr), mnakData, seq, 0)
+	out.Down(stack.Event{Type: stack.ESend, Peer: to, Msg: msg, Now: now})
+}
+
+func (m *Mnak) emitCtl(to stack.Addr, kind byte, a, b uint64, now time.Duration, out stack.Emitter) {
+	msg := stack.NewMsg()
+	putMnak(msg.Push(mnakHdr), kind, a, b)
+	out.Down(stack.Event{Type: stack.ESend, Peer: to, Msg: msg, Now: now})
+}
+
+// arm asks for a timer StatusEvery from now if none is pending.
+func (m *Mnak) arm(now time.Duration, out stack.Emitter) {
+	if m.timerOn {
+		return
+	}
+	m.timerOn = true
+	m.timerAt = now + m.cfg.StatusEvery
+	out.Down(stack.Event{Type: stack.ETimerReq, Time: m.timerAt, Now: now})
+}
+
+func (m *Mnak) Up(ev stack.Event, out stack.Emitter) {
+	switch ev.Type {
+	case stack.ETimer:
+		switch {
+		case m.timerOn && ev.Time >= m.timerAt:
+			m.timerOn = false
+			m.tick(ev.Time, out)
+		case m.timerOn:
+			// The node keeps only the earliest request: ask again.
+			out.Down(stack.Event{Type: stack.ETimerReq, Time: m.timerAt, Now: ev.Now})
+		}
+		out.Up(ev)
+		return
+	case stack.EDeliver:
+	default:
+		out.Up(ev)
+		return
+	}
+	h, err := ev.Msg.Pop(mnakHdr)
+	if err != nil {
+		m.c.malformed++
+		ev.Msg.Free()
+		return
+	}
+	kind, a, b := h[0], binary.BigEndian.Uint64(h[1:]), binary.BigEndian.Uint64(h[9:])
+	if kind == mnakP2P {
+		out.Up(ev)
+		return
+	}
+	r, ok := m.rank[ev.Peer]
+	if !ok || r == m.self {
+		m.c.stranger++
+		ev.Msg.Free()
+		return
+	}
+	switch kind {
+	case mnakData:
+		m.receive(r, a, ev, out)
+	case mnakStatus:
+		m.c.status++
+		ev.Msg.Free()
+		if a > m.in[r].known && a-m.in[r].next <= maxAhead {
+			m.in[r].known = a
+			m.nak(r, ev.Now, out)
+		}
+	case mnakNak:
+		m.c.naksRecv++
+		ev.Msg.Free()
+		// Resend what is still buffered of [a, b).
+		for seq := max(a, m.outBase+1); seq < b && seq <= m.sent; seq++ {
+			m.c.resent++
+			m.emitData(ev.Peer, seq, m.out[seq-1-m.outBase], ev.Now, out)
+		}
+	default:
+		m.c.malformed++
+		ev.Msg.Free()
+	}
+}
+
+func (m *Mnak) receive(r int, seq uint64, ev stack.Event, out stack.Emitter) {
+	in := &m.in[r]
+	if seq == 0 || seq-in.next > maxAhead && seq > in.next {
+		m.c.malformed++ // not a number a member of this view can have reached
+		ev.Msg.Free()
+		return
+	}
+	in.known = max(in.known, seq)
+	switch {
+	case seq < in.next:
+		m.c.dups++
+		ev.Msg.Free()
+		return
+	case seq > in.next:
+		if _, dup := in.ooo[seq]; dup {
+			m.c.dups++
+			ev.Msg.Free()
+		} else {
+			m.c.ooo++
+			in.ooo[seq] = ev.Msg
+		}
+		m.nak(r, ev.Now, out)
+		return
+	}
+	m.deliver(r, ev, out)
+	for {
+		msg, ok := in.ooo[in.next]
+		if !ok {
+			break
+		}
+		delete(in.ooo, in.next)
+		m.deliver(r, stack.Event{Type: stack.EDeliver, Peer: ev.Peer, Msg: msg, Now: ev.Now}, out)
+	}
+	if in.next <= in.known {
+		m.nak(r, ev.Now, out)
+	}
+}
+
+func (m *Mnak) deliver(r int, ev stack.Event, out stack.Emitter) {
+	ev.Seq = m.in[r].next
+	m.in[r].next++
+	m.c.delivered++
+	out.Up(ev)
+}
+
+// nak asks origin r for the casts it is known to have sent that have not
+// arrived, unless it was asked recently; the timer asks again.
+func (m *Mnak) nak(r int, now time.Duration, out stack.Emitter) {
+	in := &m.in[r]
+	if in.next > in.known {
+		return
+	}
+	if now >= in.nakAt {
+		// Up to the first buffered cast, or everything known.
+		hi := in.known + 1
+		for s := range in.ooo {
+			if s > in.next && s < hi {
+				hi = s
+			}
+		}
+		m.c.naksSent++
+		m.emitCtl(m.members[r], mnakNak, in.next, hi, now, out)
+		in.nakAt = now + m.cfg.StatusEvery
+	}
+	m.arm(now, out)
+}
+
+// tick: announce how many casts we sent while any is unstable, and nak
+// origins we are still missing casts from.
+func (m *Mnak) tick(now time.Duration, out stack.Emitter) {
+	pending := false
+	if m.self >= 0 && m.sent > m.outBase {
+		pending = true
+		for i, a := range m.members {
+			if i != m.self {
+				m.emitCtl(a, mnakStatus, m.sent, 0, now, out)
+			}
+		}
+	}
+	for r := range m.in {
+		if r != m.self && m.in[r].next <= m.in[r].known {
+			pending = true
+			m.nak(r, now, out)
+		}
+	}
+	if pending {
+		m.arm(now, out)
+	}
+}
+
+// Counters implements stack.Counted.
+func (m *Mnak) Counters() []stack.Counter {
+	return []stack.Counter{stack.C("casts", m.c.casts), stack.C("delivered", m.c.delivered), stack.C("duplicates", m.c.dups),
+		stack.C("out_of_order", m.c.ooo), stack.C("naks_sent", m.c.naksSent), stack.C("naks_received", m.c.naksRecv),
+		stack.C("resent", m.c.resent), stack.C("status_received", m.c.status), stack.C("malformed", m.c.malformed),
+		stack.C("from_strangers", m.c.stranger), stack.C("unstable", m.sent-m.outBase)}
+}

@@ -1,0 +1,212 @@
+package layers
+
+import (
+	"encoding/binary"
+	"slices"
+	"time"
+
+	"strata/stack"
+)
+
+// Stable header: kind u8 (0 data, 1 gossip, 2 gossip reply). A gossip message carries, as
+// its body, two u64 per member: how many of that member's casts the sender
+// has delivered (its own: how many it sent), then the sender's stable
+// vector.
+//
+// Stable detects stability: a cast is stable once every member of the view
+// has delivered it. Each member gossips its delivery vector to the others
+// every Config.GossipEvery while it has seen casts that are not yet
+// stable, and keeps the latest vector heard from each member; the
+// element-wise minimum over all members is the stable vector, sent down
+// (EStable, so that mnak drops what it keeps for retransmission) and up
+// (for the application) whenever it grows. A member that receives gossip
+// whose stable vector is behind what it has itself delivered answers at
+// once with its own vector, so a member that stopped gossiping (it sees
+// everything stable) still lets the others catch up.
+//
+// Guarantees: Stable[i] never exceeds what any member has delivered of
+// member i's casts, and never decreases. Assumes Mnak below (Event.Seq on
+// cast deliveries) and a static view.
+type Stable struct {
+	cfg       stack.Config
+	self      int
+	members   []stack.Addr
+	rank      map[stack.Addr]int
+	delivered []uint64   // what this member delivered, per origin (own: sent)
+	heard     [][]uint64 // latest vector from each member
+	stable    []uint64
+	timerAt   time.Duration
+	timerOn   bool
+	c         struct{ gossipSent, gossipRecv, updates, malformed uint64 }
+}
+
+const (
+	stableHdr    = 1
+	stableData   = 0
+	stableGossip = 1 // periodic: answered by a member that knows more
+	stableReply  = 2 // an answer: never answered
+)
+
+// StableSpec describes Stable.
+var StableSpec = stack.Spec{
+	Name: "stable", Doc: "stability detection: gossiped delivery vectors, EStable when all members delivered",
+	Requires: []stack.Prop{stack.Multicast},
+	Provides: []stack.Prop{stack.Stability},
+	New:      func(c stack.Config) stack.Layer { return NewStable(c) },
+}
+
+// NewStable builds the layer for the view cfg.Members.
+func NewStable(cfg stack.Config) *Stable {
+	cfg = cfg.WithDefaults()
+	n := len(cfg.Members)
+	s := &Stable{cfg: cfg, self: -1, members: slices.Clone(cfg.Members), rank: map[stack.Addr]int{},
+		delivered: make([]uint64, n), heard: make([][]uint64, n), stable: make([]uint64, n)}
+	for i, a := range s.members {
+		s.rank[a] = i
+		if a == cfg.Local {
+			s.self = i
+		}
+		s.heard[i] = make([]uint64, n)
+	}
+	return s
+}
+
+func (s *Stable) Down(ev stack.Event, out stack.Emitter) {
+	switch ev.Type {
+	case stack.ECast:
+		if s.self >= 0 {
+			s.delivered[s.self]++
+			s.arm(ev.Now, out)
+		}
+		ev.Msg.Push(stableHdr)[0] = stableData
+	case stack.ESend:
+		ev.Msg.Push(stableHdr)[0] = stableData
+	}
+	out.Down(ev)
+}
+
+func (s *Stable) Up(ev stack.Event, out stack.Emitter) {
+	switch ev.Type {
+	case stack.ETimer:
+		switch {
+		case s.timerOn && ev.Time >= s.timerAt:
+			s.timerOn = false
+			s.tick(ev.Time, out)
+		case s.timerOn:
+			// The node keeps only the earliest request: ask again.
+			out.Down(stack.Event{Type: stack.ETimerReq, Time: s.timerAt, Now: ev.Now})
+		}
+		out.Up(ev)
+		return
+	case stack.EDeliver:
+	default:
+		out.Up(ev)
+		return
+	}
+	h, err := ev.Msg.Pop(stableHdr)
+	if err != nil || h[0] > stableReply {
+		s.c.malformed++
+		ev.Msg.Free()
+		return
+	}
+	r, member := s.rank[ev.Peer]
+	if kind := h[0]; kind != stableData {
+		body := ev.Msg.Body()
+		ev.Msg.Free()
+		n := len(s.members)
+		if !member || len(body) != 16*n {
+			s.c.malformed++
+			return
+		}
+		s.c.gossipRecv++
+		behind := false
+		for i := range s.members {
+			s.heard[r][i] = max(s.heard[r][i], binary.BigEndian.Uint64(body[8*i:]))
+			if binary.BigEndian.Uint64(body[8*(n+i):]) < s.delivered[i] {
+				behind = true
+			}
+		}
+		s.update(ev.Now, out)
+		if behind && kind == stableGossip && s.self >= 0 {
+			s.gossip(ev.Peer, stableReply, ev.Now, out)
+		}
+		return
+	}
+	if ev.Seq > 0 && member {
+		s.delivered[r] = max(s.delivered[r], ev.Seq)
+		s.arm(ev.Now, out)
+	}
+	out.Up(ev)
+}
+
+// update recomputes the stable vector and reports growth.
+func (s *Stable) update(now time.Duration, out stack.Emitter) {
+	if s.self >= 0 {
+		copy(s.heard[s.self], s.delivered)
+	}
+	grew := false
+	for i := range s.members {
+		lo := s.heard[0][i]
+		for m := range s.members {
+			lo = min(lo, s.heard[m][i])
+		}
+		if lo > s.stable[i] {
+			s.stable[i] = lo
+			grew = true
+		}
+	}
+	if grew {
+		s.c.updates++
+		out.Down(stack.Event{Type: stack.EStable, Stable: slices.Clone(s.stable), Now: now})
+		out.Up(stack.Event{Type: stack.EStable, Stable: slices.Clone(s.stable), Now: now})
+	}
+}
+
+func (s *Stable) arm(now time.Duration, out stack.Emitter) {
+	if s.timerOn {
+		return
+	}
+	s.timerOn = true
+	s.timerAt = now + s.cfg.GossipEvery
+	out.Down(stack.Event{Type: stack.ETimerReq, Time: s.timerAt, Now: now})
+}
+
+// tick gossips the delivery vector while something seen is not stable.
+func (s *Stable) tick(now time.Duration, out stack.Emitter) {
+	s.update(now, out)
+	pending := false
+	for i := range s.members {
+		if s.delivered[i] > s.stable[i] {
+			pending = true
+		}
+	}
+	if !pending || s.self < 0 {
+		return
+	}
+	for i, a := range s.members {
+		if i != s.self {
+			s.gossip(a, stableGossip, now, out)
+		}
+	}
+	s.arm(now, out)
+}
+
+// gossip sends this member's delivery and stable vectors to a.
+func (s *Stable) gossip(a stack.Addr, kind byte, now time.Duration, out stack.Emitter) {
+	n := len(s.members)
+	body := make([]byte, 16*n)
+	for i := range s.members {
+		binary.BigEndian.PutUint64(body[8*i:], s.delivered[i])
+		binary.BigEndian.PutUint64(body[8*(n+i):], s.stable[i])
+	}
+	msg := stack.NewMsg(body)
+	msg.Push(stableHdr)[0] = kind
+	out.Down(stack.Event{Type: stack.ESend, Peer: a, Msg: msg, Now: now})
+	s.c.gossipSent++
+}
+
+// Counters implements stack.Counted.
+func (s *Stable) Counters() []stack.Counter {
+	return []stack.Counter{stack.C("gossip_sent", s.c.gossipSent), stack.C("gossip_received", s.c.gossipRecv),
+		stack.C("stable_updates", s.c.updates), stack.C("malformed", s.c.malformed)}
+}

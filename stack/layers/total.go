@@ -1,0 +1,154 @@
+package layers
+
+import (
+	"encoding/binary"
+	"slices"
+
+	"strata/stack"
+)
+
+// Total header: kind u8, then for kind 1 (data) the origin's message
+// number u64; kind 2 (order) has a body of entries, each origin rank u16
+// and message number u64, in the order the sequencer assigned.
+//
+// Total is total order with a fixed sequencer: the view's first member.
+// Every member casts its messages to all (numbered per origin); the
+// sequencer, as it delivers each one, casts an order entry naming it; every
+// member delivers messages in the order of the entries, holding a message
+// until its entry arrives and an entry until its message does.
+//
+// Guarantees: members deliver the same messages in the same order, and
+// each origin's in its cast order. Assumes reliable FIFO multicast with
+// self delivery below and a static view whose first member stays up (the
+// membership layer moves the sequencer on a view change).
+type Total struct {
+	cfg     stack.Config
+	self    int
+	members []stack.Addr
+	rank    map[stack.Addr]int
+	next    uint64 // own message number
+	held    map[totalKey]stack.Event
+	order   []totalKey // assigned, not yet delivered, in order
+	c       struct{ ordered, delivered, held, malformed uint64 }
+}
+
+type totalKey struct {
+	origin int
+	n      uint64
+}
+
+const (
+	totalData    = 1
+	totalOrder   = 2
+	totalHdrData = 9
+	totalEntry   = 10
+)
+
+// TotalSpec describes Total.
+var TotalSpec = stack.Spec{
+	Name: "total", Doc: "total order: a fixed sequencer (the view's first member) casts the order",
+	Requires: []stack.Prop{stack.Multicast, stack.SelfDelivery},
+	Provides: []stack.Prop{stack.Total},
+	New:      func(c stack.Config) stack.Layer { return NewTotal(c) },
+}
+
+// NewTotal builds the layer for the view cfg.Members.
+func NewTotal(cfg stack.Config) *Total {
+	t := &Total{cfg: cfg, self: -1, members: slices.Clone(cfg.Members), rank: map[stack.Addr]int{}, held: map[totalKey]stack.Event{}}
+	for i, a := range t.members {
+		t.rank[a] = i
+		if a == cfg.Local {
+			t.self = i
+		}
+	}
+	return t
+}
+
+func (t *Total) Down(ev stack.Event, out stack.Emitter) {
+	if ev.Type == stack.ECast {
+		t.next++
+		h := ev.Msg.Push(totalHdrData)
+		h[0] = totalData
+		binary.BigEndian.PutUint64(h[1:], t.next)
+	}
+	out.Down(ev)
+}
+
+func (t *Total) Up(ev stack.Event, out stack.Emitter) {
+	if ev.Type != stack.EDeliver || ev.Seq == 0 {
+		out.Up(ev) // not a cast
+		return
+	}
+	r, ok := t.rank[ev.Peer]
+	kind, err := ev.Msg.Pop(1)
+	if !ok || err != nil {
+		t.c.malformed++
+		ev.Msg.Free()
+		return
+	}
+	switch kind[0] {
+	case totalData:
+		h, err := ev.Msg.Pop(totalHdrData - 1)
+		if err != nil {
+			t.c.malformed++
+			ev.Msg.Free()
+			return
+		}
+		k := totalKey{r, binary.BigEndian.Uint64(h)}
+		t.held[k] = ev
+		t.c.held++
+		// Deliver what this releases before emitting anything, so both
+		// compositions emit in the same order.
+		t.drain(out)
+		if t.self == 0 {
+			t.sequence(k, ev, out)
+		}
+		return
+	case totalOrder:
+		body := ev.Msg.Body()
+		ev.Msg.Free()
+		if r != 0 || len(body)%totalEntry != 0 {
+			t.c.malformed++
+			return
+		}
+		for i := 0; i < len(body); i += totalEntry {
+			t.order = append(t.order, totalKey{int(binary.BigEndian.Uint16(body[i:])), binary.BigEndian.Uint64(body[i+2:])})
+		}
+	default:
+		t.c.malformed++
+		ev.Msg.Free()
+		return
+	}
+	t.drain(out)
+}
+
+// sequence casts the order entry for k (the sequencer only).
+func (t *Total) sequence(k totalKey, ev stack.Event, out stack.Emitter) {
+	t.c.ordered++
+	body := make([]byte, totalEntry)
+	binary.BigEndian.PutUint16(body, uint16(k.origin))
+	binary.BigEndian.PutUint64(body[2:], k.n)
+	msg := stack.NewMsg(body)
+	msg.Push(1)[0] = totalOrder
+	out.Down(stack.Event{Type: stack.ECast, Msg: msg, Now: ev.Now})
+}
+
+// drain delivers held messages in the assigned order.
+func (t *Total) drain(out stack.Emitter) {
+	for len(t.order) > 0 {
+		ev, ok := t.held[t.order[0]]
+		if !ok {
+			return
+		}
+		delete(t.held, t.order[0])
+		t.order = t.order[1:]
+		t.c.delivered++
+		out.Up(ev)
+	}
+}
+
+// Counters implements stack.Counted.
+func (t *Total) Counters() []stack.Counter {
+	return []stack.Counter{stack.C("ordered", t.c.ordered), stack.C("delivered", t.c.delivered),
+		stack.C("waiting", uint64(len(t.held))), stack.C("malformed", t.c.malformed)}
+}
