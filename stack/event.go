@@ -74,6 +74,29 @@ type Event struct {
 	// Stable is EStable's vector: entry i counts the casts of member i
 	// that every member has delivered.
 	Stable []uint64
+	// View is EView's new view.
+	View *View
+}
+
+// View is a group membership view: every member that installs the view
+// with this ID and By sees the same Members, in the same (rank) order; the
+// first member coordinates and sequences. IDs grow along a line of views;
+// By (the coordinator that made the view) tells apart views made at the
+// same time on both sides of a partition.
+type View struct {
+	ID      uint64
+	By      Addr
+	Members []Addr
+}
+
+// Rank is a's position in the view, or -1.
+func (v *View) Rank(a Addr) int {
+	for i, m := range v.Members {
+		if m == a {
+			return i
+		}
+	}
+	return -1
 }
 
 func (e Event) String() string {

@@ -27,6 +27,8 @@ const (
 	Stability    Prop = "Stability"    // the stack learns which casts every member delivered (EStable); buffers are collected
 	SelfDelivery Prop = "SelfDelivery" // a member's own casts are delivered to it too
 	Total        Prop = "Total"        // every member delivers the casts in one and the same order
+	Membership   Prop = "Membership"   // views: members join, leave and are removed when they fail (EView)
+	Vsync        Prop = "Vsync"        // virtual synchrony: members that move together from a view to the next delivered the same casts in it
 )
 
 // Emitter passes events out of a layer: Down to the layer below, Up to
@@ -70,6 +72,10 @@ type Config struct {
 	Members     []Addr        // the view: every member lists the same addresses in the same order
 	StatusEvery time.Duration // mnak: status and nak interval
 	GossipEvery time.Duration // stable: delivery-vector gossip interval
+	// Membership (gms).
+	Contact      Addr          // a member to ask to join through; "" starts a group (Members, or just Local)
+	Heartbeat    time.Duration // gms: heartbeat interval
+	SuspectAfter time.Duration // gms: silence after which a member is suspected (and removed)
 }
 
 // WithDefaults fills zero fields.
@@ -100,6 +106,12 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.GossipEvery == 0 {
 		c.GossipEvery = 50 * time.Millisecond
+	}
+	if c.Heartbeat == 0 {
+		c.Heartbeat = 100 * time.Millisecond
+	}
+	if c.SuspectAfter == 0 {
+		c.SuspectAfter = 2 * time.Second
 	}
 	return c
 }

@@ -80,6 +80,9 @@ func NewNode(tr Transport, clock Clock, layers []Layer, opt NodeOptions) *Node {
 		n.run = NewScheduler(layers, n, opt.Trace)
 	}
 	tr.SetReceiver(n.receive)
+	// A first timer event, so that layers that act on their own (a joiner
+	// asking to join, heartbeats) arm their timers before any traffic.
+	n.inject(Up, Event{Type: ETimer, Time: clock.Now()})
 	return n
 }
 

@@ -11,16 +11,16 @@ import (
 var All = map[string]stack.Spec{
 	BottomSpec.Name: BottomSpec, Pt2ptSpec.Name: Pt2ptSpec, FragSpec.Name: FragSpec,
 	Pt2ptwSpec.Name: Pt2ptwSpec, RpcSpec.Name: RpcSpec, TopSpec.Name: TopSpec,
-	MnakSpec.Name: MnakSpec, StableSpec.Name: StableSpec, LocalSpec.Name: LocalSpec, TotalSpec.Name: TotalSpec,
+	MnakSpec.Name: MnakSpec, GmsSpec.Name: GmsSpec, StableSpec.Name: StableSpec, LocalSpec.Name: LocalSpec, TotalSpec.Name: TotalSpec,
 }
 
 // order is the canonical bottom-to-top order: the point-to-point layers,
 // then the group layers (whose casts then ride on whatever point-to-point
 // properties were asked for).
-var order = []stack.Spec{BottomSpec, Pt2ptSpec, FragSpec, Pt2ptwSpec, RpcSpec, MnakSpec, StableSpec, LocalSpec, TotalSpec, TopSpec}
+var order = []stack.Spec{BottomSpec, Pt2ptSpec, FragSpec, Pt2ptwSpec, RpcSpec, MnakSpec, LocalSpec, GmsSpec, StableSpec, TotalSpec, TopSpec}
 
 // knownProps are the properties ParseProps accepts.
-var knownProps = []stack.Prop{stack.Reliable, stack.FIFO, stack.Fragment, stack.Flow, stack.RPC, stack.Datagram, stack.Multicast, stack.Stability, stack.SelfDelivery, stack.Total}
+var knownProps = []stack.Prop{stack.Reliable, stack.FIFO, stack.Fragment, stack.Flow, stack.RPC, stack.Datagram, stack.Multicast, stack.Stability, stack.SelfDelivery, stack.Total, stack.Membership, stack.Vsync}
 
 // Choice is a configured stack with the reason each layer is in it.
 type Choice struct {
@@ -61,6 +61,14 @@ func Configure(want []stack.Prop) (Choice, error) {
 	}
 	if need[stack.Fragment] || need[stack.Flow] {
 		need[stack.FIFO] = true
+	}
+	if need[stack.Vsync] {
+		need[stack.Membership] = true
+	}
+	if need[stack.Membership] {
+		// Its own messages (flush answers carry casts) need reliable,
+		// fragmented point-to-point delivery.
+		need[stack.Vsync], need[stack.Multicast], need[stack.Reliable], need[stack.FIFO], need[stack.Fragment] = true, true, true, true, true
 	}
 	if need[stack.Total] {
 		need[stack.SelfDelivery] = true

@@ -24,6 +24,9 @@ var LocalSpec = stack.Spec{
 }
 
 func (l *Local) Down(ev stack.Event, out stack.Emitter) {
+	if ev.Type == stack.EView {
+		l.sent = 0 // casts are numbered per view, as mnak numbers them
+	}
 	if ev.Type != stack.ECast {
 		out.Down(ev)
 		return

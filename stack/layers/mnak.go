@@ -8,8 +8,10 @@ import (
 	"strata/stack"
 )
 
-// Mnak header (17 bytes): kind u8, a u64, b u64.
+// Mnak header (25 bytes): kind u8, view u64, a u64, b u64.
 //
+//	view    the ID of the view the cast belongs to; casts, statuses and
+//	        naks of another view are dropped (counted as stale)
 //	kind 0  point-to-point pass-through (a, b unused): ESend below the
 //	        group layers, as unreliable as the transport
 //	kind 1  cast data: a = the origin's cast number (1, 2, ...)
@@ -25,7 +27,7 @@ import (
 // every member delivered it, and says how many it has sent every
 // StatusEvery while any is unstable.
 const (
-	mnakHdr    = 17
+	mnakHdr    = 25
 	mnakP2P    = 0
 	mnakData   = 1
 	mnakStatus = 2
@@ -38,7 +40,8 @@ const (
 )
 
 // Mnak is reliable FIFO multicast with negative acknowledgements within a
-// static view (Config.Members, the same list at every member).
+// view: Config.Members (view ID 1) until an EView comes down from the
+// membership layer, which starts a new cast numbering for its members.
 //
 // Guarantees, between members that stay up, over a transport that may
 // lose, duplicate, delay and reorder: every cast is delivered exactly once
@@ -47,6 +50,7 @@ const (
 // membership layer gives each incarnation a new view).
 type Mnak struct {
 	cfg     stack.Config
+	view    uint64
 	self    int // own rank in Members, -1 if not a member
 	members []stack.Addr
 	rank    map[stack.Addr]int
@@ -58,7 +62,7 @@ type Mnak struct {
 	in      []mnakIn
 	timerAt time.Duration
 	timerOn bool
-	c       struct{ casts, delivered, dups, ooo, naksSent, naksRecv, resent, status, malformed, stranger uint64 }
+	c       struct{ casts, delivered, dups, ooo, naksSent, naksRecv, resent, status, malformed, stranger, stale uint64 }
 }
 
 type mnakIn struct {
@@ -79,10 +83,22 @@ var MnakSpec = stack.Spec{
 // NewMnak builds the layer for the view cfg.Members.
 func NewMnak(cfg stack.Config) *Mnak {
 	cfg = cfg.WithDefaults()
-	m := &Mnak{cfg: cfg, self: -1, members: slices.Clone(cfg.Members), rank: map[stack.Addr]int{}}
+	m := &Mnak{cfg: cfg}
+	m.install(&stack.View{ID: 1, Members: cfg.Members})
+	return m
+}
+
+// install starts view v: fresh numbering, nothing buffered.
+func (m *Mnak) install(v *stack.View) {
+	for _, in := range m.in {
+		for _, msg := range in.ooo {
+			msg.Free()
+		}
+	}
+	m.view, m.self, m.members, m.rank = v.ID, -1, slices.Clone(v.Members), map[stack.Addr]int{}
 	for i, a := range m.members {
 		m.rank[a] = i
-		if a == cfg.Local {
+		if a == m.cfg.Local {
 			m.self = i
 		}
 	}
@@ -90,13 +106,14 @@ func NewMnak(cfg stack.Config) *Mnak {
 	for i := range m.in {
 		m.in[i] = mnakIn{next: 1, ooo: map[uint64]*stack.Msg{}}
 	}
-	return m
+	m.sent, m.out, m.outBase = 0, nil, 0
 }
 
-func putMnak(h []byte, kind byte, a, b uint64) {
+func (m *Mnak) put(h []byte, kind byte, a, b uint64) {
 	h[0] = kind
-	binary.BigEndian.PutUint64(h[1:], a)
-	binary.BigEndian.PutUint64(h[9:], b)
+	binary.BigEndian.PutUint64(h[1:], m.view)
+	binary.BigEndian.PutUint64(h[9:], a)
+	binary.BigEndian.PutUint64(h[17:], b)
 }
 
 func (m *Mnak) Down(ev stack.Event, out stack.Emitter) {
@@ -104,8 +121,10 @@ func (m *Mnak) Down(ev stack.Event, out stack.Emitter) {
 	case stack.ECast:
 		m.cast(ev, out)
 	case stack.ESend:
-		putMnak(ev.Msg.Push(mnakHdr), mnakP2P, 0, 0)
+		m.put(ev.Msg.Push(mnakHdr), mnakP2P, 0, 0)
 		out.Down(ev)
+	case stack.EView:
+		m.install(ev.View)
 	case stack.EStable:
 		// Every member has delivered our casts up to Stable[self].
 		if m.self >= 0 && m.self < len(ev.Stable) {
@@ -142,13 +161,13 @@ func (m *Mnak) cast(ev stack.Event, out stack.Emitter) {
 
 func (m *Mnak) emitData(to stack.Addr, seq uint64, data []byte, now time.Duration, out stack.Emitter) {
 	msg := stack.NewMsg(data)
-	putMnak(msg.Push(mnakHdr), mnakData, seq, 0)
+	m.put(msg.Push(mnakHdr), mnakData, seq, 0)
 	out.Down(stack.Event{Type: stack.ESend, Peer: to, Msg: msg, Now: now})
 }
 
 func (m *Mnak) emitCtl(to stack.Addr, kind byte, a, b uint64, now time.Duration, out stack.Emitter) {
 	msg := stack.NewMsg()
-	putMnak(msg.Push(mnakHdr), kind, a, b)
+	m.put(msg.Push(mnakHdr), kind, a, b)
 	out.Down(stack.Event{Type: stack.ESend, Peer: to, Msg: msg, Now: now})
 }
 
@@ -186,9 +205,14 @@ func (m *Mnak) Up(ev stack.Event, out stack.Emitter) {
 		ev.Msg.Free()
 		return
 	}
-	kind, a, b := h[0], binary.BigEndian.Uint64(h[1:]), binary.BigEndian.Uint64(h[9:])
+	kind, view, a, b := h[0], binary.BigEndian.Uint64(h[1:]), binary.BigEndian.Uint64(h[9:]), binary.BigEndian.Uint64(h[17:])
 	if kind == mnakP2P {
 		out.Up(ev)
+		return
+	}
+	if view != m.view {
+		m.c.stale++ // another view's: its origin resends it if it matters
+		ev.Msg.Free()
 		return
 	}
 	r, ok := m.rank[ev.Peer]
@@ -316,5 +340,5 @@ func (m *Mnak) Counters() []stack.Counter {
 	return []stack.Counter{stack.C("casts", m.c.casts), stack.C("delivered", m.c.delivered), stack.C("duplicates", m.c.dups),
 		stack.C("out_of_order", m.c.ooo), stack.C("naks_sent", m.c.naksSent), stack.C("naks_received", m.c.naksRecv),
 		stack.C("resent", m.c.resent), stack.C("status_received", m.c.status), stack.C("malformed", m.c.malformed),
-		stack.C("from_strangers", m.c.stranger), stack.C("unstable", m.sent-m.outBase)}
+		stack.C("from_strangers", m.c.stranger), stack.C("other_view", m.c.stale), stack.C("unstable", m.sent-m.outBase)}
 }

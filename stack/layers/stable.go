@@ -8,13 +8,14 @@ import (
 	"strata/stack"
 )
 
-// Stable header: kind u8 (0 data, 1 gossip, 2 gossip reply). A gossip message carries, as
-// its body, two u64 per member: how many of that member's casts the sender
-// has delivered (its own: how many it sent), then the sender's stable
-// vector.
+// Stable header: kind u8 (0 data, 1 gossip, 2 gossip reply). A gossip
+// message carries, as its body, the view ID, then two u64 per member: how
+// many of that member's casts the sender has delivered, then the sender's
+// stable vector. Gossip of another view is dropped.
 //
 // Stable detects stability: a cast is stable once every member of the view
-// has delivered it. Each member gossips its delivery vector to the others
+// has delivered it (own casts count when the local layer below delivers
+// them back). Each member gossips its delivery vector to the others
 // every Config.GossipEvery while it has seen casts that are not yet
 // stable, and keeps the latest vector heard from each member; the
 // element-wise minimum over all members is the stable vector, sent down
@@ -29,6 +30,7 @@ import (
 // cast deliveries) and a static view.
 type Stable struct {
 	cfg       stack.Config
+	view      uint64
 	self      int
 	members   []stack.Addr
 	rank      map[stack.Addr]int
@@ -37,7 +39,7 @@ type Stable struct {
 	stable    []uint64
 	timerAt   time.Duration
 	timerOn   bool
-	c         struct{ gossipSent, gossipRecv, updates, malformed uint64 }
+	c         struct{ gossipSent, gossipRecv, updates, malformed, otherView uint64 }
 }
 
 const (
@@ -50,34 +52,36 @@ const (
 // StableSpec describes Stable.
 var StableSpec = stack.Spec{
 	Name: "stable", Doc: "stability detection: gossiped delivery vectors, EStable when all members delivered",
-	Requires: []stack.Prop{stack.Multicast},
+	Requires: []stack.Prop{stack.Multicast, stack.SelfDelivery},
 	Provides: []stack.Prop{stack.Stability},
 	New:      func(c stack.Config) stack.Layer { return NewStable(c) },
 }
 
 // NewStable builds the layer for the view cfg.Members.
 func NewStable(cfg stack.Config) *Stable {
-	cfg = cfg.WithDefaults()
-	n := len(cfg.Members)
-	s := &Stable{cfg: cfg, self: -1, members: slices.Clone(cfg.Members), rank: map[stack.Addr]int{},
-		delivered: make([]uint64, n), heard: make([][]uint64, n), stable: make([]uint64, n)}
+	s := &Stable{cfg: cfg.WithDefaults()}
+	s.install(&stack.View{ID: 1, Members: cfg.Members})
+	return s
+}
+
+// install starts view v with nothing delivered.
+func (s *Stable) install(v *stack.View) {
+	n := len(v.Members)
+	s.view, s.self, s.members, s.rank = v.ID, -1, slices.Clone(v.Members), map[stack.Addr]int{}
+	s.delivered, s.heard, s.stable = make([]uint64, n), make([][]uint64, n), make([]uint64, n)
 	for i, a := range s.members {
 		s.rank[a] = i
-		if a == cfg.Local {
+		if a == s.cfg.Local {
 			s.self = i
 		}
 		s.heard[i] = make([]uint64, n)
 	}
-	return s
 }
 
 func (s *Stable) Down(ev stack.Event, out stack.Emitter) {
 	switch ev.Type {
 	case stack.ECast:
-		if s.self >= 0 {
-			s.delivered[s.self]++
-			s.arm(ev.Now, out)
-		}
+		// Own casts are counted when local delivers them back up.
 		ev.Msg.Push(stableHdr)[0] = stableData
 	case stack.ESend:
 		ev.Msg.Push(stableHdr)[0] = stableData
@@ -99,6 +103,10 @@ func (s *Stable) Up(ev stack.Event, out stack.Emitter) {
 		out.Up(ev)
 		return
 	case stack.EDeliver:
+	case stack.EView:
+		s.install(ev.View)
+		out.Up(ev)
+		return
 	default:
 		out.Up(ev)
 		return
@@ -114,10 +122,15 @@ func (s *Stable) Up(ev stack.Event, out stack.Emitter) {
 		body := ev.Msg.Body()
 		ev.Msg.Free()
 		n := len(s.members)
-		if !member || len(body) != 16*n {
+		if !member || len(body) != 8+16*n {
 			s.c.malformed++
 			return
 		}
+		if binary.BigEndian.Uint64(body) != s.view {
+			s.c.otherView++
+			return
+		}
+		body = body[8:]
 		s.c.gossipRecv++
 		behind := false
 		for i := range s.members {
@@ -194,10 +207,11 @@ func (s *Stable) tick(now time.Duration, out stack.Emitter) {
 // gossip sends this member's delivery and stable vectors to a.
 func (s *Stable) gossip(a stack.Addr, kind byte, now time.Duration, out stack.Emitter) {
 	n := len(s.members)
-	body := make([]byte, 16*n)
+	body := make([]byte, 8+16*n)
+	binary.BigEndian.PutUint64(body, s.view)
 	for i := range s.members {
-		binary.BigEndian.PutUint64(body[8*i:], s.delivered[i])
-		binary.BigEndian.PutUint64(body[8*(n+i):], s.stable[i])
+		binary.BigEndian.PutUint64(body[8+8*i:], s.delivered[i])
+		binary.BigEndian.PutUint64(body[8+8*(n+i):], s.stable[i])
 	}
 	msg := stack.NewMsg(body)
 	msg.Push(stableHdr)[0] = kind
@@ -208,5 +222,5 @@ func (s *Stable) gossip(a stack.Addr, kind byte, now time.Duration, out stack.Em
 // Counters implements stack.Counted.
 func (s *Stable) Counters() []stack.Counter {
 	return []stack.Counter{stack.C("gossip_sent", s.c.gossipSent), stack.C("gossip_received", s.c.gossipRecv),
-		stack.C("stable_updates", s.c.updates), stack.C("malformed", s.c.malformed)}
+		stack.C("stable_updates", s.c.updates), stack.C("malformed", s.c.malformed), stack.C("other_view", s.c.otherView)}
 }

@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"cmp"
 	"encoding/binary"
 	"slices"
 
@@ -27,6 +28,7 @@ type Total struct {
 	members []stack.Addr
 	rank    map[stack.Addr]int
 	next    uint64 // own message number
+	blocked bool   // a view change is under way: the sequencer orders nothing more in this view
 	held    map[totalKey]stack.Event
 	order   []totalKey // assigned, not yet delivered, in order
 	c       struct{ ordered, delivered, held, malformed uint64 }
@@ -54,14 +56,46 @@ var TotalSpec = stack.Spec{
 
 // NewTotal builds the layer for the view cfg.Members.
 func NewTotal(cfg stack.Config) *Total {
-	t := &Total{cfg: cfg, self: -1, members: slices.Clone(cfg.Members), rank: map[stack.Addr]int{}, held: map[totalKey]stack.Event{}}
+	t := &Total{cfg: cfg}
+	t.install(&stack.View{ID: 1, Members: cfg.Members})
+	return t
+}
+
+// install starts view v: its first member sequences.
+func (t *Total) install(v *stack.View) {
+	t.self, t.members, t.rank = -1, slices.Clone(v.Members), map[stack.Addr]int{}
 	for i, a := range t.members {
 		t.rank[a] = i
-		if a == cfg.Local {
+		if a == t.cfg.Local {
 			t.self = i
 		}
 	}
-	return t
+	// next is not reset: casts the membership layer held back during the
+	// view change were numbered in the old view and are sent in this one.
+	t.held, t.order, t.blocked = map[totalKey]stack.Event{}, nil, false
+}
+
+// endView delivers, at a view change, what the old view left: first in
+// the sequencer's order as far as it goes, then the messages it never
+// ordered, by origin rank and number. The membership layer has given
+// every member that moves to the next view the same casts, so each
+// delivers the same sequence.
+func (t *Total) endView(out stack.Emitter) {
+	t.drain(out)
+	keys := make([]totalKey, 0, len(t.held))
+	for k := range t.held {
+		keys = append(keys, k)
+	}
+	slices.SortFunc(keys, func(a, b totalKey) int {
+		if a.origin != b.origin {
+			return cmp.Compare(a.origin, b.origin)
+		}
+		return cmp.Compare(a.n, b.n)
+	})
+	for _, k := range keys {
+		t.c.delivered++
+		out.Up(t.held[k])
+	}
 }
 
 func (t *Total) Down(ev stack.Event, out stack.Emitter) {
@@ -75,6 +109,19 @@ func (t *Total) Down(ev stack.Event, out stack.Emitter) {
 }
 
 func (t *Total) Up(ev stack.Event, out stack.Emitter) {
+	if ev.Type == stack.EView {
+		t.endView(out)
+		t.install(ev.View)
+		out.Up(ev)
+		return
+	}
+	if ev.Type == stack.EBlock {
+		// Orders cast from now on could reach only part of the members;
+		// what is left unordered is delivered by rank at the view change.
+		t.blocked = true
+		out.Up(ev)
+		return
+	}
 	if ev.Type != stack.EDeliver || ev.Seq == 0 {
 		out.Up(ev) // not a cast
 		return
@@ -100,7 +147,7 @@ func (t *Total) Up(ev stack.Event, out stack.Emitter) {
 		// Deliver what this releases before emitting anything, so both
 		// compositions emit in the same order.
 		t.drain(out)
-		if t.self == 0 {
+		if t.self == 0 && !t.blocked {
 			t.sequence(k, ev, out)
 		}
 		return

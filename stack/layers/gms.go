@@ -1,0 +1,658 @@
+package layers
+
+import (
+	"encoding/binary"
+	"errors"
+	"slices"
+	"time"
+
+	"strata/stack"
+)
+
+// Gms header: kind u8, then a body per kind.
+//
+//	0 pass     casts and other layers' messages, unchanged
+//	1 beat     heartbeat (body: view ID)
+//	2 join     a process asks to join (body: its address); a member that
+//	           is not the coordinator forwards it to the coordinator
+//	3 leave    a member asks to leave
+//	4 flush    coordinator to the members that stay: flush ID
+//	5 ok       member to coordinator: flush ID, then per member of the old
+//	           view the number of its casts delivered and the casts kept
+//	           (not yet stable)
+//	6 install  coordinator to every member of the new view (and those
+//	           leaving): the view, then casts the member has to deliver
+//	           before it
+//
+// Gms is group membership with virtual synchrony (Isis/Ensemble style).
+// It sits above mnak and local (so it sees its own casts come back up) and
+// keeps a copy of every cast delivered in the current view until the
+// stable layer reports it delivered everywhere; casts the application makes
+// during a view change wait in gms, so the sender too delivers them in the
+// next view.
+// Members heartbeat each other every Config.Heartbeat; a member silent for
+// Config.SuspectAfter is suspected. The coordinator (the first member of
+// the view that is not suspected) changes the view when a member is
+// suspected, asks to leave, or a process asks to join: it sends a flush to
+// the members that stay; each blocks its application (EBlock), stops
+// delivering casts of the old view and answers with what it delivered and
+// what it keeps; the coordinator computes, per origin, the union of what
+// any of them delivered and sends each member the new view with the casts
+// it lacks. A member delivers those, then the view (EView up, which resets
+// the layers above; EView down, which resets mnak), then sends what its
+// application cast while blocked.
+//
+// Guarantees: members that install a view with the same ID see the same
+// members in the same order; members that install two consecutive views
+// together delivered the same casts in the first (virtual synchrony); each
+// origin's casts in its order; no duplicates. Assumes reliable FIFO
+// point-to-point messages below (pt2pt) for its own messages, and that a
+// suspected member really stopped: a falsely suspected member is left out
+// and keeps its old view (merging partitions is not implemented).
+type Gms struct {
+	cfg     stack.Config
+	view    *stack.View
+	self    int
+	joined  bool // false for a joiner until its first install
+	exited  bool
+	leaving bool
+
+	// failure detection
+	heard    map[stack.Addr]time.Duration
+	suspects map[stack.Addr]bool
+	timerAt  time.Duration
+	timerOn  bool
+
+	// casts of the current view, per origin rank
+	delivered []uint64
+	base      []uint64   // casts up to base are stable and dropped
+	kept      [][][]byte // kept[o][i] is cast base[o]+1+i (bytes above this layer)
+
+	// view change
+	blocked  bool
+	answered uint64 // highest flush ID answered: deliveries of the old view stop
+	queue    []stack.Event
+	maxID    uint64
+
+	// coordinator
+	joins    map[stack.Addr]bool
+	leaves   map[stack.Addr]bool
+	proposal *gmsProposal
+
+	c struct{ views, flushes, suspicions, dropped, malformed uint64 }
+}
+
+type gmsProposal struct {
+	id      uint64
+	members []stack.Addr // the new view
+	stay    []stack.Addr // members of the old view in the new one
+	leave   []stack.Addr // leaving members, told to exit
+	oks     map[stack.Addr]gmsReport
+}
+
+type gmsReport struct {
+	delivered []uint64
+	base      []uint64
+	kept      [][][]byte
+}
+
+const (
+	gmsPass    = 0
+	gmsBeat    = 1
+	gmsJoin    = 2
+	gmsLeave   = 3
+	gmsFlush   = 4
+	gmsOK      = 5
+	gmsInstall = 6
+)
+
+var errGms = errors.New("gms: malformed message")
+
+// GmsSpec describes Gms.
+var GmsSpec = stack.Spec{
+	Name: "gms", Doc: "membership: heartbeats, suspicion, join/leave, flush to the next view (virtual synchrony)",
+	Requires: []stack.Prop{stack.Multicast, stack.SelfDelivery, stack.Reliable},
+	Provides: []stack.Prop{stack.Membership, stack.Vsync},
+	New:      func(c stack.Config) stack.Layer { return NewGms(c) },
+}
+
+// NewGms builds the layer. With Config.Contact set the process joins the
+// group through it (and is in no view until then); otherwise the view is
+// Config.Members (ID 1), or just Config.Local.
+func NewGms(cfg stack.Config) *Gms {
+	cfg = cfg.WithDefaults()
+	g := &Gms{cfg: cfg, heard: map[stack.Addr]time.Duration{}, suspects: map[stack.Addr]bool{},
+		joins: map[stack.Addr]bool{}, leaves: map[stack.Addr]bool{}}
+	members := cfg.Members
+	if len(members) == 0 {
+		members = []stack.Addr{cfg.Local}
+	}
+	g.setView(&stack.View{ID: 1, Members: slices.Clone(members)}, 0)
+	g.joined = cfg.Contact == ""
+	return g
+}
+
+func (g *Gms) setView(v *stack.View, now time.Duration) {
+	g.view, g.self = v, v.Rank(g.cfg.Local)
+	n := len(v.Members)
+	g.delivered, g.base, g.kept = make([]uint64, n), make([]uint64, n), make([][][]byte, n)
+	g.maxID = max(g.maxID, v.ID)
+	for a := range g.suspects {
+		if v.Rank(a) < 0 {
+			delete(g.suspects, a)
+		}
+	}
+	for a := range g.joins {
+		if v.Rank(a) >= 0 {
+			delete(g.joins, a)
+		}
+	}
+	for a := range g.leaves {
+		if v.Rank(a) < 0 {
+			delete(g.leaves, a)
+		}
+	}
+	clear(g.heard)
+	for _, m := range v.Members {
+		g.heard[m] = now
+	}
+	g.blocked, g.proposal = false, nil
+}
+
+func (g *Gms) coordinator() stack.Addr {
+	for _, m := range g.view.Members {
+		if !g.suspects[m] {
+			return m
+		}
+	}
+	return g.cfg.Local
+}
+
+func (g *Gms) send(to stack.Addr, kind byte, body []byte, now time.Duration, out stack.Emitter) {
+	msg := stack.NewMsg(body)
+	msg.Push(1)[0] = kind
+	out.Down(stack.Event{Type: stack.ESend, Peer: to, Msg: msg, Now: now})
+}
+
+func (g *Gms) arm(now time.Duration, out stack.Emitter) {
+	if g.timerOn {
+		return
+	}
+	g.timerOn = true
+	g.timerAt = now + g.cfg.Heartbeat
+	out.Down(stack.Event{Type: stack.ETimerReq, Time: g.timerAt, Now: now})
+}
+
+func (g *Gms) Down(ev stack.Event, out stack.Emitter) {
+	if g.exited {
+		if ev.Msg != nil {
+			ev.Msg.Free()
+		}
+		return
+	}
+	g.arm(ev.Now, out)
+	switch ev.Type {
+	case stack.ECast:
+		if g.blocked || !g.joined || g.self < 0 {
+			// Sent, and delivered here by local below, in the next view.
+			g.queue = append(g.queue, ev)
+			return
+		}
+		ev.Msg.Push(1)[0] = gmsPass
+		out.Down(ev)
+	case stack.ESend:
+		ev.Msg.Push(1)[0] = gmsPass
+		out.Down(ev)
+	case stack.EStable:
+		for o, s := range ev.Stable {
+			if o >= len(g.kept) {
+				break
+			}
+			for g.base[o] < s && len(g.kept[o]) > 0 {
+				g.kept[o] = g.kept[o][1:]
+				g.base[o]++
+			}
+		}
+		out.Down(ev)
+	case stack.ELeave:
+		g.leaving = true
+		if g.coordinator() == g.cfg.Local {
+			g.leaves[g.cfg.Local] = true
+			g.maybeChange(ev.Now, out)
+		} else {
+			g.send(g.coordinator(), gmsLeave, nil, ev.Now, out)
+		}
+	default:
+		out.Down(ev)
+	}
+}
+
+func (g *Gms) Up(ev stack.Event, out stack.Emitter) {
+	if g.exited {
+		if ev.Msg != nil {
+			ev.Msg.Free()
+		}
+		return
+	}
+	switch ev.Type {
+	case stack.ETimer:
+		switch {
+		case g.timerOn && ev.Time >= g.timerAt:
+			g.timerOn = false
+			g.tick(ev.Time, out)
+		case g.timerOn:
+			out.Down(stack.Event{Type: stack.ETimerReq, Time: g.timerAt, Now: ev.Now})
+		default:
+			g.arm(ev.Time, out) // the node's first event: start heartbeating (or joining)
+		}
+		out.Up(ev)
+		return
+	case stack.EDeliver:
+	default:
+		out.Up(ev)
+		return
+	}
+	g.heard[ev.Peer] = ev.Now
+	h, err := ev.Msg.Pop(1)
+	if err != nil {
+		g.c.malformed++
+		ev.Msg.Free()
+		return
+	}
+	if h[0] == gmsPass {
+		if ev.Seq > 0 {
+			g.cast(ev, out)
+			return
+		}
+		out.Up(ev)
+		return
+	}
+	body := ev.Msg.Body()
+	ev.Msg.Free()
+	if err := g.control(h[0], ev.Peer, body, ev.Now, out); err != nil {
+		g.c.malformed++
+	}
+}
+
+// cast handles a cast of the current view delivered by mnak.
+func (g *Gms) cast(ev stack.Event, out stack.Emitter) {
+	o := g.view.Rank(ev.Peer)
+	if g.answered > g.view.ID || o < 0 || ev.Seq != g.delivered[o]+1 {
+		// Flushing (the coordinator's install brings what is still
+		// due), or not this view's: drop.
+		g.c.dropped++
+		ev.Msg.Free()
+		return
+	}
+	g.delivered[o]++
+	g.kept[o] = append(g.kept[o], ev.Msg.AppendTo(nil))
+	out.Up(ev)
+}
+
+func (g *Gms) control(kind byte, from stack.Addr, body []byte, now time.Duration, out stack.Emitter) error {
+	switch kind {
+	case gmsBeat:
+		return nil
+	case gmsJoin:
+		who := stack.Addr(body)
+		if who == "" {
+			return errGms
+		}
+		if c := g.coordinator(); c != g.cfg.Local {
+			g.send(c, gmsJoin, body, now, out)
+			return nil
+		}
+		if g.view.Rank(who) < 0 {
+			g.joins[who] = true
+			g.maybeChange(now, out)
+		}
+		return nil
+	case gmsLeave:
+		if g.view.Rank(from) >= 0 {
+			g.leaves[from] = true
+			g.maybeChange(now, out)
+		}
+		return nil
+	case gmsFlush:
+		if len(body) != 8 {
+			return errGms
+		}
+		id := binary.BigEndian.Uint64(body)
+		g.maxID = max(g.maxID, id)
+		if id <= g.answered || id <= g.view.ID {
+			return nil
+		}
+		if g.proposal != nil && g.proposal.id < id {
+			g.proposal = nil // another coordinator's flush supersedes ours
+		}
+		g.answered = id
+		report := g.report(id)
+		wasBlocked := g.blocked
+		g.blocked = true
+		if !wasBlocked {
+			out.Up(stack.Event{Type: stack.EBlock, Now: now})
+		}
+		if from == g.cfg.Local {
+			return g.ok(from, report, now, out)
+		}
+		g.send(from, gmsOK, report, now, out)
+		return nil
+	case gmsOK:
+		return g.ok(from, body, now, out)
+	case gmsInstall:
+		return g.install(body, now, out)
+	}
+	return errGms
+}
+
+// report encodes this member's flush answer.
+func (g *Gms) report(id uint64) []byte {
+	b := binary.BigEndian.AppendUint64(nil, id)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(g.view.Members)))
+	for o := range g.view.Members {
+		b = binary.BigEndian.AppendUint64(b, g.delivered[o])
+		b = binary.BigEndian.AppendUint64(b, g.base[o])
+		b = binary.BigEndian.AppendUint32(b, uint32(len(g.kept[o])))
+		for _, c := range g.kept[o] {
+			b = binary.BigEndian.AppendUint32(b, uint32(len(c)))
+			b = append(b, c...)
+		}
+	}
+	return b
+}
+
+func decodeReport(b []byte) (id uint64, r gmsReport, err error) {
+	rd := reader{b: b}
+	id = rd.u64()
+	n := int(rd.u32())
+	if rd.err != nil || n > 1<<16 {
+		return 0, r, errGms
+	}
+	r.delivered, r.base, r.kept = make([]uint64, n), make([]uint64, n), make([][][]byte, n)
+	for o := 0; o < n; o++ {
+		r.delivered[o], r.base[o] = rd.u64(), rd.u64()
+		k := int(rd.u32())
+		if rd.err != nil || k > len(rd.b) || r.base[o]+uint64(k) != r.delivered[o] {
+			return 0, r, errGms
+		}
+		for i := 0; i < k; i++ {
+			r.kept[o] = append(r.kept[o], rd.bytes())
+		}
+	}
+	if rd.err != nil || len(rd.b) != 0 {
+		return 0, r, errGms
+	}
+	return id, r, nil
+}
+
+// ok collects a flush answer (coordinator).
+func (g *Gms) ok(from stack.Addr, body []byte, now time.Duration, out stack.Emitter) error {
+	id, r, err := decodeReport(body)
+	if err != nil {
+		return err
+	}
+	p := g.proposal
+	if p == nil || id != p.id || !slices.Contains(p.stay, from) || len(r.delivered) != len(g.view.Members) {
+		return nil
+	}
+	p.oks[from] = r
+	if len(p.oks) < len(p.stay) {
+		return nil
+	}
+	// Every member that stays answered: give each what it lacks.
+	n := len(g.view.Members)
+	target := make([]uint64, n)
+	union := make([]map[uint64][]byte, n)
+	for o := range union {
+		union[o] = map[uint64][]byte{}
+	}
+	for _, rep := range p.oks {
+		for o := 0; o < n; o++ {
+			target[o] = max(target[o], rep.delivered[o])
+			for i, c := range rep.kept[o] {
+				union[o][rep.base[o]+1+uint64(i)] = c
+			}
+		}
+	}
+	view := &stack.View{ID: p.id, By: g.cfg.Local, Members: p.members}
+	g.proposal = nil
+	for _, m := range append(slices.Clone(p.stay), p.leave...) {
+		var missing [][3]any
+		if rep, ok := p.oks[m]; ok {
+			for o := 0; o < n; o++ {
+				for s := rep.delivered[o] + 1; s <= target[o]; s++ {
+					missing = append(missing, [3]any{o, s, union[o][s]})
+				}
+			}
+		}
+		msg := encodeInstall(view, missing)
+		if m == g.cfg.Local {
+			defer g.install(msg, now, out) // after the others are sent
+			continue
+		}
+		g.send(m, gmsInstall, msg, now, out)
+	}
+	for _, m := range p.members {
+		if g.view.Rank(m) < 0 { // a joiner
+			g.send(m, gmsInstall, encodeInstall(view, nil), now, out)
+		}
+	}
+	return nil
+}
+
+func encodeInstall(v *stack.View, casts [][3]any) []byte {
+	b := binary.BigEndian.AppendUint64(nil, v.ID)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(v.By)))
+	b = append(b, v.By...)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(v.Members)))
+	for _, m := range v.Members {
+		b = binary.BigEndian.AppendUint32(b, uint32(len(m)))
+		b = append(b, m...)
+	}
+	b = binary.BigEndian.AppendUint32(b, uint32(len(casts)))
+	for _, c := range casts {
+		b = binary.BigEndian.AppendUint32(b, uint32(c[0].(int)))
+		b = binary.BigEndian.AppendUint64(b, c[1].(uint64))
+		data := c[2].([]byte)
+		b = binary.BigEndian.AppendUint32(b, uint32(len(data)))
+		b = append(b, data...)
+	}
+	return b
+}
+
+// install delivers what the old view still owes this member, then the new
+// view.
+func (g *Gms) install(body []byte, now time.Duration, out stack.Emitter) error {
+	rd := reader{b: body}
+	id := rd.u64()
+	by := stack.Addr(rd.bytes())
+	n := int(rd.u32())
+	if rd.err != nil || n > 1<<16 || n > len(rd.b) {
+		return errGms
+	}
+	members := make([]stack.Addr, n)
+	for i := range members {
+		members[i] = stack.Addr(rd.bytes())
+	}
+	k := int(rd.u32())
+	if rd.err != nil || k > len(rd.b) {
+		return errGms
+	}
+	type due struct {
+		o    int
+		s    uint64
+		data []byte
+	}
+	casts := make([]due, k)
+	for i := range casts {
+		casts[i].o, casts[i].s = int(rd.u32()), rd.u64()
+		casts[i].data = rd.bytes()
+	}
+	if rd.err != nil || len(rd.b) != 0 {
+		return errGms
+	}
+	if id <= g.view.ID && g.joined {
+		return nil // stale
+	}
+	old := g.view
+	// Settle the new state before emitting anything.
+	var deliveries []stack.Event
+	for _, c := range casts {
+		if c.o < 0 || c.o >= len(old.Members) || !g.joined {
+			continue
+		}
+		deliveries = append(deliveries, stack.Event{Type: stack.EDeliver, Peer: old.Members[c.o], Seq: c.s, Msg: stack.Received(c.data), Now: now})
+	}
+	view := &stack.View{ID: id, By: by, Members: members}
+	g.setView(view, now)
+	g.joined = true
+	g.c.views++
+	queued := g.queue
+	g.queue = nil
+	exit := g.self < 0
+	g.exited = exit
+	for _, d := range deliveries {
+		out.Up(d)
+	}
+	out.Up(stack.Event{Type: stack.EView, View: view, Now: now})
+	out.Down(stack.Event{Type: stack.EView, View: view, Now: now})
+	if exit {
+		out.Up(stack.Event{Type: stack.EExit, Now: now})
+		for _, q := range queued {
+			q.Msg.Free()
+		}
+		return nil
+	}
+	for _, q := range queued {
+		q.Now = now
+		g.Down(q, out)
+	}
+	return nil
+}
+
+// maybeChange starts a view change if this member coordinates and the
+// membership should change.
+func (g *Gms) maybeChange(now time.Duration, out stack.Emitter) {
+	if g.coordinator() != g.cfg.Local || !g.joined || g.exited {
+		return
+	}
+	var stay, leave []stack.Addr
+	for _, m := range g.view.Members {
+		switch {
+		case g.suspects[m]:
+		case g.leaves[m]:
+			leave = append(leave, m)
+		default:
+			stay = append(stay, m)
+		}
+	}
+	var joins []stack.Addr
+	for a := range g.joins {
+		joins = append(joins, a)
+	}
+	slices.Sort(joins)
+	members := append(slices.Clone(stay), joins...)
+	if len(stay) == len(g.view.Members) && len(joins) == 0 {
+		return // nothing changes
+	}
+	if p := g.proposal; p != nil && slices.Equal(p.members, members) {
+		return // already under way
+	}
+	if len(members) == 0 {
+		// The last member leaves.
+		g.exited = true
+		out.Up(stack.Event{Type: stack.EExit, Now: now})
+		return
+	}
+	g.maxID++
+	g.c.flushes++
+	p := &gmsProposal{id: g.maxID, members: members, stay: stay, leave: leave, oks: map[stack.Addr]gmsReport{}}
+	g.proposal = p
+	for _, m := range stay {
+		body := binary.BigEndian.AppendUint64(nil, p.id)
+		if m == g.cfg.Local {
+			defer g.control(gmsFlush, m, body, now, out)
+			continue
+		}
+		g.send(m, gmsFlush, body, now, out)
+	}
+}
+
+func (g *Gms) tick(now time.Duration, out stack.Emitter) {
+	g.arm(now, out)
+	if !g.joined {
+		if g.cfg.Contact != "" {
+			g.send(g.cfg.Contact, gmsJoin, []byte(g.cfg.Local), now, out)
+		}
+		return
+	}
+	for _, m := range g.view.Members {
+		if m == g.cfg.Local || g.suspects[m] {
+			continue
+		}
+		if now-g.heard[m] > g.cfg.SuspectAfter {
+			g.suspects[m] = true
+			g.c.suspicions++
+			continue
+		}
+		g.send(m, gmsBeat, binary.BigEndian.AppendUint64(nil, g.view.ID), now, out)
+	}
+	if g.leaving && g.coordinator() != g.cfg.Local {
+		g.send(g.coordinator(), gmsLeave, nil, now, out)
+	}
+	if p := g.proposal; p != nil {
+		for _, m := range p.stay {
+			if g.suspects[m] {
+				g.proposal = nil // a member that should answer failed: start again
+				break
+			}
+		}
+	}
+	g.maybeChange(now, out)
+}
+
+// View is the current view (for tests and the group API).
+func (g *Gms) View() *stack.View { return g.view }
+
+// Counters implements stack.Counted.
+func (g *Gms) Counters() []stack.Counter {
+	return []stack.Counter{stack.C("views", g.c.views), stack.C("flushes", g.c.flushes), stack.C("suspicions", g.c.suspicions),
+		stack.C("dropped_while_flushing", g.c.dropped), stack.C("malformed", g.c.malformed), stack.C("view_id", g.view.ID)}
+}
+
+// reader decodes the big-endian bodies of gms messages; errors stick.
+type reader struct {
+	b   []byte
+	err error
+}
+
+func (r *reader) u64() uint64 {
+	if len(r.b) < 8 {
+		r.err = errGms
+		return 0
+	}
+	v := binary.BigEndian.Uint64(r.b)
+	r.b = r.b[8:]
+	return v
+}
+
+func (r *reader) u32() uint32 {
+	if len(r.b) < 4 {
+		r.err = errGms
+		return 0
+	}
+	v := binary.BigEndian.Uint32(r.b)
+	r.b = r.b[4:]
+	return v
+}
+
+func (r *reader) bytes() []byte {
+	n := int(r.u32())
+	if r.err != nil || n > len(r.b) {
+		r.err = errGms
+		return nil
+	}
+	v := r.b[:n:n]
+	r.b = r.b[n:]
+	return v
+}

@@ -1,0 +1,244 @@
+package layers
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"testing"
+	"time"
+
+	"strata/stack"
+)
+
+type viewKey struct {
+	id uint64
+	by stack.Addr
+}
+
+func keyOf(v *stack.View) viewKey { return viewKey{v.ID, v.By} }
+
+// vsyncLog is what one process saw: views and deliveries, in order.
+type vsyncLog struct {
+	views  []*stack.View
+	in     map[viewKey][][]byte // view -> deliveries in that view, in order
+	viewID viewKey
+	dead   bool
+}
+
+func (l *vsyncLog) deliver(b []byte) {
+	if !l.dead {
+		l.in[l.viewID] = append(l.in[l.viewID], bytes.Clone(b))
+	}
+}
+
+func (l *vsyncLog) view(v *stack.View) {
+	if !l.dead {
+		l.views = append(l.views, v)
+		l.viewID = keyOf(v)
+	}
+}
+
+func (l *vsyncLog) current() *stack.View {
+	if len(l.views) == 0 {
+		return nil
+	}
+	return l.views[len(l.views)-1]
+}
+
+// vsyncRun: a group of 3-5 members on a faulty simulated network casts
+// random messages (total order); one member crashes (sometimes the
+// coordinator), a new process joins through a random member, casts go on.
+// Checks: members that install a view ID agree on its members; members
+// that move together from one view to the next delivered the same casts in
+// the same order in it; no cast is delivered twice; every surviving member
+// ends in the same view (the survivors and the joiner) and delivers the
+// casts made there.
+func vsyncRun(t *testing.T, seed uint64, opts stack.NodeOptions) error {
+	rng := rand.New(rand.NewPCG(seed, 11))
+	n := 3 + rng.IntN(3)
+	members := simMembers(n)
+	cfg := stack.Config{Members: members, Heartbeat: 10 * time.Millisecond, SuspectAfter: 500 * time.Millisecond,
+		StatusEvery: 10 * time.Millisecond, GossipEvery: 20 * time.Millisecond, RTO: 10 * time.Millisecond, MaxRTO: 100 * time.Millisecond}
+	c := newCluster(t, seed, n, "Total,Membership", cfg, opts)
+	faults := randomFaults(rng)
+	faults.Loss /= 3
+	c.net.SetDefault(faults)
+	logs := map[stack.Addr]*vsyncLog{}
+	watch := func(a stack.Addr, nd *stack.Node, initial *stack.View) {
+		l := &vsyncLog{in: map[viewKey][][]byte{}}
+		if initial != nil {
+			l.view(initial)
+		}
+		logs[a] = l
+		nd.OnDeliver(func(_ stack.Addr, b []byte) { l.deliver(b) })
+		nd.OnEvent(func(ev stack.Event) {
+			if ev.Type == stack.EView {
+				l.view(ev.View)
+			}
+		})
+	}
+	for _, a := range members {
+		watch(a, c.nodes[a], &stack.View{ID: 1, Members: members})
+	}
+	live := slices.Clone(members)
+	counter := 0
+	castFrom := func(a stack.Addr) {
+		counter++
+		b := []byte(fmt.Sprintf("%s#%d#%d", a, counter, rng.IntN(1000)))
+		c.nodes[a].Cast(b)
+	}
+	crashAt, joinAt := 5+rng.IntN(20), 10+rng.IntN(20)
+	victim := members[rng.IntN(n)]
+	joiner := stack.Addr("sim:j")
+	for step := 0; step < 40; step++ {
+		castFrom(live[rng.IntN(len(live))])
+		c.net.Run(time.Duration(rng.IntN(6)) * time.Millisecond)
+		if step == crashAt {
+			c.net.Crash(victim)
+			c.nodes[victim].Close()
+			logs[victim].dead = true
+			live = slices.DeleteFunc(live, func(a stack.Addr) bool { return a == victim })
+		}
+		if step == joinAt {
+			tr, err := c.net.Endpoint(joiner)
+			if err != nil {
+				return err
+			}
+			jc := cfg
+			// The contact is a member that will not crash (a joiner whose
+			// only contact died would wait for ever).
+			contacts := slices.DeleteFunc(slices.Clone(live), func(a stack.Addr) bool { return a == victim })
+			jc.Local, jc.Members, jc.Contact = joiner, nil, contacts[rng.IntN(len(contacts))]
+			jc.Epoch = uint64(c.net.Now()) + 1
+			nd := stack.NewNode(tr, c.net.Clock(), Build(c.specs, jc), opts)
+			c.nodes[joiner] = nd
+			watch(joiner, nd, nil)
+			live = append(live, joiner)
+		}
+	}
+	// Settle: every live process in one view of exactly the live ones.
+	settled := func() bool {
+		var v *stack.View
+		for _, a := range live {
+			cur := logs[a].current()
+			if cur == nil || (v != nil && keyOf(cur) != keyOf(v)) {
+				return false
+			}
+			v = cur
+		}
+		got := slices.Clone(v.Members)
+		want := slices.Clone(live)
+		slices.Sort(got)
+		slices.Sort(want)
+		return slices.Equal(got, want)
+	}
+	if !c.net.RunUntil(settled, 5*time.Minute) {
+		for _, a := range live {
+			t.Logf("%s: views %v; counters %v", a, viewIDs(logs[a]), c.nodes[a].Counters())
+		}
+		return fmt.Errorf("the live processes %v never settled in one view of themselves", live)
+	}
+	final := keyOf(logs[live[0]].current())
+	for _, a := range live {
+		castFrom(a)
+	}
+	allFinal := func() bool {
+		for _, a := range live {
+			if len(logs[a].in[final]) < len(live) {
+				return false
+			}
+		}
+		return true
+	}
+	if !c.net.RunUntil(allFinal, 5*time.Minute) {
+		for _, a := range live {
+			t.Logf("%s: views %v, %d in final; counters %v", a, viewIDs(logs[a]), len(logs[a].in[final]), c.nodes[a].Counters())
+		}
+		return fmt.Errorf("casts in the final view %v were not all delivered", final)
+	}
+	c.net.Run(2 * time.Second)
+	return checkVsync(logs)
+}
+
+func viewList(l *vsyncLog) []string {
+	var out []string
+	for _, v := range l.views {
+		out = append(out, fmt.Sprint(v.ID, v.By, v.Members))
+	}
+	return out
+}
+
+func viewIDs(l *vsyncLog) []uint64 {
+	var out []uint64
+	for _, v := range l.views {
+		out = append(out, v.ID)
+	}
+	return out
+}
+
+func checkVsync(logs map[stack.Addr]*vsyncLog) error {
+	byID := map[viewKey]*stack.View{}
+	seen := map[stack.Addr]map[string]bool{}
+	for a, l := range logs {
+		seen[a] = map[string]bool{}
+		for _, v := range l.views {
+			if w, ok := byID[keyOf(v)]; ok && !slices.Equal(w.Members, v.Members) {
+				return fmt.Errorf("view %v: %v at one process, %v at %s", keyOf(v), w.Members, v.Members, a)
+			}
+			byID[keyOf(v)] = v
+		}
+		for _, ds := range l.in {
+			for _, d := range ds {
+				if seen[a][string(d)] {
+					return fmt.Errorf("%s delivered %q twice", a, d)
+				}
+				seen[a][string(d)] = true
+			}
+		}
+	}
+	// Members moving together from view v to the same next view delivered
+	// the same sequence in v.
+	next := func(l *vsyncLog, k viewKey) viewKey {
+		for i, v := range l.views {
+			if keyOf(v) == k && i+1 < len(l.views) {
+				return keyOf(l.views[i+1])
+			}
+		}
+		return viewKey{}
+	}
+	for a, la := range logs {
+		for b, lb := range logs {
+			if a >= b {
+				continue
+			}
+			for _, v := range la.views {
+				na, nb := next(la, keyOf(v)), next(lb, keyOf(v))
+				if na == (viewKey{}) || na != nb {
+					continue
+				}
+				da, db := la.in[keyOf(v)], lb.in[keyOf(v)]
+				if len(da) != len(db) {
+					return fmt.Errorf("%s and %s moved together from view %v to %v but delivered %d and %d casts in it:\n%q\n%q\nviews %v / %v", a, b, keyOf(v), na, len(da), len(db), da, db, viewList(la), viewList(lb))
+				}
+				for i := range da {
+					if !bytes.Equal(da[i], db[i]) {
+						return fmt.Errorf("%s and %s moved together from view %v to %v but their delivery %d in it differs: %q vs %q", a, b, keyOf(v), na, i, da[i], db[i])
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// TestVirtualSynchrony runs vsyncRun on many seeds, in both compositions.
+func TestVirtualSynchrony(t *testing.T) {
+	for _, seed := range seeds(t, 20) {
+		for _, functional := range []bool{false, true} {
+			if err := vsyncRun(t, seed, stack.NodeOptions{Functional: functional}); err != nil {
+				t.Fatalf("seed %d functional=%v (replay: STRATA_SIM_SEED=%d go test ./stack/layers -run %s): %v", seed, functional, seed, t.Name(), err)
+			}
+		}
+	}
+}
