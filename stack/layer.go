@@ -73,6 +73,7 @@ type Config struct {
 	StatusEvery time.Duration // mnak: status and nak interval
 	GossipEvery time.Duration // stable: delivery-vector gossip interval
 	// Membership (gms).
+	Group        string        // the group's name: joins for another name are refused
 	Contact      Addr          // a member to ask to join through; "" starts a group (Members, or just Local)
 	Heartbeat    time.Duration // gms: heartbeat interval
 	SuspectAfter time.Duration // gms: silence after which a member is suspected (and removed)

@@ -28,7 +28,10 @@ type Handler func(from Addr, req []byte) []byte
 // Node runs one stack over a transport and a clock: it is the thin driver
 // that does the I/O the layers describe. Everything the stack emits at the
 // top is dispatched to the application after the stack has finished
-// processing, outside the node's lock, so callbacks may call back in.
+// processing, outside the node's lock, so callbacks may call back in, and
+// in the order the stack emitted it, whichever goroutines injected the
+// events (one goroutine at a time dispatches). Callbacks must not block
+// waiting for the node (e.g. a blocking Call from inside a callback).
 type Node struct {
 	mu       sync.Mutex
 	run      Runner
@@ -36,6 +39,11 @@ type Node struct {
 	clock    Clock
 	vec      [][]byte
 	out      []Event // top events of the current injection
+	// Events for the application, handed over by one goroutine at a time
+	// in the order the stack produced them (see inject).
+	pending     []Event
+	spareEv     []Event
+	dispatching bool
 	timerAt  time.Duration
 	timerGen uint64
 	stop     func() bool
@@ -161,6 +169,10 @@ func (n *Node) Cast(payload ...[]byte) error {
 	return n.inject(Down, Event{Type: ECast, Msg: NewMsg(payload...)})
 }
 
+// Leave asks the group layers to take this member out of its group; the
+// stack reports EExit once it is out.
+func (n *Node) Leave() error { return n.inject(Down, Event{Type: ELeave}) }
+
 // CallAsync sends an RPC request and calls cb exactly once with the reply
 // or an error (ErrTimeout after timeout, ErrCanceled after Cancel). It
 // returns the call's id.
@@ -256,18 +268,32 @@ func (n *Node) inject(dir Dir, ev Event) error {
 	}
 	ev.Now = n.clock.Now()
 	n.run.Inject(dir, ev)
-	out := n.out
-	n.out = nil
-	if len(out) == 0 {
+	n.pending = append(n.pending, n.out...)
+	clear(n.out)
+	n.out = n.out[:0]
+	if n.dispatching || len(n.pending) == 0 {
+		// Another goroutine is handing events to the application; it
+		// takes these too, after the ones before them.
 		n.flushLocked()
 		return nil
 	}
-	n.batching++ // dispatching may send more: one flush for all of it
-	n.mu.Unlock()
-	for _, e := range out {
-		n.dispatch(e)
+	// This goroutine hands what reaches the top to the application, in
+	// the order the stack produced it, outside the lock (callbacks may
+	// call back in); what they send is flushed once, bundled.
+	n.dispatching = true
+	n.batching++
+	for len(n.pending) > 0 {
+		evs := n.pending
+		n.pending = n.spareEv[:0]
+		n.mu.Unlock()
+		for _, e := range evs {
+			n.dispatch(e)
+		}
+		n.mu.Lock()
+		clear(evs)
+		n.spareEv = evs[:0]
 	}
-	n.mu.Lock()
+	n.dispatching = false
 	n.batching--
 	n.flushLocked()
 	return nil

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"strata/stack"
@@ -13,8 +14,9 @@ import (
 //
 //	0 pass     casts and other layers' messages, unchanged
 //	1 beat     heartbeat (body: view ID)
-//	2 join     a process asks to join (body: its address); a member that
-//	           is not the coordinator forwards it to the coordinator
+//	2 join     a process asks to join (body: its address, a zero byte, the
+//	           group's name); a member that is not the coordinator forwards
+//	           it to the coordinator; a join for another group is refused
 //	3 leave    a member asks to leave
 //	4 flush    coordinator to the members that stay: flush ID
 //	5 ok       member to coordinator: flush ID, then per member of the old
@@ -79,7 +81,7 @@ type Gms struct {
 	leaves   map[stack.Addr]bool
 	proposal *gmsProposal
 
-	c struct{ views, flushes, suspicions, dropped, malformed uint64 }
+	c struct{ views, flushes, suspicions, dropped, malformed, refused uint64 }
 }
 
 type gmsProposal struct {
@@ -294,9 +296,14 @@ func (g *Gms) control(kind byte, from stack.Addr, body []byte, now time.Duration
 	case gmsBeat:
 		return nil
 	case gmsJoin:
-		who := stack.Addr(body)
-		if who == "" {
+		addr, group, ok := strings.Cut(string(body), "\x00")
+		who := stack.Addr(addr)
+		if who == "" || !ok {
 			return errGms
+		}
+		if group != g.cfg.Group {
+			g.c.refused++
+			return nil
 		}
 		if c := g.coordinator(); c != g.cfg.Local {
 			g.send(c, gmsJoin, body, now, out)
@@ -582,7 +589,7 @@ func (g *Gms) tick(now time.Duration, out stack.Emitter) {
 	g.arm(now, out)
 	if !g.joined {
 		if g.cfg.Contact != "" {
-			g.send(g.cfg.Contact, gmsJoin, []byte(g.cfg.Local), now, out)
+			g.send(g.cfg.Contact, gmsJoin, []byte(string(g.cfg.Local)+"\x00"+g.cfg.Group), now, out)
 		}
 		return
 	}
@@ -617,7 +624,7 @@ func (g *Gms) View() *stack.View { return g.view }
 // Counters implements stack.Counted.
 func (g *Gms) Counters() []stack.Counter {
 	return []stack.Counter{stack.C("views", g.c.views), stack.C("flushes", g.c.flushes), stack.C("suspicions", g.c.suspicions),
-		stack.C("dropped_while_flushing", g.c.dropped), stack.C("malformed", g.c.malformed), stack.C("view_id", g.view.ID)}
+		stack.C("dropped_while_flushing", g.c.dropped), stack.C("malformed", g.c.malformed), stack.C("joins_refused", g.c.refused), stack.C("view_id", g.view.ID)}
 }
 
 // reader decodes the big-endian bodies of gms messages; errors stick.

@@ -242,3 +242,78 @@ func TestVirtualSynchrony(t *testing.T) {
 		}
 	}
 }
+
+// TestTotalOrderAfterJoins: a group grown by joins (one through a member
+// that is not the coordinator) delivers the same sequence everywhere.
+func TestTotalOrderAfterJoins(t *testing.T) {
+	for _, seed := range seeds(t, 10) {
+		for _, functional := range []bool{false, true} {
+			if err := joinsRun(t, seed, stack.NodeOptions{Functional: functional}); err != nil {
+				t.Fatalf("seed %d functional=%v (replay: STRATA_SIM_SEED=%d go test ./stack/layers -run %s): %v", seed, functional, seed, t.Name(), err)
+			}
+		}
+	}
+}
+
+func joinsRun(t *testing.T, seed uint64, opts stack.NodeOptions) error {
+	rng := rand.New(rand.NewPCG(seed, 13))
+	c := newCluster(t, seed, 0, "Total,Membership", stack.Config{}, opts)
+	c.net.SetDefault(randomFaults(rng))
+	addrs := simMembers(3)
+	logs := map[stack.Addr]*vsyncLog{}
+	for i, a := range addrs {
+		tr, err := c.net.Endpoint(a)
+		if err != nil {
+			return err
+		}
+		cfg := stack.Config{Local: a, Epoch: 1, Group: "g", Heartbeat: 10 * time.Millisecond, SuspectAfter: time.Second,
+			StatusEvery: 10 * time.Millisecond, GossipEvery: 20 * time.Millisecond, RTO: 10 * time.Millisecond, MaxRTO: 100 * time.Millisecond}
+		if i > 0 {
+			cfg.Contact = addrs[i-1]
+		}
+		nd := stack.NewNode(tr, c.net.Clock(), Build(c.specs, cfg), opts)
+		c.nodes[a] = nd
+		l := &vsyncLog{in: map[viewKey][][]byte{}}
+		logs[a] = l
+		nd.OnDeliver(func(_ stack.Addr, b []byte) { l.deliver(b) })
+		nd.OnEvent(func(ev stack.Event) {
+			if ev.Type == stack.EView {
+				l.view(ev.View)
+			}
+		})
+	}
+	if !c.net.RunUntil(func() bool {
+		for _, a := range addrs {
+			if v := logs[a].current(); v == nil || len(v.Members) != 3 {
+				return false
+			}
+		}
+		return true
+	}, time.Minute) {
+		return fmt.Errorf("the three never formed one view")
+	}
+	final := keyOf(logs[addrs[0]].current())
+	const per = 20
+	for i := 0; i < per; i++ {
+		for k, a := range addrs {
+			c.nodes[a].Cast([]byte(fmt.Sprintf("%d-%d", k, i)))
+		}
+		c.net.Run(time.Duration(rng.IntN(3)) * time.Millisecond)
+	}
+	if !c.net.RunUntil(func() bool {
+		for _, a := range addrs {
+			if len(logs[a].in[final]) < 3*per {
+				return false
+			}
+		}
+		return true
+	}, time.Minute) {
+		return fmt.Errorf("casts not all delivered")
+	}
+	for _, a := range addrs[1:] {
+		if !slices.EqualFunc(logs[a].in[final], logs[addrs[0]].in[final], bytes.Equal) {
+			return fmt.Errorf("%s's order differs from %s's:\n%q\n%q", a, addrs[0], logs[a].in[final], logs[addrs[0]].in[final])
+		}
+	}
+	return nil
+}

@@ -1,0 +1,126 @@
+package group
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	"strata/stack"
+)
+
+func opts(contact stack.Addr) Options {
+	return Options{Contact: string(contact), Heartbeat: 20 * time.Millisecond, SuspectAfter: 600 * time.Millisecond}
+}
+
+// next returns the next event of kind k, skipping others (collecting
+// messages into msgs if non-nil).
+func next(t *testing.T, m *Member, k Kind, msgs *[]string) Event {
+	t.Helper()
+	timeout := time.After(20 * time.Second)
+	for {
+		select {
+		case ev, ok := <-m.Events():
+			if !ok {
+				t.Fatalf("%s: events closed while waiting for kind %d", m.Addr(), k)
+			}
+			if ev.Kind == Message && msgs != nil {
+				*msgs = append(*msgs, string(ev.Body))
+			}
+			if ev.Kind == k {
+				return ev
+			}
+		case <-timeout:
+			t.Fatalf("%s: no event of kind %d", m.Addr(), k)
+		}
+	}
+}
+
+func waitView(t *testing.T, m *Member, size int) *stack.View {
+	t.Helper()
+	for {
+		v := next(t, m, View, nil).View
+		if len(v.Members) == size {
+			return v
+		}
+	}
+}
+
+// Three processes on real UDP sockets join one group, cast concurrently
+// and deliver the same sequence; one leaves, one crashes, and the last sees
+// views without them.
+func TestGroupOverUDP(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	a, err := Join(ctx, "chat", opts(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Join(ctx, "chat", opts(a.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	c, err := Join(ctx, "chat", opts(b.Addr())) // through a non-coordinator
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	members := []*Member{a, b, c}
+	var v *stack.View
+	for _, m := range members {
+		v = waitView(t, m, 3)
+	}
+	if got := v.Members; !slices.Equal(got, []stack.Addr{a.Addr(), b.Addr(), c.Addr()}) {
+		t.Fatalf("view %v", got)
+	}
+	// A process that names another group is not let in.
+	sctx, scancel := context.WithTimeout(ctx, 300*time.Millisecond)
+	if s, err := Join(sctx, "other", Options{Contact: string(a.Addr())}); err == nil {
+		s.Close()
+		t.Fatal("a process joined group \"chat\" under another name")
+	}
+	scancel()
+
+	const per = 30
+	for i := 0; i < per; i++ {
+		for k, m := range members {
+			if err := m.Cast([]byte(fmt.Sprintf("%d-%d", k, i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	seqs := make([][]string, 3)
+	for k, m := range members {
+		for len(seqs[k]) < 3*per {
+			ev := next(t, m, Message, nil)
+			seqs[k] = append(seqs[k], string(ev.Body))
+		}
+	}
+	for k := 1; k < 3; k++ {
+		if !slices.Equal(seqs[k], seqs[0]) {
+			t.Fatalf("member %d delivered another order:\n%v\n%v", k, seqs[k], seqs[0])
+		}
+	}
+
+	// c leaves; a and b see a view of two.
+	if err := c.Leave(ctx); err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range []*Member{a, b} {
+		waitView(t, m, 2)
+	}
+	// b crashes; a is left alone.
+	b.Close()
+	if v := waitView(t, a, 1); v.Members[0] != a.Addr() {
+		t.Fatalf("last view %v", v.Members)
+	}
+	if err := a.Cast([]byte("alone")); err != nil {
+		t.Fatal(err)
+	}
+	if ev := next(t, a, Message, nil); string(ev.Body) != "alone" {
+		t.Fatalf("got %q", ev.Body)
+	}
+}
