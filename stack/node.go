@@ -33,24 +33,24 @@ type Handler func(from Addr, req []byte) []byte
 // events (one goroutine at a time dispatches). Callbacks must not block
 // waiting for the node (e.g. a blocking Call from inside a callback).
 type Node struct {
-	mu       sync.Mutex
-	run      Runner
-	tr       Transport
-	clock    Clock
-	vec      [][]byte
-	out      []Event // top events of the current injection
+	mu    sync.Mutex
+	run   Runner
+	tr    Transport
+	clock Clock
+	vec   [][]byte
+	out   []Event // top events of the current injection
 	// Events for the application, handed over by one goroutine at a time
 	// in the order the stack produced them (see inject).
 	pending     []Event
 	spareEv     []Event
 	dispatching bool
-	timerAt  time.Duration
-	timerGen uint64
-	stop     func() bool
-	nextID   uint64
-	calls    map[uint64]func([]byte, error)
-	closed   bool
-	sendErrs atomic.Uint64 // transport sends that failed
+	timerAt     time.Duration
+	timerGen    uint64
+	stop        func() bool
+	nextID      uint64
+	calls       map[uint64]func([]byte, error)
+	closed      bool
+	sendErrs    atomic.Uint64 // transport sends that failed
 
 	// The send queue (see flush): frames the stack emitted, sent by one
 	// goroutine at a time outside the lock, bundled per peer.

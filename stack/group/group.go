@@ -103,7 +103,9 @@ func Join(ctx context.Context, group string, opt Options) (*Member, error) {
 	}
 	node := stack.NewNode(tr, stack.NewRealClock(), layers.Build(ch.Specs, cfg), stack.NodeOptions{})
 	m.node = node
-	node.OnDeliver(func(from stack.Addr, body []byte) { m.push(Event{Kind: Message, From: from, Body: append([]byte(nil), body...)}) })
+	node.OnDeliver(func(from stack.Addr, body []byte) {
+		m.push(Event{Kind: Message, From: from, Body: append([]byte(nil), body...)})
+	})
 	node.OnEvent(func(ev stack.Event) {
 		switch ev.Type {
 		case stack.EView:
