@@ -17,7 +17,7 @@ func stackCmd() *cobra.Command {
 		Use:   "stack",
 		Short: "Layered protocol stacks (Ensemble design): configure, inspect, trace",
 	}
-	c.AddCommand(stackShowCmd(), stackTraceCmd(), stackServeCmd(), stackCallCmd())
+	c.AddCommand(stackShowCmd(), stackTraceCmd(), stackServeCmd(), stackCallCmd(), stackChatCmd())
 	return c
 }
 
