@@ -47,8 +47,9 @@ func (l *vsyncLog) current() *stack.View {
 }
 
 // vsyncRun: a group of 3-5 members on a faulty simulated network casts
-// random messages (total order); one member crashes (sometimes the
-// coordinator), a new process joins through a random member, casts go on.
+// random messages (total order); one member crashes or is partitioned away
+// (sometimes the coordinator), a new process joins through a random
+// member, casts go on.
 // Checks: members that install a view ID agree on its members; members
 // that move together from one view to the next delivered the same casts in
 // the same order in it; no cast is delivered twice; every surviving member
@@ -90,14 +91,31 @@ func vsyncRun(t *testing.T, seed uint64, opts stack.NodeOptions) error {
 	}
 	crashAt, joinAt := 5+rng.IntN(20), 10+rng.IntN(20)
 	victim := members[rng.IntN(n)]
+	partition := rng.IntN(2) == 0
 	joiner := stack.Addr("sim:j")
 	for step := 0; step < 40; step++ {
 		castFrom(live[rng.IntN(len(live))])
 		c.net.Run(time.Duration(rng.IntN(6)) * time.Millisecond)
 		if step == crashAt {
-			c.net.Crash(victim)
-			c.nodes[victim].Close()
-			logs[victim].dead = true
+			if partition {
+				// The victim stays up but is cut off: it goes on alone
+				// in views of its own (checked for safety; partitions
+				// are not merged, so not for liveness).
+				var rest []stack.Addr
+				for a := range c.nodes {
+					if a != victim {
+						rest = append(rest, a)
+					}
+				}
+				if !slices.Contains(rest, joiner) {
+					rest = append(rest, joiner)
+				}
+				c.net.Partition([]stack.Addr{victim}, rest)
+			} else {
+				c.net.Crash(victim)
+				c.nodes[victim].Close()
+				logs[victim].dead = true
+			}
 			live = slices.DeleteFunc(live, func(a stack.Addr) bool { return a == victim })
 		}
 		if step == joinAt {
