@@ -136,6 +136,10 @@ func (m *Msg) Body() []byte {
 	return out
 }
 
+// Bytes returns a copy of the whole message (headers and payload) in one
+// allocation of exactly its length.
+func (m *Msg) Bytes() []byte { return m.AppendTo(make([]byte, 0, m.Len())) }
+
 // AppendTo appends the whole message (headers and payload) to b.
 func (m *Msg) AppendTo(b []byte) []byte {
 	b = append(b, m.buf[m.head:]...)

@@ -103,9 +103,9 @@ func Join(ctx context.Context, group string, opt Options) (*Member, error) {
 	}
 	node := stack.NewNode(tr, stack.NewRealClock(), layers.Build(ch.Specs, cfg), stack.NodeOptions{})
 	m.node = node
-	node.OnDeliver(func(from stack.Addr, body []byte) {
-		m.push(Event{Kind: Message, From: from, Body: append([]byte(nil), body...)})
-	})
+	// A delivered body is the received datagram's own memory (or a copy
+	// the stack made), which nothing else uses: no copy needed.
+	node.OnDeliver(func(from stack.Addr, body []byte) { m.push(Event{Kind: Message, From: from, Body: body}) })
 	node.OnEvent(func(ev stack.Event) {
 		switch ev.Type {
 		case stack.EView:

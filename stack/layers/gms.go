@@ -287,7 +287,7 @@ func (g *Gms) cast(ev stack.Event, out stack.Emitter) {
 		return
 	}
 	g.delivered[o]++
-	g.kept[o] = append(g.kept[o], ev.Msg.AppendTo(nil))
+	g.kept[o] = append(g.kept[o], ev.Msg.Bytes())
 	out.Up(ev)
 }
 

@@ -32,7 +32,7 @@ func (l *Local) Down(ev stack.Event, out stack.Emitter) {
 		return
 	}
 	// The copy is taken before the cast goes down, where it is freed.
-	own := stack.Received(ev.Msg.AppendTo(nil))
+	own := stack.Received(ev.Msg.Bytes())
 	l.sent++
 	l.c.looped++
 	now := ev.Now

@@ -148,7 +148,7 @@ func (m *Mnak) cast(ev stack.Event, out stack.Emitter) {
 	}
 	m.sent++
 	m.c.casts++
-	data := ev.Msg.AppendTo(nil) // kept until stable; the event's Msg is freed below
+	data := ev.Msg.Bytes() // kept until stable; the event's Msg is freed below
 	ev.Msg.Free()
 	m.out = append(m.out, data)
 	for i, a := range m.members {
