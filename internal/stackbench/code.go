@@ -14,6 +14,7 @@ import (
 
 // CodeResult is the cost of one message through the stack, without I/O.
 type CodeResult struct {
+	Stack      string  `json:"stack"` // "pt2pt" (bottom, pt2pt, top) or "group" (Total,Membership: 9 layers)
 	Size       int     `json:"size"`
 	Functional bool    `json:"functional"`
 	DownNs     float64 `json:"down_ns"` // sender: application to wire
@@ -95,7 +96,7 @@ func CodeLatency(size, n int, functional bool) CodeResult {
 	}
 	per := func(d time.Duration) float64 { return max(float64(d-over)/float64(n), 0) }
 	return CodeResult{
-		Size: size, Functional: functional,
+		Stack: "pt2pt", Size: size, Functional: functional,
 		DownNs: per(down), UpNs: per(up), AckNs: per(ack),
 		AllocsOp:  float64(ms1.Mallocs-ms0.Mallocs) / float64(n),
 		Delivered: fb.got - before,

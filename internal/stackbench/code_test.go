@@ -15,3 +15,13 @@ func TestCodeLatencyDelivers(t *testing.T) {
 		}
 	}
 }
+
+func TestGroupCodeLatencyDelivers(t *testing.T) {
+	for _, fn := range []bool{false, true} {
+		r := GroupCodeLatency(100, 3000, fn)
+		// b delivers every cast (a's own delivery is not counted at b).
+		if r.Delivered != 3000 {
+			t.Fatalf("functional=%v: b delivered %d of 3000 casts", fn, r.Delivered)
+		}
+	}
+}
