@@ -27,6 +27,7 @@ const (
 	Stability    Prop = "Stability"    // the stack learns which casts every member delivered (EStable); buffers are collected
 	SelfDelivery Prop = "SelfDelivery" // a member's own casts are delivered to it too
 	Total        Prop = "Total"        // every member delivers the casts in one and the same order
+	CastFlow     Prop = "CastFlow"     // a member's unstable casts are bounded (multicast flow control)
 	Membership   Prop = "Membership"   // views: members join, leave and are removed when they fail (EView)
 	Vsync        Prop = "Vsync"        // virtual synchrony: members that move together from a view to the next delivered the same casts in it
 )
@@ -72,6 +73,7 @@ type Config struct {
 	Members     []Addr        // the view: every member lists the same addresses in the same order
 	StatusEvery time.Duration // mnak: status and nak interval
 	GossipEvery time.Duration // stable: delivery-vector gossip interval
+	CastWindow  int           // mflow: own casts that may be unstable at once
 	// Membership (gms).
 	Group        string        // the group's name: joins for another name are refused
 	Contact      Addr          // a member to ask to join through; "" starts a group (Members, or just Local)
@@ -107,6 +109,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.GossipEvery == 0 {
 		c.GossipEvery = 50 * time.Millisecond
+	}
+	if c.CastWindow == 0 {
+		c.CastWindow = 256
 	}
 	if c.Heartbeat == 0 {
 		c.Heartbeat = 100 * time.Millisecond

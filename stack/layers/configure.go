@@ -11,16 +11,16 @@ import (
 var All = map[string]stack.Spec{
 	BottomSpec.Name: BottomSpec, Pt2ptSpec.Name: Pt2ptSpec, FragSpec.Name: FragSpec,
 	Pt2ptwSpec.Name: Pt2ptwSpec, RpcSpec.Name: RpcSpec, TopSpec.Name: TopSpec,
-	MnakSpec.Name: MnakSpec, GmsSpec.Name: GmsSpec, StableSpec.Name: StableSpec, LocalSpec.Name: LocalSpec, TotalSpec.Name: TotalSpec,
+	MnakSpec.Name: MnakSpec, GmsSpec.Name: GmsSpec, StableSpec.Name: StableSpec, MflowSpec.Name: MflowSpec, LocalSpec.Name: LocalSpec, TotalSpec.Name: TotalSpec,
 }
 
 // order is the canonical bottom-to-top order: the point-to-point layers,
 // then the group layers (whose casts then ride on whatever point-to-point
 // properties were asked for).
-var order = []stack.Spec{BottomSpec, Pt2ptSpec, FragSpec, Pt2ptwSpec, RpcSpec, MnakSpec, LocalSpec, GmsSpec, StableSpec, TotalSpec, TopSpec}
+var order = []stack.Spec{BottomSpec, Pt2ptSpec, FragSpec, Pt2ptwSpec, RpcSpec, MnakSpec, LocalSpec, GmsSpec, StableSpec, MflowSpec, TotalSpec, TopSpec}
 
 // knownProps are the properties ParseProps accepts.
-var knownProps = []stack.Prop{stack.Reliable, stack.FIFO, stack.Fragment, stack.Flow, stack.RPC, stack.Datagram, stack.Multicast, stack.Stability, stack.SelfDelivery, stack.Total, stack.Membership, stack.Vsync}
+var knownProps = []stack.Prop{stack.Reliable, stack.FIFO, stack.Fragment, stack.Flow, stack.RPC, stack.Datagram, stack.Multicast, stack.Stability, stack.SelfDelivery, stack.Total, stack.Membership, stack.Vsync, stack.CastFlow}
 
 // Choice is a configured stack with the reason each layer is in it.
 type Choice struct {
@@ -77,7 +77,12 @@ func Configure(want []stack.Prop) (Choice, error) {
 		need[stack.Multicast] = true
 	}
 	if need[stack.Multicast] {
-		need[stack.Stability] = true // mnak keeps every cast until it is stable
+		// mnak keeps every cast until it is stable, and a sender must
+		// not outrun stability without bound.
+		need[stack.Stability], need[stack.CastFlow] = true, true
+	}
+	if need[stack.CastFlow] || need[stack.Stability] {
+		need[stack.Multicast], need[stack.SelfDelivery] = true, true
 	}
 	var ch Choice
 	for _, s := range order {

@@ -40,9 +40,9 @@ import (
 // delivering casts of the old view and answers with what it delivered and
 // what it keeps; the coordinator computes, per origin, the union of what
 // any of them delivered and sends each member the new view with the casts
-// it lacks. A member delivers those, then the view (EView up, which resets
-// the layers above; EView down, which resets mnak), then sends what its
-// application cast while blocked.
+// it lacks. A member delivers those, then the view (EView down, which
+// renumbers local and mnak, then EView up, which moves the layers above),
+// then sends what its application cast while blocked.
 //
 // Guarantees: members that install a view with the same ID see the same
 // members in the same order; members that install two consecutive views
@@ -521,8 +521,10 @@ func (g *Gms) install(body []byte, now time.Duration, out stack.Emitter) error {
 	for _, d := range deliveries {
 		out.Up(d)
 	}
-	out.Up(stack.Event{Type: stack.EView, View: view, Now: now})
+	// The layers below first, so that whatever the layers above send when
+	// they see the new view is numbered in it.
 	out.Down(stack.Event{Type: stack.EView, View: view, Now: now})
+	out.Up(stack.Event{Type: stack.EView, View: view, Now: now})
 	if exit {
 		out.Up(stack.Event{Type: stack.EExit, Now: now})
 		for _, q := range queued {

@@ -110,7 +110,7 @@ func checkBody(b []byte) (from, i int) {
 // TestMulticastUnderFaults: reliable FIFO multicast with self delivery and
 // stability, under loss, duplication, reordering and jitter.
 func TestMulticastUnderFaults(t *testing.T) {
-	for _, seed := range seeds(t, 30) {
+	for _, seed := range seeds(t, 20) {
 		if err := groupRun(t, seed, "Multicast,SelfDelivery", false, stack.NodeOptions{}); err != nil {
 			t.Fatalf("seed %d (replay: STRATA_SIM_SEED=%d go test ./stack/layers -run %s): %v", seed, seed, t.Name(), err)
 		}
@@ -120,7 +120,7 @@ func TestMulticastUnderFaults(t *testing.T) {
 // TestTotalOrderUnderFaults: the same with total order, in both
 // compositions.
 func TestTotalOrderUnderFaults(t *testing.T) {
-	for _, seed := range seeds(t, 30) {
+	for _, seed := range seeds(t, 15) {
 		for _, functional := range []bool{false, true} {
 			if err := groupRun(t, seed, "Total", true, stack.NodeOptions{Functional: functional}); err != nil {
 				t.Fatalf("seed %d functional=%v (replay: STRATA_SIM_SEED=%d go test ./stack/layers -run %s): %v", seed, functional, seed, t.Name(), err)

@@ -9,8 +9,10 @@ import (
 )
 
 // Total header: kind u8, then for kind 1 (data) the origin's message
-// number u64; kind 2 (order) has a body of entries, each origin rank u16
-// and message number u64, in the order the sequencer assigned.
+// number u64; kind 2 (order) the view ID u64 and a body of entries, each
+// origin rank u16 and message number u64, in the order the sequencer
+// assigned. Order entries of another view are ignored (an order cast held
+// back over a view change names messages the view change delivered).
 //
 // Total is total order with a fixed sequencer: the view's first member.
 // Every member casts its messages to all (numbered per origin); the
@@ -24,6 +26,7 @@ import (
 // membership layer moves the sequencer on a view change).
 type Total struct {
 	cfg     stack.Config
+	view    uint64
 	self    int
 	members []stack.Addr
 	rank    map[stack.Addr]int
@@ -31,7 +34,7 @@ type Total struct {
 	blocked bool   // a view change is under way: the sequencer orders nothing more in this view
 	held    map[totalKey]stack.Event
 	order   []totalKey // assigned, not yet delivered, in order
-	c       struct{ ordered, delivered, held, malformed uint64 }
+	c       struct{ ordered, delivered, held, malformed, stale uint64 }
 }
 
 type totalKey struct {
@@ -63,7 +66,7 @@ func NewTotal(cfg stack.Config) *Total {
 
 // install starts view v: its first member sequences.
 func (t *Total) install(v *stack.View) {
-	t.self, t.members, t.rank = -1, slices.Clone(v.Members), map[stack.Addr]int{}
+	t.view, t.self, t.members, t.rank = v.ID, -1, slices.Clone(v.Members), map[stack.Addr]int{}
 	for i, a := range t.members {
 		t.rank[a] = i
 		if a == t.cfg.Local {
@@ -154,10 +157,15 @@ func (t *Total) Up(ev stack.Event, out stack.Emitter) {
 	case totalOrder:
 		body := ev.Msg.Body()
 		ev.Msg.Free()
-		if r != 0 || len(body)%totalEntry != 0 {
+		if r != 0 || len(body) < 8 || (len(body)-8)%totalEntry != 0 {
 			t.c.malformed++
 			return
 		}
+		if binary.BigEndian.Uint64(body) != t.view {
+			t.c.stale++
+			return
+		}
+		body = body[8:]
 		for i := 0; i < len(body); i += totalEntry {
 			t.order = append(t.order, totalKey{int(binary.BigEndian.Uint16(body[i:])), binary.BigEndian.Uint64(body[i+2:])})
 		}
@@ -172,9 +180,10 @@ func (t *Total) Up(ev stack.Event, out stack.Emitter) {
 // sequence casts the order entry for k (the sequencer only).
 func (t *Total) sequence(k totalKey, ev stack.Event, out stack.Emitter) {
 	t.c.ordered++
-	body := make([]byte, totalEntry)
-	binary.BigEndian.PutUint16(body, uint16(k.origin))
-	binary.BigEndian.PutUint64(body[2:], k.n)
+	body := make([]byte, 8+totalEntry)
+	binary.BigEndian.PutUint64(body, t.view)
+	binary.BigEndian.PutUint16(body[8:], uint16(k.origin))
+	binary.BigEndian.PutUint64(body[10:], k.n)
 	msg := stack.NewMsg(body)
 	msg.Push(1)[0] = totalOrder
 	out.Down(stack.Event{Type: stack.ECast, Msg: msg, Now: ev.Now})
@@ -197,5 +206,5 @@ func (t *Total) drain(out stack.Emitter) {
 // Counters implements stack.Counted.
 func (t *Total) Counters() []stack.Counter {
 	return []stack.Counter{stack.C("ordered", t.c.ordered), stack.C("delivered", t.c.delivered),
-		stack.C("waiting", uint64(len(t.held))), stack.C("malformed", t.c.malformed)}
+		stack.C("waiting", uint64(len(t.held))), stack.C("malformed", t.c.malformed), stack.C("other_view_orders", t.c.stale)}
 }
