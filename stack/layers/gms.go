@@ -13,18 +13,26 @@ import (
 // Gms header: kind u8, then a body per kind.
 //
 //	0 pass     casts and other layers' messages, unchanged
-//	1 beat     heartbeat (body: view ID)
-//	2 join     a process asks to join (body: its address, a zero byte, the
-//	           group's name); a member that is not the coordinator forwards
-//	           it to the coordinator; a join for another group is refused
+//	1 beat     heartbeat (body: the view's ID and maker); only a beat for
+//	           the receiver's current view keeps the sender from being
+//	           suspected
+//	2 join     a process asks to join (body: its address, the group's name,
+//	           and "merge" when it rejoins after a merge, separated by zero
+//	           bytes); a member that is not the coordinator forwards it to
+//	           the coordinator; a join for another group is refused
 //	3 leave    a member asks to leave
-//	4 flush    coordinator to the members that stay: flush ID
+//	4 flush    coordinator to the members that stay: flush ID, and the ID
+//	           and maker of the view it ends (a member in another view
+//	           ignores it)
 //	5 ok       member to coordinator: flush ID, then per member of the old
 //	           view the number of its casts delivered and the casts kept
 //	           (not yet stable)
 //	6 install  coordinator to every member of the new view (and those
-//	           leaving): the view, then casts the member has to deliver
-//	           before it
+//	           leaving): the view, the coordinator to rejoin through after
+//	           it ("" but for a merge), then casts the member has to
+//	           deliver before it
+//	7 probe    coordinator to processes it once shared a view with and
+//	           that are not in its view (body: the group's name)
 //
 // Gms is group membership with virtual synchrony (Isis/Ensemble style).
 // It sits above mnak and local (so it sees its own casts come back up) and
@@ -44,20 +52,33 @@ import (
 // renumbers local and mnak, then EView up, which moves the layers above),
 // then sends what its application cast while blocked.
 //
+// Partitions merge: a coordinator probes the processes it once shared a
+// view with; when two coordinators of the same group meet, the one with
+// the larger address dissolves its view into the other's: it runs a view
+// change to the same members (so they end the old view with the same
+// casts) whose install tells every member to rejoin through the other
+// coordinator, which takes them in as joiners.
+//
 // Guarantees: members that install a view with the same ID see the same
 // members in the same order; members that install two consecutive views
 // together delivered the same casts in the first (virtual synchrony); each
 // origin's casts in its order; no duplicates. Assumes reliable FIFO
-// point-to-point messages below (pt2pt) for its own messages, and that a
-// suspected member really stopped: a falsely suspected member is left out
-// and keeps its old view (merging partitions is not implemented).
+// point-to-point messages below (pt2pt) for its own messages. A member
+// suspected by mistake is left out; it goes on in views of its own until
+// the merge brings it back.
 type Gms struct {
-	cfg     stack.Config
-	view    *stack.View
-	self    int
-	joined  bool // false for a joiner until its first install
-	exited  bool
-	leaving bool
+	cfg       stack.Config
+	view      *stack.View
+	self      int
+	joined    bool // false for a joiner until its first install
+	exited    bool
+	leaving   bool
+	contact   stack.Addr          // where to ask to join while not joined
+	known     map[stack.Addr]bool // every process ever in a view with this one
+	merge     stack.Addr          // coordinator to dissolve this view into
+	rejoining bool                // joining again after a merge dissolved this member's view
+	probed    map[stack.Addr]int  // probes sent since last hearing from it
+	ticks     int
 
 	// failure detection
 	heard    map[stack.Addr]time.Duration
@@ -81,7 +102,7 @@ type Gms struct {
 	leaves   map[stack.Addr]bool
 	proposal *gmsProposal
 
-	c struct{ views, flushes, suspicions, dropped, malformed, refused uint64 }
+	c struct{ views, flushes, suspicions, dropped, malformed, refused, merges uint64 }
 }
 
 type gmsProposal struct {
@@ -90,6 +111,7 @@ type gmsProposal struct {
 	stay    []stack.Addr // members of the old view in the new one
 	leave   []stack.Addr // leaving members, told to exit
 	oks     map[stack.Addr]gmsReport
+	rejoin  stack.Addr // a merge: every member rejoins through it afterwards
 }
 
 type gmsReport struct {
@@ -106,6 +128,9 @@ const (
 	gmsFlush   = 4
 	gmsOK      = 5
 	gmsInstall = 6
+	gmsProbe   = 7
+	probeEvery = 10  // heartbeats between merge probes
+	maxProbes  = 100 // unanswered probes before a process is forgotten
 )
 
 var errGms = errors.New("gms: malformed message")
@@ -124,7 +149,7 @@ var GmsSpec = stack.Spec{
 func NewGms(cfg stack.Config) *Gms {
 	cfg = cfg.WithDefaults()
 	g := &Gms{cfg: cfg, heard: map[stack.Addr]time.Duration{}, suspects: map[stack.Addr]bool{},
-		joins: map[stack.Addr]bool{}, leaves: map[stack.Addr]bool{}}
+		joins: map[stack.Addr]bool{}, leaves: map[stack.Addr]bool{}, known: map[stack.Addr]bool{}, probed: map[stack.Addr]int{}, contact: cfg.Contact}
 	members := cfg.Members
 	if len(members) == 0 {
 		members = []stack.Addr{cfg.Local}
@@ -157,6 +182,7 @@ func (g *Gms) setView(v *stack.View, now time.Duration) {
 	clear(g.heard)
 	for _, m := range v.Members {
 		g.heard[m] = now
+		g.known[m] = true
 	}
 	g.blocked, g.proposal = false, nil
 }
@@ -254,7 +280,7 @@ func (g *Gms) Up(ev stack.Event, out stack.Emitter) {
 		out.Up(ev)
 		return
 	}
-	g.heard[ev.Peer] = ev.Now
+	delete(g.probed, ev.Peer)
 	h, err := ev.Msg.Pop(1)
 	if err != nil {
 		g.c.malformed++
@@ -294,11 +320,20 @@ func (g *Gms) cast(ev stack.Event, out stack.Emitter) {
 func (g *Gms) control(kind byte, from stack.Addr, body []byte, now time.Duration, out stack.Emitter) error {
 	switch kind {
 	case gmsBeat:
+		// Only a heartbeat for this very view counts: a process that
+		// lost this view (it went through a merge elsewhere) must be
+		// suspected even though it keeps sending other messages.
+		if string(body) == string(g.beatBody()) {
+			g.heard[from] = now
+		}
 		return nil
 	case gmsJoin:
-		addr, group, ok := strings.Cut(string(body), "\x00")
-		who := stack.Addr(addr)
-		if who == "" || !ok {
+		parts := strings.Split(string(body), "\x00")
+		if len(parts) != 3 || parts[0] == "" {
+			return errGms
+		}
+		who, group := stack.Addr(parts[0]), parts[1]
+		if who == "" {
 			return errGms
 		}
 		if group != g.cfg.Group {
@@ -309,10 +344,14 @@ func (g *Gms) control(kind byte, from stack.Addr, body []byte, now time.Duration
 			g.send(c, gmsJoin, body, now, out)
 			return nil
 		}
+		// A join from a member is a late copy of the request that let it
+		// in, or comes from a member that lost this view in a merge: it
+		// stops heartbeating, is suspected and removed, and its next
+		// request brings it back.
 		if g.view.Rank(who) < 0 {
 			g.joins[who] = true
-			g.maybeChange(now, out)
 		}
+		g.maybeChange(now, out)
 		return nil
 	case gmsLeave:
 		if g.view.Rank(from) >= 0 {
@@ -321,12 +360,15 @@ func (g *Gms) control(kind byte, from stack.Addr, body []byte, now time.Duration
 		}
 		return nil
 	case gmsFlush:
-		if len(body) != 8 {
+		rd := reader{b: body}
+		id, viewID, viewBy := rd.u64(), rd.u64(), stack.Addr(rd.bytes())
+		if rd.err != nil || len(rd.b) != 0 {
 			return errGms
 		}
-		id := binary.BigEndian.Uint64(body)
 		g.maxID = max(g.maxID, id)
-		if id <= g.answered || id <= g.view.ID {
+		if id <= g.answered || id <= g.view.ID || viewID != g.view.ID || viewBy != g.view.By {
+			// Stale, or a flush of a view this member is not in (a
+			// coordinator on the other side of a healed partition).
 			return nil
 		}
 		if g.proposal != nil && g.proposal.id < id {
@@ -346,6 +388,22 @@ func (g *Gms) control(kind byte, from stack.Addr, body []byte, now time.Duration
 		return nil
 	case gmsOK:
 		return g.ok(from, body, now, out)
+	case gmsProbe:
+		if string(body) != g.cfg.Group || !g.joined || g.coordinator() != g.cfg.Local || g.view.Rank(from) >= 0 {
+			return nil
+		}
+		g.known[from] = true
+		if from < g.cfg.Local {
+			// The other view absorbs this one.
+			if g.merge == "" {
+				g.merge = from
+				g.c.merges++
+				g.maybeChange(now, out)
+			}
+			return nil
+		}
+		g.send(from, gmsProbe, []byte(g.cfg.Group), now, out) // so that it dissolves into this view
+		return nil
 	case gmsInstall:
 		return g.install(body, now, out)
 	}
@@ -432,7 +490,7 @@ func (g *Gms) ok(from stack.Addr, body []byte, now time.Duration, out stack.Emit
 				}
 			}
 		}
-		msg := encodeInstall(view, missing)
+		msg := encodeInstall(view, p.rejoin, missing)
 		if m == g.cfg.Local {
 			defer g.install(msg, now, out) // after the others are sent
 			continue
@@ -441,16 +499,18 @@ func (g *Gms) ok(from stack.Addr, body []byte, now time.Duration, out stack.Emit
 	}
 	for _, m := range p.members {
 		if g.view.Rank(m) < 0 { // a joiner
-			g.send(m, gmsInstall, encodeInstall(view, nil), now, out)
+			g.send(m, gmsInstall, encodeInstall(view, "", nil), now, out)
 		}
 	}
 	return nil
 }
 
-func encodeInstall(v *stack.View, casts [][3]any) []byte {
+func encodeInstall(v *stack.View, rejoin stack.Addr, casts [][3]any) []byte {
 	b := binary.BigEndian.AppendUint64(nil, v.ID)
 	b = binary.BigEndian.AppendUint32(b, uint32(len(v.By)))
 	b = append(b, v.By...)
+	b = binary.BigEndian.AppendUint32(b, uint32(len(rejoin)))
+	b = append(b, rejoin...)
 	b = binary.BigEndian.AppendUint32(b, uint32(len(v.Members)))
 	for _, m := range v.Members {
 		b = binary.BigEndian.AppendUint32(b, uint32(len(m)))
@@ -473,6 +533,7 @@ func (g *Gms) install(body []byte, now time.Duration, out stack.Emitter) error {
 	rd := reader{b: body}
 	id := rd.u64()
 	by := stack.Addr(rd.bytes())
+	rejoin := stack.Addr(rd.bytes())
 	n := int(rd.u32())
 	if rd.err != nil || n > 1<<16 || n > len(rd.b) {
 		return errGms
@@ -498,8 +559,11 @@ func (g *Gms) install(body []byte, now time.Duration, out stack.Emitter) error {
 	if rd.err != nil || len(rd.b) != 0 {
 		return errGms
 	}
-	if id <= g.view.ID && g.joined {
-		return nil // stale
+	if g.joined && id != g.answered && !g.leaving {
+		// Not the end of a flush this member answered: stale, or a
+		// coordinator taking in a late copy of this process's join
+		// request while it already belongs to another view.
+		return nil
 	}
 	old := g.view
 	// Settle the new state before emitting anything.
@@ -512,7 +576,7 @@ func (g *Gms) install(body []byte, now time.Duration, out stack.Emitter) error {
 	}
 	view := &stack.View{ID: id, By: by, Members: members}
 	g.setView(view, now)
-	g.joined = true
+	g.joined, g.rejoining = true, false
 	g.c.views++
 	queued := g.queue
 	g.queue = nil
@@ -530,6 +594,14 @@ func (g *Gms) install(body []byte, now time.Duration, out stack.Emitter) error {
 		for _, q := range queued {
 			q.Msg.Free()
 		}
+		return nil
+	}
+	if rejoin != "" {
+		// A merge: this view ends here; join the other side's (casts
+		// wait in the queue until then).
+		g.joined, g.contact, g.merge, g.rejoining = false, rejoin, "", true
+		g.queue = queued
+		g.send(rejoin, gmsJoin, g.joinBody(), now, out)
 		return nil
 	}
 	for _, q := range queued {
@@ -561,10 +633,14 @@ func (g *Gms) maybeChange(now time.Duration, out stack.Emitter) {
 	}
 	slices.Sort(joins)
 	members := append(slices.Clone(stay), joins...)
-	if len(stay) == len(g.view.Members) && len(joins) == 0 {
+	rejoin := g.merge
+	if rejoin != "" {
+		members = stay // end this view as it is; everyone rejoins over there
+	}
+	if len(stay) == len(g.view.Members) && len(joins) == 0 && rejoin == "" {
 		return // nothing changes
 	}
-	if p := g.proposal; p != nil && slices.Equal(p.members, members) {
+	if p := g.proposal; p != nil && slices.Equal(p.members, members) && p.rejoin == rejoin {
 		return // already under way
 	}
 	if len(members) == 0 {
@@ -575,10 +651,13 @@ func (g *Gms) maybeChange(now time.Duration, out stack.Emitter) {
 	}
 	g.maxID++
 	g.c.flushes++
-	p := &gmsProposal{id: g.maxID, members: members, stay: stay, leave: leave, oks: map[stack.Addr]gmsReport{}}
+	p := &gmsProposal{id: g.maxID, members: members, stay: stay, leave: leave, oks: map[stack.Addr]gmsReport{}, rejoin: rejoin}
 	g.proposal = p
 	for _, m := range stay {
 		body := binary.BigEndian.AppendUint64(nil, p.id)
+		body = binary.BigEndian.AppendUint64(body, g.view.ID)
+		body = binary.BigEndian.AppendUint32(body, uint32(len(g.view.By)))
+		body = append(body, g.view.By...)
 		if m == g.cfg.Local {
 			defer g.control(gmsFlush, m, body, now, out)
 			continue
@@ -590,10 +669,27 @@ func (g *Gms) maybeChange(now time.Duration, out stack.Emitter) {
 func (g *Gms) tick(now time.Duration, out stack.Emitter) {
 	g.arm(now, out)
 	if !g.joined {
-		if g.cfg.Contact != "" {
-			g.send(g.cfg.Contact, gmsJoin, []byte(string(g.cfg.Local)+"\x00"+g.cfg.Group), now, out)
+		if g.contact != "" {
+			g.send(g.contact, gmsJoin, g.joinBody(), now, out)
 		}
 		return
+	}
+	g.ticks++
+	if g.ticks%probeEvery == 0 && g.coordinator() == g.cfg.Local {
+		for _, a := range sortedAddrs(g.known) {
+			if g.view.Rank(a) >= 0 {
+				continue
+			}
+			if g.probed[a] >= maxProbes {
+				// Silent for maxProbes probes: crashed, most likely.
+				// Forget it rather than pile up messages to it.
+				delete(g.known, a)
+				delete(g.probed, a)
+				continue
+			}
+			g.probed[a]++
+			g.send(a, gmsProbe, []byte(g.cfg.Group), now, out)
+		}
 	}
 	for _, m := range g.view.Members {
 		if m == g.cfg.Local || g.suspects[m] {
@@ -604,7 +700,7 @@ func (g *Gms) tick(now time.Duration, out stack.Emitter) {
 			g.c.suspicions++
 			continue
 		}
-		g.send(m, gmsBeat, binary.BigEndian.AppendUint64(nil, g.view.ID), now, out)
+		g.send(m, gmsBeat, g.beatBody(), now, out)
 	}
 	if g.leaving && g.coordinator() != g.cfg.Local {
 		g.send(g.coordinator(), gmsLeave, nil, now, out)
@@ -620,13 +716,37 @@ func (g *Gms) tick(now time.Duration, out stack.Emitter) {
 	g.maybeChange(now, out)
 }
 
+// beatBody names the view a heartbeat is for: its ID and maker.
+func (g *Gms) beatBody() []byte {
+	return append(binary.BigEndian.AppendUint64(nil, g.view.ID), g.view.By...)
+}
+
+// joinBody is a join request: address, group, and "merge" when this
+// process rejoins after its view dissolved into another.
+func (g *Gms) joinBody() []byte {
+	why := ""
+	if g.rejoining {
+		why = "merge"
+	}
+	return []byte(string(g.cfg.Local) + "\x00" + g.cfg.Group + "\x00" + why)
+}
+
+func sortedAddrs(m map[stack.Addr]bool) []stack.Addr {
+	out := make([]stack.Addr, 0, len(m))
+	for a := range m {
+		out = append(out, a)
+	}
+	slices.Sort(out)
+	return out
+}
+
 // View is the current view (for tests and the group API).
 func (g *Gms) View() *stack.View { return g.view }
 
 // Counters implements stack.Counted.
 func (g *Gms) Counters() []stack.Counter {
 	return []stack.Counter{stack.C("views", g.c.views), stack.C("flushes", g.c.flushes), stack.C("suspicions", g.c.suspicions),
-		stack.C("dropped_while_flushing", g.c.dropped), stack.C("malformed", g.c.malformed), stack.C("joins_refused", g.c.refused), stack.C("view_id", g.view.ID)}
+		stack.C("dropped_while_flushing", g.c.dropped), stack.C("malformed", g.c.malformed), stack.C("joins_refused", g.c.refused), stack.C("merges", g.c.merges), stack.C("view_id", g.view.ID)}
 }
 
 // reader decodes the big-endian bodies of gms messages; errors stick.

@@ -94,14 +94,17 @@ func vsyncRun(t *testing.T, seed uint64, opts stack.NodeOptions) error {
 	victim := members[rng.IntN(n)]
 	partition := rng.IntN(2) == 0
 	joiner := stack.Addr("sim:j")
+	defer func() {
+		t.Logf("run: %d members, victim %s at step %d (partition %v), join at step %d; net %+v", n, victim, crashAt, partition, joinAt, c.net.Stats())
+	}()
 	for step := 0; step < 40; step++ {
 		castFrom(live[rng.IntN(len(live))])
 		c.net.Run(time.Duration(rng.IntN(6)) * time.Millisecond)
 		if step == crashAt {
 			if partition {
 				// The victim stays up but is cut off: it goes on alone
-				// in views of its own (checked for safety; partitions
-				// are not merged, so not for liveness).
+				// in views of its own until the partition heals and the
+				// two sides merge.
 				var rest []stack.Addr
 				for a := range c.nodes {
 					if a != victim {
@@ -160,6 +163,17 @@ func vsyncRun(t *testing.T, seed uint64, opts stack.NodeOptions) error {
 	}
 	// A burst from every survivor, far beyond the cast window: flow
 	// control must not have lost credit over the churn.
+	if partition {
+		// Heal: the victim's side merges back; everyone ends in one view.
+		c.net.Heal()
+		live = append(live, victim)
+		if !c.net.RunUntil(settled, 5*time.Minute) {
+			for _, a := range live {
+				t.Logf("%s: views %v; counters %v", a, viewList(logs[a]), c.nodes[a].Counters())
+			}
+			return fmt.Errorf("after the partition healed, %v never merged into one view", live)
+		}
+	}
 	final := keyOf(logs[live[0]].current())
 	const burst = 25
 	for range burst {
