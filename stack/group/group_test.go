@@ -3,7 +3,9 @@ package group
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -39,12 +41,15 @@ func next(t *testing.T, m *Member, k Kind, msgs *[]string) Event {
 
 func waitView(t *testing.T, m *Member, size int) *stack.View {
 	t.Helper()
-	for {
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
 		v := next(t, m, View, nil).View
 		if len(v.Members) == size {
 			return v
 		}
 	}
+	t.Fatalf("%s: no view of %d members within 30 s", m.Addr(), size)
+	return nil
 }
 
 // Three processes on real UDP sockets join one group, cast concurrently
@@ -122,5 +127,62 @@ func TestGroupOverUDP(t *testing.T) {
 	}
 	if ev := next(t, a, Message, nil); string(ev.Body) != "alone" {
 		t.Fatalf("got %q", ev.Body)
+	}
+}
+
+// With every CPU saturated by busy goroutines for the whole suspicion
+// window, no member is suspected: heartbeats still go out and arrive in
+// time (each member's stack runs on its own goroutines, which the Go
+// scheduler preempts the spinners for).
+func TestNoFalseSuspicionUnderCPULoad(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	o := Options{Heartbeat: 50 * time.Millisecond, SuspectAfter: time.Second}
+	a, err := Join(ctx, "load", o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	o.Contact = string(a.Addr())
+	var ms []*Member
+	for range 2 {
+		m, err := Join(ctx, "load", o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		ms = append(ms, m)
+	}
+	all := append([]*Member{a}, ms...)
+	for _, m := range all {
+		waitView(t, m, 3)
+	}
+	before := a.View().ID
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 4 * runtime.NumCPU() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			x := 0
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				for i := 0; i < 1e5; i++ {
+					x += i
+				}
+			}
+		}()
+	}
+	time.Sleep(3 * o.SuspectAfter)
+	close(stop)
+	wg.Wait()
+	for _, m := range all {
+		if v := m.View(); v.ID != before || len(v.Members) != 3 {
+			t.Fatalf("%s: view %d %v after the load, was %d with all three: a member was suspected", m.Addr(), v.ID, v.Members, before)
+		}
 	}
 }
