@@ -93,7 +93,7 @@ type Gms struct {
 
 	// view change
 	blocked  bool
-	answered uint64 // highest flush ID answered: deliveries of the old view stop
+	answered uint64 // highest flush ID answered in this view (0: none): its deliveries stop
 	queue    []stack.Event
 	maxID    uint64
 
@@ -184,7 +184,7 @@ func (g *Gms) setView(v *stack.View, now time.Duration) {
 		g.heard[m] = now
 		g.known[m] = true
 	}
-	g.blocked, g.proposal = false, nil
+	g.blocked, g.proposal, g.answered = false, nil, 0
 }
 
 func (g *Gms) coordinator() stack.Addr {
@@ -305,7 +305,7 @@ func (g *Gms) Up(ev stack.Event, out stack.Emitter) {
 // cast handles a cast of the current view delivered by mnak.
 func (g *Gms) cast(ev stack.Event, out stack.Emitter) {
 	o := g.view.Rank(ev.Peer)
-	if g.answered > g.view.ID || o < 0 || ev.Seq != g.delivered[o]+1 {
+	if g.answered != 0 || o < 0 || ev.Seq != g.delivered[o]+1 {
 		// Flushing (the coordinator's install brings what is still
 		// due), or not this view's: drop.
 		g.c.dropped++
