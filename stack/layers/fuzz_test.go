@@ -64,30 +64,36 @@ func FuzzDatagram(f *testing.F) {
 	}
 	f.Add([]byte{}, []byte{0x53})
 	f.Fuzz(func(t *testing.T, d1, d2 []byte) {
-		specs := fullStack(t)
-		var outs [2]capture
-		var bottoms [2]*Bottom
-		for i, functional := range []bool{false, true} {
-			ls := Build(specs, stack.Config{MTU: 200, Epoch: 5, Credit: 400})
-			bottoms[i] = ls[0].(*Bottom)
-			var r stack.Runner
-			if functional {
-				r = stack.Compose(ls, &outs[i], nil)
-			} else {
-				r = stack.NewScheduler(ls, &outs[i], nil)
-			}
-			for _, d := range [][]byte{d1, d2, d1} {
-				r.Inject(stack.Up, stack.Event{Type: stack.EDeliver, Peer: "x", Msg: stack.Received(append([]byte(nil), d...))})
-			}
-			r.Inject(stack.Up, stack.Event{Type: stack.ETimer, Time: time.Hour, Now: time.Hour})
-		}
-		if n := bottoms[0].received + bottoms[0].malformed; n != 3 {
-			t.Fatalf("bottom counted %d of 3 datagrams", n)
-		}
-		if fmt.Sprint(outs[0]) != fmt.Sprint(outs[1]) {
-			t.Fatalf("compositions differ on garbage:\n%v\n%v", outs[0], outs[1])
-		}
+		fuzzBothCompositions(t, fullStack(t), stack.Config{MTU: 200, Epoch: 5, Credit: 400}, d1, d2)
 	})
+}
+
+// fuzzBothCompositions feeds d1, d2, d1 from "x" and a late timer to the
+// stack in both compositions: each datagram is counted by the bottom
+// layer, and both compositions emit the same events.
+func fuzzBothCompositions(t *testing.T, specs []stack.Spec, cfg stack.Config, d1, d2 []byte) {
+	var outs [2]capture
+	var bottoms [2]*Bottom
+	for i, functional := range []bool{false, true} {
+		ls := Build(specs, cfg)
+		bottoms[i] = ls[0].(*Bottom)
+		var r stack.Runner
+		if functional {
+			r = stack.Compose(ls, &outs[i], nil)
+		} else {
+			r = stack.NewScheduler(ls, &outs[i], nil)
+		}
+		for _, d := range [][]byte{d1, d2, d1} {
+			r.Inject(stack.Up, stack.Event{Type: stack.EDeliver, Peer: "x", Msg: stack.Received(append([]byte(nil), d...))})
+		}
+		r.Inject(stack.Up, stack.Event{Type: stack.ETimer, Time: time.Hour, Now: time.Hour})
+	}
+	if n := bottoms[0].received + bottoms[0].malformed; n != 3 {
+		t.Fatalf("bottom counted %d of 3 datagrams", n)
+	}
+	if fmt.Sprint(outs[0]) != fmt.Sprint(outs[1]) {
+		t.Fatalf("compositions differ on garbage:\n%v\n%v", outs[0], outs[1])
+	}
 }
 
 func groupStack(t testing.TB) []stack.Spec {
@@ -115,28 +121,6 @@ func FuzzGroupDatagram(f *testing.F) {
 	}
 	f.Add([]byte{0x53, 1, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5}, []byte{0x53, 1, 2})
 	f.Fuzz(func(t *testing.T, d1, d2 []byte) {
-		specs := groupStack(t)
-		var outs [2]capture
-		var bottoms [2]*Bottom
-		for i, functional := range []bool{false, true} {
-			ls := Build(specs, stack.Config{Members: fuzzView, Local: "y"})
-			bottoms[i] = ls[0].(*Bottom)
-			var r stack.Runner
-			if functional {
-				r = stack.Compose(ls, &outs[i], nil)
-			} else {
-				r = stack.NewScheduler(ls, &outs[i], nil)
-			}
-			for _, d := range [][]byte{d1, d2, d1} {
-				r.Inject(stack.Up, stack.Event{Type: stack.EDeliver, Peer: "x", Msg: stack.Received(append([]byte(nil), d...))})
-			}
-			r.Inject(stack.Up, stack.Event{Type: stack.ETimer, Time: time.Hour, Now: time.Hour})
-		}
-		if n := bottoms[0].received + bottoms[0].malformed; n != 3 {
-			t.Fatalf("bottom counted %d of 3 datagrams", n)
-		}
-		if fmt.Sprint(outs[0]) != fmt.Sprint(outs[1]) {
-			t.Fatalf("compositions differ on garbage:\n%v\n%v", outs[0], outs[1])
-		}
+		fuzzBothCompositions(t, groupStack(t), stack.Config{Members: fuzzView, Local: "y"}, d1, d2)
 	})
 }

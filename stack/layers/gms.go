@@ -83,8 +83,7 @@ type Gms struct {
 	// failure detection
 	heard    map[stack.Addr]time.Duration
 	suspects map[stack.Addr]bool
-	timerAt  time.Duration
-	timerOn  bool
+	timer    periodic
 
 	// casts of the current view, per origin rank
 	delivered []uint64
@@ -202,14 +201,7 @@ func (g *Gms) send(to stack.Addr, kind byte, body []byte, now time.Duration, out
 	out.Down(stack.Event{Type: stack.ESend, Peer: to, Msg: msg, Now: now})
 }
 
-func (g *Gms) arm(now time.Duration, out stack.Emitter) {
-	if g.timerOn {
-		return
-	}
-	g.timerOn = true
-	g.timerAt = now + g.cfg.Heartbeat
-	out.Down(stack.Event{Type: stack.ETimerReq, Time: g.timerAt, Now: now})
-}
+func (g *Gms) arm(now time.Duration, out stack.Emitter) { g.timer.arm(now, g.cfg.Heartbeat, out) }
 
 func (g *Gms) Down(ev stack.Event, out stack.Emitter) {
 	if g.exited {
@@ -265,12 +257,9 @@ func (g *Gms) Up(ev stack.Event, out stack.Emitter) {
 	switch ev.Type {
 	case stack.ETimer:
 		switch {
-		case g.timerOn && ev.Time >= g.timerAt:
-			g.timerOn = false
+		case g.timer.due(ev, out):
 			g.tick(ev.Time, out)
-		case g.timerOn:
-			out.Down(stack.Event{Type: stack.ETimerReq, Time: g.timerAt, Now: ev.Now})
-		default:
+		case !g.timer.on:
 			g.arm(ev.Time, out) // the node's first event: start heartbeating (or joining)
 		}
 		out.Up(ev)

@@ -59,10 +59,9 @@ type Mnak struct {
 	out     [][]byte // casts not yet stable, as sent (headers above this layer and payload)
 	outBase uint64   // casts below outBase+1 are stable and dropped
 	// receiving, per origin rank
-	in      []mnakIn
-	timerAt time.Duration
-	timerOn bool
-	c       struct{ casts, delivered, dups, ooo, naksSent, naksRecv, resent, status, malformed, stranger, stale uint64 }
+	in    []mnakIn
+	timer periodic
+	c     struct{ casts, delivered, dups, ooo, naksSent, naksRecv, resent, status, malformed, stranger, stale uint64 }
 }
 
 type mnakIn struct {
@@ -172,25 +171,13 @@ func (m *Mnak) emitCtl(to stack.Addr, kind byte, a, b uint64, now time.Duration,
 }
 
 // arm asks for a timer StatusEvery from now if none is pending.
-func (m *Mnak) arm(now time.Duration, out stack.Emitter) {
-	if m.timerOn {
-		return
-	}
-	m.timerOn = true
-	m.timerAt = now + m.cfg.StatusEvery
-	out.Down(stack.Event{Type: stack.ETimerReq, Time: m.timerAt, Now: now})
-}
+func (m *Mnak) arm(now time.Duration, out stack.Emitter) { m.timer.arm(now, m.cfg.StatusEvery, out) }
 
 func (m *Mnak) Up(ev stack.Event, out stack.Emitter) {
 	switch ev.Type {
 	case stack.ETimer:
-		switch {
-		case m.timerOn && ev.Time >= m.timerAt:
-			m.timerOn = false
+		if m.timer.due(ev, out) {
 			m.tick(ev.Time, out)
-		case m.timerOn:
-			// The node keeps only the earliest request: ask again.
-			out.Down(stack.Event{Type: stack.ETimerReq, Time: m.timerAt, Now: ev.Now})
 		}
 		out.Up(ev)
 		return

@@ -37,8 +37,7 @@ type Stable struct {
 	delivered []uint64   // what this member delivered, per origin (own: sent)
 	heard     [][]uint64 // latest vector from each member
 	stable    []uint64
-	timerAt   time.Duration
-	timerOn   bool
+	timer     periodic
 	c         struct{ gossipSent, gossipRecv, updates, malformed, otherView uint64 }
 }
 
@@ -92,13 +91,8 @@ func (s *Stable) Down(ev stack.Event, out stack.Emitter) {
 func (s *Stable) Up(ev stack.Event, out stack.Emitter) {
 	switch ev.Type {
 	case stack.ETimer:
-		switch {
-		case s.timerOn && ev.Time >= s.timerAt:
-			s.timerOn = false
+		if s.timer.due(ev, out) {
 			s.tick(ev.Time, out)
-		case s.timerOn:
-			// The node keeps only the earliest request: ask again.
-			out.Down(stack.Event{Type: stack.ETimerReq, Time: s.timerAt, Now: ev.Now})
 		}
 		out.Up(ev)
 		return
@@ -175,14 +169,7 @@ func (s *Stable) update(now time.Duration, out stack.Emitter) {
 	}
 }
 
-func (s *Stable) arm(now time.Duration, out stack.Emitter) {
-	if s.timerOn {
-		return
-	}
-	s.timerOn = true
-	s.timerAt = now + s.cfg.GossipEvery
-	out.Down(stack.Event{Type: stack.ETimerReq, Time: s.timerAt, Now: now})
-}
+func (s *Stable) arm(now time.Duration, out stack.Emitter) { s.timer.arm(now, s.cfg.GossipEvery, out) }
 
 // tick gossips the delivery vector while something seen is not stable.
 func (s *Stable) tick(now time.Duration, out stack.Emitter) {
