@@ -1,7 +1,6 @@
 package stackbench
 
 import (
-	"runtime"
 	"time"
 
 	"strata/stack"
@@ -96,30 +95,10 @@ func GroupCodeLatency(size, n int, functional bool) CodeResult {
 		return t1.Sub(t0), t2.Sub(t1), t3.Sub(t2)
 	}
 	tick()
-	for i := 0; i < n/10+100; i++ {
-		round(i)
-	}
-	var ms0, ms1 runtime.MemStats
-	runtime.GC()
-	runtime.ReadMemStats(&ms0)
-	var down, up, ack time.Duration
 	before := fb.got
-	for i := 0; i < n; i++ {
-		d, u, k := round(i)
-		down, up, ack = down+d, up+u, ack+k
-	}
-	runtime.ReadMemStats(&ms1)
-	var over time.Duration
-	for i := 0; i < n; i++ {
-		t0 := time.Now()
-		over += time.Since(t0)
-	}
-	per := func(d time.Duration) float64 { return max(float64(d-over)/float64(n), 0) }
-	return CodeResult{
-		Stack: "group", Size: size, Functional: functional,
-		DownNs: per(down), UpNs: per(up), AckNs: per(ack),
-		AllocsOp:  float64(ms1.Mallocs-ms0.Mallocs) / float64(n),
-		Delivered: fb.got - before,
-		BytesOp:   float64(ms1.TotalAlloc-ms0.TotalAlloc) / float64(n),
-	}
+	r := measure(n, round)
+	// Delivered counts the measured rounds only; the warm-up delivered
+	// n/10+100 before them.
+	r.Stack, r.Size, r.Functional, r.Delivered = "group", size, functional, fb.got-before-(n/10+100)
+	return r
 }
