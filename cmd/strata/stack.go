@@ -27,11 +27,12 @@ func stackShowCmd() *cobra.Command {
 		Use:   "show [PROPS]",
 		Short: "Print the stack chosen for required properties, and why",
 		Long: `show turns required properties (comma-separated: Reliable, FIFO, Fragment,
-Flow, RPC) into an ordered list of layers and prints it top to bottom with
-the reason for each layer. With --layers it validates a hand-written stack
+Flow, RPC; for groups Multicast, Stability, SelfDelivery, CastFlow, Total,
+Membership, Vsync) into an ordered list of layers and prints it top to
+bottom with the reason for each layer. With --layers it validates a hand-written stack
 instead (top first, e.g. top,rpc,frag,pt2pt,bottom) and says which layer
 lacks what.`,
-		Example: "  strata stack show Reliable,Fragment,RPC\n  strata stack show --layers top,frag,bottom",
+		Example: "  strata stack show Reliable,Fragment,RPC\n  strata stack show Total,Membership\n  strata stack show --layers top,frag,bottom",
 		Args:    cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			out := cmd.OutOrStdout()
