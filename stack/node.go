@@ -98,11 +98,13 @@ func NewNode(tr Transport, clock Clock, layers []Layer, opt NodeOptions) *Node {
 // of frames, each injected in turn; what they make the stack send leaves
 // in one flush, bundled per peer.
 func (n *Node) receive(from Addr, data []byte) {
+	if len(data) == 0 || data[0] != bundleMagic {
+		// One frame: inject already sends what it and the callbacks it
+		// runs emit in one flush.
+		n.inject(Up, Event{Type: EDeliver, Peer: from, Msg: Received(data)})
+		return
+	}
 	n.Batch(func() {
-		if len(data) == 0 || data[0] != bundleMagic {
-			n.inject(Up, Event{Type: EDeliver, Peer: from, Msg: Received(data)})
-			return
-		}
 		err := splitBundle(data, func(frame []byte) {
 			n.inject(Up, Event{Type: EDeliver, Peer: from, Msg: Received(frame)})
 		})

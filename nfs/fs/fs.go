@@ -266,8 +266,9 @@ type FS struct {
 	// yet to those operations' commit positions. Such a block may be
 	// reallocated at once, but must not be written directly (journal
 	// Op.WriteDirect): a crash could revive the file that owned it.
-	freedMu sync.Mutex
-	freed   map[uint64]uint64
+	freedMu    sync.Mutex
+	freed      map[uint64]uint64
+	freedPrune int // prune freed when it grows past this
 }
 
 // noteFreed records blocks freed by an operation committed at pos.
@@ -277,13 +278,16 @@ func (f *FS) noteFreed(blocks []uint64, pos uint64) {
 	}
 	f.freedMu.Lock()
 	defer f.freedMu.Unlock()
-	if len(f.freed) > 4096 { // forget what has become durable
+	if len(f.freed) > f.freedPrune { // forget what has become durable
 		d := f.j.DurablePos()
 		for b, p := range f.freed {
 			if p <= d {
 				delete(f.freed, b)
 			}
 		}
+		// Scan again only once the map has doubled: frees that are not
+		// durable yet must not make every later free scan it all.
+		f.freedPrune = max(4096, 2*len(f.freed))
 	}
 	for _, b := range blocks {
 		f.freed[b] = pos
@@ -411,7 +415,7 @@ func Mkfs(j *journal.Journal, inodes uint64) error {
 
 func newFS(j *journal.Journal, sb superblock, opt Options) *FS {
 	f := &FS{j: j, sb: sb, locks: lockmap.New(), ialloc: newBitAlloc(sb.ninodes), balloc: newBitAlloc(sb.dataBlocks()),
-		slots: make(chan int, orphanSlots), syncMeta: !opt.UnstableMetadata, freed: map[uint64]uint64{}}
+		slots: make(chan int, orphanSlots), syncMeta: !opt.UnstableMetadata, freed: map[uint64]uint64{}, freedPrune: 4096}
 	b := opt.OpBlocks
 	if b <= 0 {
 		b = defaultBudget

@@ -16,10 +16,9 @@ import (
 //	1 beat     heartbeat (body: the view's ID and maker); only a beat for
 //	           the receiver's current view keeps the sender from being
 //	           suspected
-//	2 join     a process asks to join (body: its address, the group's name,
-//	           and "merge" when it rejoins after a merge, separated by zero
-//	           bytes); a member that is not the coordinator forwards it to
-//	           the coordinator; a join for another group is refused
+//	2 join     a process asks to join (body: its address, a zero byte, the
+//	           group's name); a member that is not the coordinator forwards
+//	           it to the coordinator; a join for another group is refused
 //	3 leave    a member asks to leave
 //	4 flush    coordinator to the members that stay: flush ID, and the ID
 //	           and maker of the view it ends (a member in another view
@@ -67,18 +66,17 @@ import (
 // suspected by mistake is left out; it goes on in views of its own until
 // the merge brings it back.
 type Gms struct {
-	cfg       stack.Config
-	view      *stack.View
-	self      int
-	joined    bool // false for a joiner until its first install
-	exited    bool
-	leaving   bool
-	contact   stack.Addr          // where to ask to join while not joined
-	known     map[stack.Addr]bool // every process ever in a view with this one
-	merge     stack.Addr          // coordinator to dissolve this view into
-	rejoining bool                // joining again after a merge dissolved this member's view
-	probed    map[stack.Addr]int  // probes sent since last hearing from it
-	ticks     int
+	cfg     stack.Config
+	view    *stack.View
+	self    int
+	joined  bool // false for a joiner until its first install
+	exited  bool
+	leaving bool
+	contact stack.Addr          // where to ask to join while not joined
+	known   map[stack.Addr]bool // every process ever in a view with this one
+	merge   stack.Addr          // coordinator to dissolve this view into
+	probed  map[stack.Addr]int  // probes sent since last hearing from it
+	ticks   int
 
 	// failure detection
 	heard    map[stack.Addr]time.Duration
@@ -317,12 +315,9 @@ func (g *Gms) control(kind byte, from stack.Addr, body []byte, now time.Duration
 		}
 		return nil
 	case gmsJoin:
-		parts := strings.Split(string(body), "\x00")
-		if len(parts) != 3 || parts[0] == "" {
-			return errGms
-		}
-		who, group := stack.Addr(parts[0]), parts[1]
-		if who == "" {
+		addr, group, ok := strings.Cut(string(body), "\x00")
+		who := stack.Addr(addr)
+		if who == "" || !ok {
 			return errGms
 		}
 		if group != g.cfg.Group {
@@ -565,7 +560,7 @@ func (g *Gms) install(body []byte, now time.Duration, out stack.Emitter) error {
 	}
 	view := &stack.View{ID: id, By: by, Members: members}
 	g.setView(view, now)
-	g.joined, g.rejoining = true, false
+	g.joined = true
 	g.c.views++
 	queued := g.queue
 	g.queue = nil
@@ -588,7 +583,7 @@ func (g *Gms) install(body []byte, now time.Duration, out stack.Emitter) error {
 	if rejoin != "" {
 		// A merge: this view ends here; join the other side's (casts
 		// wait in the queue until then).
-		g.joined, g.contact, g.merge, g.rejoining = false, rejoin, "", true
+		g.joined, g.contact, g.merge = false, rejoin, ""
 		g.queue = queued
 		g.send(rejoin, gmsJoin, g.joinBody(), now, out)
 		return nil
@@ -710,14 +705,9 @@ func (g *Gms) beatBody() []byte {
 	return append(binary.BigEndian.AppendUint64(nil, g.view.ID), g.view.By...)
 }
 
-// joinBody is a join request: address, group, and "merge" when this
-// process rejoins after its view dissolved into another.
+// joinBody is a join request: this process's address and the group.
 func (g *Gms) joinBody() []byte {
-	why := ""
-	if g.rejoining {
-		why = "merge"
-	}
-	return []byte(string(g.cfg.Local) + "\x00" + g.cfg.Group + "\x00" + why)
+	return []byte(string(g.cfg.Local) + "\x00" + g.cfg.Group)
 }
 
 func sortedAddrs(m map[stack.Addr]bool) []stack.Addr {
