@@ -93,6 +93,14 @@ func (m *Msg) Peek(n int) ([]byte, error) {
 	return m.buf[m.head : m.head+n], nil
 }
 
+// rest is what is left of a received message (nil for one being sent).
+func (m *Msg) rest() []byte {
+	if len(m.Payload) > 0 {
+		return nil
+	}
+	return m.buf[m.head:]
+}
+
 // Headers returns the header bytes of a message being sent (everything in
 // front of the payload). The slice aliases the message.
 func (m *Msg) Headers() []byte { return m.buf[m.head:] }

@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"reflect"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -72,6 +70,7 @@ type Node struct {
 // NodeOptions configure a Node.
 type NodeOptions struct {
 	Functional bool   // use Compose instead of the Scheduler
+	NoBypass   bool   // no fast paths: every event takes the full stack (compressed datagrams are still accepted)
 	Trace      Tracer // observe every event at every layer boundary
 	Logger     *slog.Logger
 }
@@ -82,10 +81,15 @@ func NewNode(tr Transport, clock Clock, layers []Layer, opt NodeOptions) *Node {
 	if n.log == nil {
 		n.log = slog.Default()
 	}
-	if opt.Functional {
-		n.run = Compose(layers, n, opt.Trace)
-	} else {
-		n.run = NewScheduler(layers, n, opt.Trace)
+	var err error
+	n.run, err = NewRunner(layers, n, opt.Trace, opt.Functional, true)
+	if err != nil {
+		// Inconsistent fast-path declarations are a programming error in
+		// a layer; the stack still works without them.
+		n.log.Error("stack: no bypass", "err", err)
+		n.run, _ = NewRunner(layers, n, opt.Trace, opt.Functional, false)
+	} else if opt.NoBypass {
+		n.run.Bypass().SetEnabled(false)
 	}
 	tr.SetReceiver(n.receive)
 	// A first timer event, so that layers that act on their own (a joiner
@@ -509,9 +513,11 @@ func (n *Node) Counters() []LayerCounters {
 		C("bundles_sent", n.bundles.Load()), C("bundled_frames", n.bundled.Load()), C("bundles_malformed", n.badBundles.Load())}}}
 	for _, l := range n.run.Layers() {
 		if c, ok := l.(Counted); ok {
-			name := strings.ToLower(reflect.TypeOf(l).Elem().Name())
-			out = append(out, LayerCounters{Layer: name, Counters: c.Counters()})
+			out = append(out, LayerCounters{Layer: layerName(l), Counters: c.Counters()})
 		}
+	}
+	if bp := n.run.Bypass(); bp != nil {
+		out = append(out, LayerCounters{Layer: "bypass", Counters: bp.Counters()})
 	}
 	return out
 }

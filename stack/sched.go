@@ -21,6 +21,30 @@ type Runner interface {
 	Inject(dir Dir, ev Event)
 	// Layers returns the layers, bottom first.
 	Layers() []Layer
+	// SetBypass attaches a bypass built by Optimize for the same layers
+	// (nil: none); Bypass returns it.
+	SetBypass(*Bypass)
+	Bypass() *Bypass
+}
+
+// NewRunner builds a composition of layers (bottom first): Compose if
+// functional, else a Scheduler; with bypass, Optimize's fast paths in
+// front of it (on unless told otherwise: Node does that).
+func NewRunner(layers []Layer, b Boundary, trace Tracer, functional, bypass bool) (Runner, error) {
+	var r Runner
+	if functional {
+		r = Compose(layers, b, trace)
+	} else {
+		r = NewScheduler(layers, b, trace)
+	}
+	if bypass {
+		bp, err := Optimize(layers)
+		if err != nil {
+			return nil, err
+		}
+		r.SetBypass(bp)
+	}
+	return r, nil
 }
 
 type injection struct {
@@ -36,7 +60,20 @@ type base struct {
 	trace   Tracer
 	busy    bool
 	pending []injection
+	bp      *Bypass
 }
+
+// SetBypass makes bp (from Optimize on the same layers) the runner's fast
+// path: every injected event tries it first. Nil removes it.
+func (s *base) setBypass(bp *Bypass, at func(int, Dir, Event)) {
+	if bp != nil {
+		bp.s, bp.full = s, at
+	}
+	s.bp = bp
+}
+
+// Bypass returns the attached bypass, or nil.
+func (s *base) Bypass() *Bypass { return s.bp }
 
 func (s *base) Layers() []Layer { return s.layers }
 
@@ -110,13 +147,24 @@ func NewScheduler(layers []Layer, b Boundary, trace Tracer) *Scheduler {
 // Inject implements Runner.
 func (s *Scheduler) Inject(dir Dir, ev Event) { s.run(dir, ev, s.process) }
 
+// SetBypass attaches bp (see Optimize).
+func (s *Scheduler) SetBypass(bp *Bypass) { s.setBypass(bp, s.at) }
+
 func (s *Scheduler) process(dir Dir, ev Event) {
-	n := len(s.layers)
-	if dir == Down {
-		s.stack = append(s.stack, item{n - 1, Down, ev})
-	} else {
-		s.stack = append(s.stack, item{0, Up, ev})
+	if s.bp != nil && s.bp.try(dir, ev) {
+		return
 	}
+	if dir == Down {
+		s.at(len(s.layers)-1, Down, ev)
+	} else {
+		s.at(0, Up, ev)
+	}
+}
+
+// at runs ev from layer i (and everything it causes) to completion.
+func (s *Scheduler) at(i int, dir Dir, ev Event) {
+	n := len(s.layers)
+	s.stack = append(s.stack, item{i, dir, ev})
 	for len(s.stack) > 0 {
 		it := s.stack[len(s.stack)-1]
 		s.stack = s.stack[:len(s.stack)-1]
@@ -169,7 +217,13 @@ func Compose(layers []Layer, b Boundary, trace Tracer) *Composed {
 // Inject implements Runner.
 func (c *Composed) Inject(dir Dir, ev Event) { c.run(dir, ev, c.process) }
 
+// SetBypass attaches bp (see Optimize).
+func (c *Composed) SetBypass(bp *Bypass) { c.setBypass(bp, c.deliver) }
+
 func (c *Composed) process(dir Dir, ev Event) {
+	if c.bp != nil && c.bp.try(dir, ev) {
+		return
+	}
 	if dir == Down {
 		c.deliver(len(c.layers)-1, Down, ev)
 	} else {

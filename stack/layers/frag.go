@@ -151,3 +151,17 @@ func (f *Frag) Counters() []stack.Counter {
 	return []stack.Counter{stack.C("whole", f.c.whole), stack.C("split", f.c.split), stack.C("fragments_sent", f.c.frags),
 		stack.C("reassembled", f.c.reassembled), stack.C("malformed", f.c.malformed), stack.C("too_big", f.c.tooBig)}
 }
+
+// fragWholeFields: a whole message's header is all zeros.
+var fragWholeFields = []stack.Field{stack.Const("kind", 1, fragWhole), stack.Const("id", 4, 0), stack.Const("idx", 2, 0), stack.Const("n", 2, 0)}
+
+// FastPath implements stack.Fast. CCP (down): the message fits in one
+// datagram. Up, a whole message passes.
+func (f *Frag) FastPath(c stack.Case) *stack.Path {
+	if c == stack.SendDown || c == stack.CastDown {
+		return &stack.Path{Hdr: fragWholeFields,
+			CCP:   func(_ *stack.Event, fr *stack.Frame) bool { return fr.Len() <= f.chunk },
+			Apply: func(*stack.Event, *stack.Frame) { f.c.whole++ }}
+	}
+	return &stack.Path{Hdr: fragWholeFields}
+}

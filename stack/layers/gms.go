@@ -764,3 +764,39 @@ func (r *reader) bytes() []byte {
 	r.b = r.b[n:]
 	return v
 }
+
+var gmsPassFields = []stack.Field{stack.Const("kind", 1, gmsPass)}
+
+// FastPath implements stack.Fast. CCP (down): the heartbeat timer is
+// pending and, for a cast, the member is in a view and not changing it.
+// CCP (cast up): not flushing, and the cast is the next of a member of the
+// view; it is kept until stable.
+func (g *Gms) FastPath(c stack.Case) *stack.Path {
+	switch c {
+	case stack.SendDown:
+		return &stack.Path{Hdr: gmsPassFields, CCP: func(*stack.Event, *stack.Frame) bool { return !g.exited && g.timer.on }}
+	case stack.CastDown:
+		return &stack.Path{Hdr: gmsPassFields, CCP: func(*stack.Event, *stack.Frame) bool {
+			return !g.exited && g.timer.on && !g.blocked && g.joined && g.self >= 0
+		}}
+	case stack.SendUp:
+		return &stack.Path{Hdr: gmsPassFields,
+			CCP:   func(*stack.Event, *stack.Frame) bool { return !g.exited },
+			Apply: func(ev *stack.Event, _ *stack.Frame) { delete(g.probed, ev.Peer) }}
+	}
+	return &stack.Path{Hdr: gmsPassFields,
+		CCP: func(ev *stack.Event, _ *stack.Frame) bool {
+			if g.exited || g.answered != 0 {
+				return false
+			}
+			o := g.view.Rank(ev.Peer)
+			return o >= 0 && ev.Seq == g.delivered[o]+1
+		},
+		Apply: func(ev *stack.Event, f *stack.Frame) {
+			delete(g.probed, ev.Peer)
+			o := g.view.Rank(ev.Peer)
+			g.delivered[o]++
+			b := f.AppendHeaders(make([]byte, 0, f.Len()), 1)
+			g.kept[o] = append(g.kept[o], ev.Msg.AppendTo(b))
+		}}
+}

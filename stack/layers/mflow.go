@@ -101,3 +101,14 @@ func (m *Mflow) Counters() []stack.Counter {
 	return []stack.Counter{stack.C("waited", m.c.waited), stack.C("released", m.c.released),
 		stack.C("waiting", uint64(len(m.waiting))), stack.C("max_waiting", m.c.maxWaiting), stack.C("outstanding", m.sent-m.stable)}
 }
+
+// FastPath implements stack.Fast. A cast goes at once (CCP: nothing
+// waiting and the window has room).
+func (m *Mflow) FastPath(c stack.Case) *stack.Path {
+	if c != stack.CastDown {
+		return stack.Pass
+	}
+	return &stack.Path{
+		CCP:   func(*stack.Event, *stack.Frame) bool { return len(m.waiting) == 0 && m.sent-m.stable < uint64(m.cfg.CastWindow) },
+		Apply: func(*stack.Event, *stack.Frame) { m.sent++ }}
+}

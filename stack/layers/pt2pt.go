@@ -55,7 +55,7 @@ type Pt2pt struct {
 // peer's ring by value and keeps small headers inline, so the common path
 // allocates nothing.
 type p2pOut struct {
-	hdr      [80]byte // every header from this layer up, copied (if they fit)
+	hdr      [112]byte // every header from this layer up, copied (if they fit)
 	hlen     int
 	hbig     []byte // the headers, when longer than hdr
 	p0       []byte // the payload: first part inline, the rest (rare) in more
@@ -316,20 +316,25 @@ func (p *Pt2pt) flushReady(from stack.Addr, now time.Duration, out stack.Emitter
 // fillAck writes the base and the acknowledgement fields of a header for q.
 func (p *Pt2pt) fillAck(h []byte, q *p2pPeer) {
 	binary.BigEndian.PutUint64(h[17:], q.base)
+	epoch, next, sack := q.ackFields()
+	binary.BigEndian.PutUint64(h[25:], epoch)
+	binary.BigEndian.PutUint64(h[33:], next)
+	binary.BigEndian.PutUint64(h[41:], sack)
+}
+
+// ackFields returns the acknowledgement a message to q carries (all zero
+// if nothing was received from it) and notes it as sent.
+func (q *p2pPeer) ackFields() (epoch, next, sack uint64) {
 	if q.rEpoch == 0 {
-		clear(h[25:pt2ptHdr]) // nothing received from this peer: no ack
-		return
+		return 0, 0, 0 // nothing received from this peer: no ack
 	}
-	var sack uint64
 	for s := range q.ooo {
 		if d := s - q.next - 1; s > q.next && d < sackWidth {
 			sack |= 1 << d
 		}
 	}
-	binary.BigEndian.PutUint64(h[25:], q.rEpoch)
-	binary.BigEndian.PutUint64(h[33:], q.next)
-	binary.BigEndian.PutUint64(h[41:], sack)
 	q.ackDue, q.unackedN = false, 0
+	return q.rEpoch, q.next, sack
 }
 
 func (p *Pt2pt) sendAck(to stack.Addr, q *p2pPeer, now time.Duration, out stack.Emitter) {
@@ -370,11 +375,23 @@ func (p *Pt2pt) ack(from stack.Addr, q *p2pPeer, epoch, cum, sack, repoch uint64
 			out.Down(stack.Event{Type: stack.ETimerReq, Time: now, Now: now})
 		}
 	}
+	q.acked(cum, sack)
+	for len(q.queue) > 0 && q.nextSeq-q.base < uint64(p.cfg.Window) {
+		m := q.queue[0]
+		q.queue[0] = nil
+		q.queue = q.queue[1:]
+		p.transmit(from, q, m, now, out)
+	}
+}
+
+// acked drops what an acknowledgement (cumulative cum, selective sack)
+// covers and moves the window's base.
+func (q *p2pPeer) acked(cum, sack uint64) {
 	for s := q.base; s < cum; s++ {
 		q.drop(s)
 	}
 	q.base = max(q.base, cum)
-	for i := uint64(0); i < sackWidth; i++ {
+	for i := uint64(0); i < sackWidth && sack != 0; i++ {
 		if o := q.out(cum + 1 + i); o != nil && sack&(1<<i) != 0 {
 			o.sacked = true
 		}
@@ -384,12 +401,6 @@ func (p *Pt2pt) ack(from stack.Addr, q *p2pPeer, epoch, cum, sack, repoch uint64
 			break
 		}
 		q.base++
-	}
-	for len(q.queue) > 0 && q.nextSeq-q.base < uint64(p.cfg.Window) {
-		m := q.queue[0]
-		q.queue[0] = nil
-		q.queue = q.queue[1:]
-		p.transmit(from, q, m, now, out)
 	}
 }
 
@@ -446,4 +457,85 @@ func (p *Pt2pt) Counters() []stack.Counter {
 	return []stack.Counter{stack.C("data_sent", p.c.data), stack.C("retransmissions", p.c.retrans), stack.C("acks_sent", p.c.acksSent),
 		stack.C("acks_received", p.c.acksRecv), stack.C("delivered", p.c.delivered), stack.C("duplicates", p.c.dups),
 		stack.C("out_of_order", p.c.ooo), stack.C("malformed", p.c.malformed), stack.C("window_stalls", p.c.stalls), stack.C("stale", p.c.stale)}
+}
+
+// pt2ptDataFields is a data message's header: everything but the kind
+// varies.
+var pt2ptDataFields = []stack.Field{stack.Const("kind", 1, p2pData), stack.Var("from", 8), stack.Var("seq", 8),
+	stack.Var("base", 8), stack.Var("ackEpoch", 8), stack.Var("ackNext", 8), stack.Var("sack", 8)}
+
+// FastPath implements stack.Fast.
+//
+// Down CCP: the peer is known, its window has room, and the
+// retransmission timer already pending fires no later than this message's
+// (so no timer request). Up CCP: a data message from the peer's current
+// incarnation that is the next in order, nothing buffered out of order,
+// any acknowledgement it carries is current and releases nothing queued,
+// and it neither completes a batch of acks nor needs a timer request.
+func (p *Pt2pt) FastPath(c stack.Case) *stack.Path {
+	if c == stack.SendDown || c == stack.CastDown {
+		return &stack.Path{Hdr: pt2ptDataFields,
+			CCP: func(ev *stack.Event, f *stack.Frame) bool {
+				q := p.peers[ev.Peer]
+				return q != nil && q.nextSeq-q.base < uint64(p.cfg.Window) && p.timerSet && ev.Now+p.cfg.RTO >= p.timerAt
+			},
+			Apply: p.fastSend}
+	}
+	return &stack.Path{Hdr: pt2ptDataFields, CCP: p.fastRecvCCP, Apply: p.fastRecv}
+}
+
+func (p *Pt2pt) fastSend(ev *stack.Event, f *stack.Frame) {
+	q := p.peers[ev.Peer]
+	seq := q.nextSeq
+	q.nextSeq++
+	v := f.V
+	v[0], v[1], v[2] = p.epoch, seq, q.base
+	v[3], v[4], v[5] = q.ackFields()
+	if q.nextSeq-q.base > uint64(len(q.win)) {
+		q.grow()
+	}
+	o := &q.win[seq%uint64(len(q.win))]
+	*o = p2pOut{rto: p.cfg.RTO, live: true}
+	if n := f.HeaderLen(0); n <= len(o.hdr) {
+		o.hlen = len(f.AppendHeaders(o.hdr[:0], 0))
+	} else {
+		o.hbig = f.AppendHeaders(make([]byte, 0, n), 0)
+	}
+	if pl := ev.Msg.Payload; len(pl) > 0 {
+		o.p0 = pl[0]
+		if len(pl) > 1 {
+			o.more = slices.Clone(pl[1:])
+		}
+	}
+	o.deadline = ev.Now + o.rto
+	q.inflight++
+	p.c.data++
+}
+
+func (p *Pt2pt) fastRecvCCP(ev *stack.Event, f *stack.Frame) bool {
+	q := p.peers[ev.Peer]
+	v := f.V
+	from, seq, base, ackEpoch, cum := v[0], v[1], v[2], v[3], v[4]
+	if q == nil || from != q.rEpoch || seq != q.next || base > q.next || len(q.ooo) != 0 ||
+		q.unackedN+1 >= ackEvery || p.cfg.AckDelay < 0 {
+		return false
+	}
+	if ackEpoch != 0 && (ackEpoch != p.epoch || cum > q.nextSeq || from != q.peerEpoch || len(q.queue) != 0) {
+		return false
+	}
+	return q.ackDue || p.timerSet && ev.Now+p.cfg.AckDelay >= p.timerAt
+}
+
+func (p *Pt2pt) fastRecv(ev *stack.Event, f *stack.Frame) {
+	q := p.peers[ev.Peer]
+	if v := f.V; v[3] != 0 {
+		p.c.acksRecv++
+		q.acked(v[4], v[5])
+	}
+	q.next++
+	q.unackedN++
+	if !q.ackDue {
+		q.ackDue, q.ackAt = true, ev.Now+p.cfg.AckDelay
+	}
+	p.c.delivered++
 }

@@ -133,3 +133,25 @@ func (w *Pt2ptw) Counters() []stack.Counter {
 	return []stack.Counter{stack.C("window_stalls", w.c.stalls), stack.C("grants_sent", w.c.grantsSent),
 		stack.C("grants_received", w.c.grantsRecv), stack.C("malformed", w.c.malformed)}
 }
+
+var wDataFields = []stack.Field{stack.Const("kind", 1, wData), stack.Const("amount", 4, 0)}
+
+// FastPath implements stack.Fast. CCP (down): nothing queued for the peer
+// and the credit allows the message. CCP (up): passing the message up does
+// not complete a grant.
+func (w *Pt2ptw) FastPath(c stack.Case) *stack.Path {
+	if c == stack.SendDown || c == stack.CastDown {
+		return &stack.Path{Hdr: wDataFields,
+			CCP: func(ev *stack.Event, f *stack.Frame) bool {
+				p := w.peers[ev.Peer]
+				return p != nil && len(p.queue) == 0 && w.allowed(p, f.Len())
+			},
+			Apply: func(ev *stack.Event, f *stack.Frame) { w.peers[ev.Peer].outstanding += f.Len() }}
+	}
+	return &stack.Path{Hdr: wDataFields,
+		CCP: func(ev *stack.Event, f *stack.Frame) bool {
+			p := w.peers[ev.Peer]
+			return p != nil && p.consumed+f.Len()-wHdr < w.credit/4
+		},
+		Apply: func(ev *stack.Event, f *stack.Frame) { w.peers[ev.Peer].consumed += f.Len() - wHdr }}
+}

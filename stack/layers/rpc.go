@@ -159,3 +159,9 @@ func (r *Rpc) Counters() []stack.Counter {
 		stack.C("canceled", r.c.canceled), stack.C("late_responses", r.c.late), stack.C("requests_served", r.c.requests),
 		stack.C("responses_sent", r.c.responses), stack.C("malformed", r.c.malformed)}
 }
+
+var rpcOnewayFields = []stack.Field{stack.Const("kind", 1, rpcOneway), stack.Const("id", 8, 0)}
+
+// FastPath implements stack.Fast: one-way messages pass with a constant
+// header (requests and responses are not among the four cases).
+func (r *Rpc) FastPath(c stack.Case) *stack.Path { return &stack.Path{Hdr: rpcOnewayFields} }

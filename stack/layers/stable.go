@@ -211,3 +211,22 @@ func (s *Stable) Counters() []stack.Counter {
 	return []stack.Counter{stack.C("gossip_sent", s.c.gossipSent), stack.C("gossip_received", s.c.gossipRecv),
 		stack.C("stable_updates", s.c.updates), stack.C("malformed", s.c.malformed), stack.C("other_view", s.c.otherView)}
 }
+
+var stableDataFields = []stack.Field{stack.Const("kind", 1, stableData)}
+
+// FastPath implements stack.Fast. A received cast is counted (CCP: from a
+// member, gossip timer pending).
+func (s *Stable) FastPath(c stack.Case) *stack.Path {
+	if c != stack.CastUp {
+		return &stack.Path{Hdr: stableDataFields}
+	}
+	return &stack.Path{Hdr: stableDataFields,
+		CCP: func(ev *stack.Event, _ *stack.Frame) bool {
+			_, member := s.rank[ev.Peer]
+			return member && s.timer.on && ev.Seq > 0
+		},
+		Apply: func(ev *stack.Event, _ *stack.Frame) {
+			r := s.rank[ev.Peer]
+			s.delivered[r] = max(s.delivered[r], ev.Seq)
+		}}
+}

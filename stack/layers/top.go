@@ -28,3 +28,11 @@ func (t *Top) Up(ev stack.Event, out stack.Emitter) {
 func (t *Top) Counters() []stack.Counter {
 	return []stack.Counter{stack.C("to_app", t.up), stack.C("from_app", t.down)}
 }
+
+// FastPath implements stack.Fast.
+func (t *Top) FastPath(c stack.Case) *stack.Path {
+	if c == stack.SendDown || c == stack.CastDown {
+		return &stack.Path{Apply: func(*stack.Event, *stack.Frame) { t.down++ }}
+	}
+	return &stack.Path{Apply: func(*stack.Event, *stack.Frame) { t.up++ }}
+}

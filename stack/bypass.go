@@ -1,0 +1,653 @@
+package stack
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"reflect"
+	"strings"
+)
+
+// The bypass (Ensemble §3, "Optimizing layered protocols"): each layer
+// declares, for the four fundamental cases, a common-case predicate (CCP)
+// over its state and the event, the header it pushes or pops on that path
+// (which fields the CCP fixes and which vary), and the state update the path
+// makes. Optimize composes the paths of a stack into one bypass per case,
+// guarded by the conjunction of the CCPs; a message sent through it carries
+// a compressed header: a short path identifier and the varying fields only.
+// When a CCP is false the event takes the full layered path, so the bypass
+// changes speed, never behaviour (the equivalence tests in stack/layers
+// check exactly that, state and outputs, against the full stack).
+
+// Case is one of the four fundamental paths through a stack.
+type Case uint8
+
+const (
+	SendDown Case = iota // ESend from the application to the network
+	CastDown             // ECast from the application to the network
+	SendUp               // EDeliver of a point-to-point message
+	CastUp               // EDeliver of a cast
+	numCases
+)
+
+func (c Case) String() string {
+	return [...]string{"send-down", "cast-down", "send-up", "cast-up"}[c]
+}
+
+func (c Case) down() bool { return c == SendDown || c == CastDown }
+
+// Field is one field of a layer's header on a fast path, as the full stack
+// writes it: Size bytes, big-endian. A Const field has the same Value on
+// every message that takes the path (its CCP fixes it) and is dropped from
+// the compressed header; a varying field travels as a uvarint.
+type Field struct {
+	Name  string
+	Size  int // 1, 2, 4 or 8
+	Const bool
+	Value uint64
+}
+
+// Const is a field the CCP fixes to v.
+func Const(name string, size int, v uint64) Field {
+	return Field{Name: name, Size: size, Const: true, Value: v}
+}
+
+// Var is a field that varies from message to message.
+func Var(name string, size int) Field { return Field{Name: name, Size: size} }
+
+// Path is a layer's fast path for one case. The layer's header on the path
+// is Hdr in wire order; the down and up paths of one kind (send or cast)
+// must declare the same Hdr. CCP must not change anything; Apply makes the
+// state change and output the full handler makes when the CCP holds: a
+// down Apply fills the layer's varying fields (Frame.V, in Hdr order), an
+// up Apply reads them. Nil CCP means always; nil Apply, no state change.
+type Path struct {
+	Hdr   []Field
+	CCP   func(ev *Event, f *Frame) bool
+	Apply func(ev *Event, f *Frame)
+	// Fanout (CastDown): the cast leaves this layer as one ESend per
+	// address, each continuing down the layers' SendDown paths. Apply
+	// returns, in Frame.Keep, the bytes the layer keeps of the message
+	// (its headers above and payload), which the ESends carry.
+	Fanout func(ev *Event) []Addr
+	// Loop (CastDown): after the cast went down, the layer delivers a copy
+	// up (self delivery); Loop returns that event (without Msg). The copy
+	// goes up the CastUp paths of the layers above, or, where one of their
+	// CCPs is false, the full stack from there.
+	Loop func(ev *Event) Event
+	// Absorb (up): the layer keeps the event; nothing goes further up.
+	Absorb bool
+	// Mark (up) sets the event fields the layer sets on the path (Seq,
+	// ...) without changing state: the CCPs of the layers above see the
+	// event as the full stack would hand it to them. It runs again
+	// before the layer's Apply.
+	Mark func(ev *Event, f *Frame)
+}
+
+// Fast is implemented by layers that have fast paths. FastPath returns the
+// layer's path for c, or nil: then no stack containing the layer has a
+// bypass for c. It is called once, by Optimize; the functions it returns
+// act on the layer's state.
+type Fast interface {
+	FastPath(c Case) *Path
+}
+
+// Pass is the path of a layer that neither pushes a header nor changes
+// state for the case.
+var Pass = &Path{}
+
+// Frame is what a layer's CCP and Apply see of the composed path besides
+// the event: its own varying fields and the full-format sizes and bytes of
+// the headers above it.
+type Frame struct {
+	V     []uint64 // the layer's varying fields, in Hdr order
+	Keep  []byte   // Fanout: set by Apply to the bytes the layer keeps
+	p     *composed
+	vars  []uint64
+	layer int
+	top   int // the top layer
+	plen  int // the payload's length
+}
+
+// Len is ev.Msg.Len() on entry to the layer in the full stack: going down,
+// the payload and the headers of the layers above; going up, also the
+// layer's own header.
+func (f *Frame) Len() int {
+	n := f.plen
+	lo := f.layer + 1
+	if !f.p.c.down() {
+		lo = f.layer
+	}
+	for i := lo; i <= f.top; i++ {
+		n += f.p.size[i]
+	}
+	return n
+}
+
+// HeaderLen is the full-format length of the headers of the layers from
+// `from` up (relative to the current layer, as for AppendHeaders).
+func (f *Frame) HeaderLen(from int) int {
+	n := 0
+	for i := f.layer + from; i <= f.top; i++ {
+		n += f.p.size[i]
+	}
+	return n
+}
+
+// AppendHeaders appends the full-format headers of the layers from `from`
+// up (outermost first) to b; from is relative to the current layer (0: its
+// own header, 1: the layers above it).
+func (f *Frame) AppendHeaders(b []byte, from int) []byte {
+	for i := f.layer + from; i <= f.top; i++ {
+		b = f.p.render(b, i, f.vars)
+	}
+	return b
+}
+
+// composed is the bypass of one case: a path per layer, bottom first.
+type composed struct {
+	c     Case
+	id    uint32
+	paths []*Path
+	off   []int // first varying field of each layer in vars
+	nvar  int
+	size  []int // full-format header size of each layer
+	total int   // all of them
+	mcast int   // the Fanout layer (cast cases), else -1
+	loop  int   // the Loop layer (CastDown), else -1
+	up    *composed
+}
+
+func (p *composed) render(b []byte, i int, vars []uint64) []byte {
+	v := vars[p.off[i]:]
+	for _, fd := range p.paths[i].Hdr {
+		x := fd.Value
+		if !fd.Const {
+			x, v = v[0], v[1:]
+		}
+		switch fd.Size {
+		case 1:
+			b = append(b, byte(x))
+		case 2:
+			b = binary.BigEndian.AppendUint16(b, uint16(x))
+		case 4:
+			b = binary.BigEndian.AppendUint32(b, uint32(x))
+		default:
+			b = binary.BigEndian.AppendUint64(b, x)
+		}
+	}
+	return b
+}
+
+// Compressed header: magic 'C', version 1, path id u32, then the varying
+// fields as uvarints, bottom layer first. Never confused with a bundle
+// ('B') or a full-format datagram (its bottom layer's magic).
+const (
+	compMagic   = 'C'
+	compVersion = 1
+	compPrefix  = 6
+)
+
+// ErrCompressed is returned for a compressed header that does not decode:
+// unknown path, truncated, or a field out of range.
+var ErrCompressed = errors.New("stack: malformed compressed header")
+
+// Bypass is the optimized form of a stack: one composed path per case that
+// every layer supports. It is attached to a Scheduler or Composed (Attach)
+// which it hands every event its CCPs reject.
+type Bypass struct {
+	paths   [numCases]*composed
+	byID    map[uint32]*composed // up paths by id
+	layers  []Layer
+	enabled bool
+	s       *base
+	full    func(layer int, dir Dir, ev Event)
+	// scratch
+	vars  []uint64
+	frame Frame
+	evs   []Event
+	hdr   []byte
+	c     struct {
+		hit, miss                   [numCases]uint64
+		decompressed, bad, loopMiss uint64
+	}
+}
+
+// Optimize composes the fast paths of layers (bottom first) into a bypass.
+// Cases some layer has no path for are left to the full stack; an error
+// reports paths that are inconsistent (down and up headers that differ).
+func Optimize(layers []Layer) (*Bypass, error) {
+	bp := &Bypass{layers: layers, enabled: true, byID: map[uint32]*composed{}}
+	get := func(i int, c Case) *Path {
+		if f, ok := layers[i].(Fast); ok {
+			return f.FastPath(c)
+		}
+		return nil
+	}
+	n := len(layers)
+	for _, kind := range []struct{ down, up, sdown, sup Case }{{SendDown, SendUp, SendDown, SendUp}, {CastDown, CastUp, SendDown, SendUp}} {
+		mk := func(c, below Case) *composed {
+			p := &composed{c: c, paths: make([]*Path, n), off: make([]int, n), size: make([]int, n), mcast: -1, loop: -1}
+			if c == CastDown || c == CastUp {
+				// The multicast layer is the highest with a Fanout down path.
+				for i := n - 1; i >= 0; i-- {
+					if q := get(i, CastDown); q != nil && q.Fanout != nil {
+						p.mcast = i
+						break
+					}
+				}
+				if p.mcast < 0 {
+					return nil
+				}
+			}
+			for i := 0; i < n; i++ {
+				cc := c
+				if i < p.mcast {
+					cc = below
+				}
+				q := get(i, cc)
+				if q == nil {
+					return nil
+				}
+				p.paths[i] = q
+				p.off[i] = p.nvar
+				for _, fd := range q.Hdr {
+					p.size[i] += fd.Size
+					if !fd.Const {
+						p.nvar++
+					}
+				}
+				p.total += p.size[i]
+				if q.Loop != nil {
+					p.loop = i
+				}
+			}
+			return p
+		}
+		down, up := mk(kind.down, kind.sdown), mk(kind.up, kind.sup)
+		if down == nil || up == nil {
+			continue
+		}
+		h := fnv.New32a()
+		fmt.Fprint(h, kind.down.String())
+		for i := range n {
+			if !reflect.DeepEqual(down.paths[i].Hdr, up.paths[i].Hdr) {
+				return nil, fmt.Errorf("stack: layer %d (%s): %s and %s headers differ", i, layerName(layers[i]), kind.down, kind.up)
+			}
+			fmt.Fprintf(h, "|%s", layerName(layers[i]))
+			for _, fd := range down.paths[i].Hdr {
+				fmt.Fprintf(h, ",%s:%d:%v:%d", fd.Name, fd.Size, fd.Const, fd.Value)
+			}
+		}
+		down.id, up.id = h.Sum32(), h.Sum32()
+		down.up = up
+		bp.paths[kind.down], bp.paths[kind.up] = down, up
+		bp.byID[up.id] = up
+		bp.vars = make([]uint64, max(len(bp.vars), up.nvar))
+	}
+	return bp, nil
+}
+
+func layerName(l Layer) string {
+	t := reflect.TypeOf(l)
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	return strings.ToLower(t.Name())
+}
+
+// Cases lists the cases the bypass covers.
+func (bp *Bypass) Cases() []Case {
+	var cs []Case
+	for c := range numCases {
+		if bp.paths[c] != nil {
+			cs = append(cs, c)
+		}
+	}
+	return cs
+}
+
+// SetEnabled turns the fast paths on or off. Off, every event takes the
+// full stack; compressed datagrams from optimized peers are still
+// accepted (decompressed in front of it).
+func (bp *Bypass) SetEnabled(on bool) { bp.enabled = on }
+
+// Counters implements Counted: hits and misses per case.
+func (bp *Bypass) Counters() []Counter {
+	var cs []Counter
+	for c := range numCases {
+		if bp.paths[c] != nil {
+			cs = append(cs, C(c.String()+"_hits", bp.c.hit[c]), C(c.String()+"_misses", bp.c.miss[c]))
+		}
+	}
+	return append(cs, C("loop_misses", bp.c.loopMiss), C("decompressed", bp.c.decompressed), C("malformed", bp.c.bad))
+}
+
+// try runs ev through the bypass if its case has one and every CCP holds.
+// It reports whether it took the event (the full stack must not).
+func (bp *Bypass) try(dir Dir, ev Event) bool {
+	if dir == Down {
+		if !bp.enabled {
+			return false
+		}
+		switch ev.Type {
+		case ESend:
+			return bp.down(bp.paths[SendDown], ev)
+		case ECast:
+			return bp.down(bp.paths[CastDown], ev)
+		}
+		return false
+	}
+	if ev.Type != EDeliver || ev.Msg == nil {
+		return false
+	}
+	return bp.receive(ev)
+}
+
+// frameFor readies the scratch frame for layer i of p.
+func (bp *Bypass) frameFor(p *composed, i int) *Frame {
+	f := &bp.frame
+	f.layer = i
+	f.V = bp.vars[p.off[i] : p.off[i]+nvars(p.paths[i])]
+	return f
+}
+
+func nvars(q *Path) int {
+	n := 0
+	for _, fd := range q.Hdr {
+		if !fd.Const {
+			n++
+		}
+	}
+	return n
+}
+
+func (bp *Bypass) down(p *composed, ev Event) bool {
+	if p == nil {
+		return false
+	}
+	n := len(p.paths)
+	plen := ev.Msg.Len()
+	f := &bp.frame
+	*f = Frame{p: p, vars: bp.vars, top: n - 1, plen: plen}
+	lo := 0
+	if p.mcast >= 0 {
+		lo = p.mcast
+	}
+	for i := n - 1; i >= lo; i-- {
+		if q := p.paths[i]; q.CCP != nil && !q.CCP(&ev, bp.frameFor(p, i)) {
+			bp.c.miss[p.c]++
+			return false
+		}
+	}
+	if p.mcast < 0 {
+		if !bp.ccpBelow(p, n, &ev) {
+			bp.c.miss[p.c]++
+			return false
+		}
+		bp.c.hit[p.c]++
+		bp.applyDown(p, n-1, 0, &ev)
+		bp.emit(p, ev)
+		return true
+	}
+	// A cast: the fan-out's destinations must all pass the layers below.
+	m := p.paths[p.mcast]
+	dests := m.Fanout(&ev)
+	bp.evs = bp.evs[:0]
+	for _, a := range dests {
+		bp.evs = append(bp.evs, Event{Type: ESend, Peer: a, Now: ev.Now})
+	}
+	for k := range bp.evs {
+		if !bp.ccpBelow(p, p.mcast, &bp.evs[k]) {
+			bp.c.miss[p.c]++
+			return false
+		}
+	}
+	bp.c.hit[p.c]++
+	bp.applyDown(p, n-1, p.mcast, &ev)
+	var loopEv Event
+	if p.loop >= 0 {
+		loopEv = p.paths[p.loop].Loop(&ev)
+	}
+	keep := f.Keep
+	f.Keep = nil
+	payload := keep[len(keep)-plen:]
+	// The layers above the multicast layer pushed nothing in this form:
+	// their headers are in keep, and in the compressed header.
+	var loopBody []byte
+	if p.loop >= 0 {
+		loopBody = payload
+	}
+	ev.Msg.Free()
+	evs := bp.evs
+	for k := range evs {
+		e := evs[k]
+		e.Msg = NewMsg(payload)
+		bp.applyDown(p, p.mcast-1, 0, &e)
+		bp.emit(p, e)
+	}
+	if p.loop >= 0 {
+		bp.loopUp(p, loopEv, loopBody)
+	}
+	return true
+}
+
+// ccpBelow evaluates the CCPs of layers [0, hi) for ev.
+func (bp *Bypass) ccpBelow(p *composed, hi int, ev *Event) bool {
+	for i := hi - 1; i >= 0; i-- {
+		if q := p.paths[i]; q.CCP != nil && !q.CCP(ev, bp.frameFor(p, i)) {
+			return false
+		}
+	}
+	return true
+}
+
+// applyDown applies layers hi down to lo.
+func (bp *Bypass) applyDown(p *composed, hi, lo int, ev *Event) {
+	for i := hi; i >= lo; i-- {
+		if q := p.paths[i]; q.Apply != nil {
+			q.Apply(ev, bp.frameFor(p, i))
+		}
+	}
+}
+
+// emit encodes the compressed header in front of ev.Msg and hands the
+// datagram to the boundary below.
+func (bp *Bypass) emit(p *composed, ev Event) {
+	h := append(bp.hdr[:0], compMagic, compVersion)
+	h = binary.BigEndian.AppendUint32(h, p.id)
+	for _, v := range bp.vars[:p.nvar] {
+		h = binary.AppendUvarint(h, v)
+	}
+	bp.hdr = h
+	copy(ev.Msg.Push(len(h)), h)
+	bp.s.exit(-1, Down, ev)
+}
+
+// loopUp carries the self-delivered copy of a cast up from the loop layer.
+func (bp *Bypass) loopUp(p *composed, ev Event, payload []byte) {
+	up := p.up
+	n := len(up.paths)
+	f := &bp.frame
+	*f = Frame{p: up, vars: bp.vars, top: n - 1, plen: len(payload)}
+	if !bp.ccpUp(up, p.loop+1, ev) {
+		bp.c.loopMiss++
+		f.layer = p.loop
+		b := f.AppendHeaders(make([]byte, 0, up.total+len(payload)), 1)
+		ev.Msg = Received(append(b, payload...))
+		bp.full(p.loop+1, Up, ev)
+		return
+	}
+	ev.Msg = Received(append([]byte(nil), payload...))
+	bp.applyUp(up, p.loop+1, ev)
+}
+
+// applyUp applies layers lo.. of p to ev and passes the result to the top
+// unless a layer absorbs it.
+func (bp *Bypass) applyUp(p *composed, lo int, ev Event) {
+	n := len(p.paths)
+	for i := lo; i < n; i++ {
+		q := p.paths[i]
+		if q.Mark != nil {
+			q.Mark(&ev, bp.frameFor(p, i))
+		}
+		if q.Apply != nil {
+			q.Apply(&ev, bp.frameFor(p, i))
+		}
+		if q.Absorb {
+			return
+		}
+	}
+	bp.s.exit(n, Up, ev)
+}
+
+// receive takes a datagram: compressed (decoded here; if a CCP is false,
+// decompressed and handed to the full stack) or in full format (taken if
+// it parses as a fast path and every CCP holds).
+func (bp *Bypass) receive(ev Event) bool {
+	data := ev.Msg.rest()
+	if len(data) > 0 && data[0] == compMagic {
+		p, hlen, err := bp.decode(data)
+		if err != nil {
+			bp.c.bad++
+			ev.Msg.Free()
+			return true
+		}
+		if bp.enabled && bp.upCCP(p, &ev, len(data)-hlen) {
+			bp.c.hit[p.c]++
+			ev.Msg.head += hlen
+			bp.applyUp(p, 0, ev)
+			return true
+		}
+		bp.c.miss[p.c]++
+		bp.c.decompressed++
+		*(&bp.frame) = Frame{p: p, vars: bp.vars, top: len(p.paths) - 1}
+		b := bp.frame.AppendHeaders(make([]byte, 0, p.total+len(data)-hlen), 0)
+		b = append(b, data[hlen:]...)
+		ev.Msg.Free()
+		ev.Msg = Received(b)
+		bp.full(0, Up, ev)
+		return true
+	}
+	if !bp.enabled {
+		return false
+	}
+	for _, c := range [...]Case{SendUp, CastUp} {
+		p := bp.paths[c]
+		if p == nil || !bp.parseFull(p, data) {
+			continue
+		}
+		if !bp.upCCP(p, &ev, len(data)-p.total) {
+			bp.c.miss[c]++
+			return false
+		}
+		bp.c.hit[c]++
+		ev.Msg.head += p.total
+		bp.applyUp(p, 0, ev)
+		return true
+	}
+	return false
+}
+
+func (bp *Bypass) upCCP(p *composed, ev *Event, plen int) bool {
+	f := &bp.frame
+	*f = Frame{p: p, vars: bp.vars, top: len(p.paths) - 1, plen: plen}
+	return bp.ccpUp(p, 0, *ev)
+}
+
+// ccpUp evaluates the CCPs of layers lo.. of p for a copy of ev, marked
+// layer by layer as it would reach each.
+func (bp *Bypass) ccpUp(p *composed, lo int, ev Event) bool {
+	for i := lo; i < len(p.paths); i++ {
+		q := p.paths[i]
+		if q.CCP != nil && !q.CCP(&ev, bp.frameFor(p, i)) {
+			return false
+		}
+		if q.Absorb {
+			break
+		}
+		if q.Mark != nil {
+			q.Mark(&ev, bp.frameFor(p, i))
+		}
+	}
+	return true
+}
+
+// decode reads a compressed header into bp.vars.
+func (bp *Bypass) decode(data []byte) (*composed, int, error) {
+	if len(data) < compPrefix || data[1] != compVersion {
+		return nil, 0, ErrCompressed
+	}
+	p := bp.byID[binary.BigEndian.Uint32(data[2:])]
+	if p == nil {
+		return nil, 0, fmt.Errorf("%w: unknown path %08x", ErrCompressed, binary.BigEndian.Uint32(data[2:]))
+	}
+	at := compPrefix
+	k := 0
+	for i := range p.paths {
+		for _, fd := range p.paths[i].Hdr {
+			if fd.Const {
+				continue
+			}
+			v, n := binary.Uvarint(data[at:])
+			if n <= 0 || (fd.Size < 8 && v>>(8*fd.Size) != 0) {
+				return nil, 0, ErrCompressed
+			}
+			bp.vars[k] = v
+			k++
+			at += n
+		}
+	}
+	return p, at, nil
+}
+
+// parseFull reads a full-format datagram as path p: every constant field
+// must match.
+func (bp *Bypass) parseFull(p *composed, data []byte) bool {
+	if len(data) < p.total {
+		return false
+	}
+	at, k := 0, 0
+	for i := range p.paths {
+		for _, fd := range p.paths[i].Hdr {
+			var v uint64
+			switch fd.Size {
+			case 1:
+				v = uint64(data[at])
+			case 2:
+				v = uint64(binary.BigEndian.Uint16(data[at:]))
+			case 4:
+				v = uint64(binary.BigEndian.Uint32(data[at:]))
+			default:
+				v = binary.BigEndian.Uint64(data[at:])
+			}
+			at += fd.Size
+			if fd.Const {
+				if v != fd.Value {
+					return false
+				}
+				continue
+			}
+			bp.vars[k] = v
+			k++
+		}
+	}
+	return true
+}
+
+// Decompress turns a datagram the bypass of layers compressed back into the
+// full-format datagram the full stack would have sent; other datagrams are
+// returned unchanged.
+func (bp *Bypass) Decompress(data []byte) ([]byte, error) {
+	if len(data) == 0 || data[0] != compMagic {
+		return data, nil
+	}
+	p, hlen, err := bp.decode(data)
+	if err != nil {
+		return nil, err
+	}
+	f := Frame{p: p, vars: bp.vars, top: len(p.paths) - 1}
+	b := f.AppendHeaders(make([]byte, 0, p.total+len(data)-hlen), 0)
+	return append(b, data[hlen:]...), nil
+}

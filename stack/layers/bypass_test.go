@@ -1,0 +1,447 @@
+package layers
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unsafe"
+
+	"strata/stack"
+)
+
+// Bypass equivalence. Every process of a simulated group runs two copies of
+// its stack side by side: A, the full layered stack, and B, the same layers
+// with the bypass. Each step feeds both copies the same event (an
+// application send or cast, a datagram, a timer, a leave), and then
+// compares what they emitted (datagrams after decompression, timer
+// requests, events for the application) and the state of every layer. The
+// network loses, duplicates and reorders datagrams, and sometimes cuts a
+// process off, so membership changes views; a datagram a B copy sent
+// compressed is given to A as it is (A decompresses it in front of its
+// full stack) and A's full-format datagram to B (which takes it through
+// its bypass when the CCPs hold), so each accepts the other's messages.
+
+// rec records what leaves one stack copy.
+type rec struct {
+	bottom []stack.Event
+	top    []stack.Event
+}
+
+func (r *rec) Top(ev stack.Event)    { r.top = append(r.top, ev) }
+func (r *rec) Bottom(ev stack.Event) { r.bottom = append(r.bottom, ev) }
+
+type twin struct {
+	addr    stack.Addr
+	a, b    stack.Runner
+	ra, rb  rec
+	timerAt time.Duration // earliest requested timer, -1 none
+	dead    bool
+}
+
+type flight struct {
+	from, to   stack.Addr
+	full, fast []byte
+}
+
+type equivWorld struct {
+	t     *testing.T
+	rng   *rand.Rand
+	now   time.Duration
+	twins []*twin
+	net   []flight
+	group bool
+	steps int
+}
+
+func newEquivWorld(t *testing.T, rng *rand.Rand, specs []stack.Spec, n int, functional bool) *equivWorld {
+	w := &equivWorld{t: t, rng: rng}
+	for _, s := range specs {
+		if s.Name == "mnak" {
+			w.group = true
+		}
+	}
+	members := make([]stack.Addr, n)
+	for i := range members {
+		members[i] = stack.Addr(fmt.Sprintf("sim:%c", 'a'+i))
+	}
+	for i, a := range members {
+		cfg := stack.Config{Local: a, Epoch: uint64(1000 + i), Members: members, Group: "g", MTU: 600,
+			Window: 8 + rng.IntN(24), Credit: 2000 + rng.IntN(8000), CastWindow: 1 + rng.IntN(6),
+			Heartbeat: 10 * time.Millisecond, SuspectAfter: 300 * time.Millisecond,
+			RTO: 10 * time.Millisecond, StatusEvery: 10 * time.Millisecond, GossipEvery: 20 * time.Millisecond}
+		tw := &twin{addr: a, timerAt: -1}
+		var err error
+		tw.a, err = stack.NewRunner(Build(specs, cfg), &tw.ra, nil, functional, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tw.a.Bypass().SetEnabled(false)
+		if tw.b, err = stack.NewRunner(Build(specs, cfg), &tw.rb, nil, functional, true); err != nil {
+			t.Fatal(err)
+		}
+		w.twins = append(w.twins, tw)
+	}
+	for _, tw := range w.twins {
+		w.inject(tw, stack.Up, stack.Event{Type: stack.ETimer, Time: 0})
+	}
+	return w
+}
+
+// inject feeds ev to both copies of tw and compares the results.
+func (w *equivWorld) inject(tw *twin, dir stack.Dir, ev stack.Event) {
+	eb := ev
+	if ev.Msg != nil {
+		eb.Msg = stack.NewMsg(ev.Msg.Bytes()) // each copy owns its message
+	}
+	w.injectPair(tw, dir, ev, eb)
+}
+
+func (w *equivWorld) injectPair(tw *twin, dir stack.Dir, ea, eb stack.Event) {
+	w.steps++
+	ea.Now, eb.Now = w.now, w.now
+	tw.a.Inject(dir, ea)
+	tw.b.Inject(dir, eb)
+	what := fmt.Sprintf("step %d, %s %v %v", w.steps, tw.addr, dir, ea)
+	if err := w.compare(tw); err != nil {
+		w.t.Fatalf("%s: %v", what, err)
+	}
+	if d := stateDiff(tw.a.Layers(), tw.b.Layers()); d != "" {
+		w.t.Fatalf("%s: layer states differ: %s", what, d)
+	}
+	// Outputs to the network and the clock.
+	for i, ea := range tw.ra.bottom {
+		eb := tw.rb.bottom[i]
+		switch ea.Type {
+		case stack.ESend:
+			if !tw.dead {
+				w.net = append(w.net, flight{from: tw.addr, to: ea.Peer, full: ea.Msg.Bytes(), fast: eb.Msg.Bytes()})
+			}
+		case stack.ETimerReq:
+			if tw.timerAt < 0 || ea.Time < tw.timerAt {
+				tw.timerAt = ea.Time
+			}
+		}
+	}
+	tw.ra, tw.rb = rec{}, rec{}
+}
+
+func (w *equivWorld) compare(tw *twin) error {
+	ra, rb := &tw.ra, &tw.rb
+	if len(ra.bottom) != len(rb.bottom) || len(ra.top) != len(rb.top) {
+		return fmt.Errorf("full stack emitted %d down, %d up; bypass %d down, %d up: %v / %v", len(ra.bottom), len(ra.top), len(rb.bottom), len(rb.top), ra.bottom, rb.bottom)
+	}
+	for i := range ra.bottom {
+		ea, eb := ra.bottom[i], rb.bottom[i]
+		if ea.Type != eb.Type || ea.Peer != eb.Peer || ea.Time != eb.Time {
+			return fmt.Errorf("down event %d: full %v, bypass %v", i, ea, eb)
+		}
+		if ea.Type == stack.ESend {
+			wire, err := tw.b.Bypass().Decompress(eb.Msg.Bytes())
+			if err != nil {
+				return fmt.Errorf("down event %d: %v", i, err)
+			}
+			if !bytes.Equal(wire, ea.Msg.Bytes()) {
+				return fmt.Errorf("down event %d to %s: wire bytes differ after decompression:\nfull   %x\nbypass %x", i, ea.Peer, ea.Msg.Bytes(), wire)
+			}
+		}
+	}
+	for i := range ra.top {
+		ea, eb := ra.top[i], rb.top[i]
+		if ea.Type != eb.Type || ea.Peer != eb.Peer || ea.Seq != eb.Seq || ea.ID != eb.ID || !reflect.DeepEqual(ea.View, eb.View) ||
+			!reflect.DeepEqual(ea.Stable, eb.Stable) || fmt.Sprint(ea.Err) != fmt.Sprint(eb.Err) {
+			return fmt.Errorf("up event %d: full %v, bypass %v", i, ea, eb)
+		}
+		if (ea.Msg == nil) != (eb.Msg == nil) || ea.Msg != nil && !bytes.Equal(ea.Msg.Bytes(), eb.Msg.Bytes()) {
+			return fmt.Errorf("up event %d: bodies differ", i)
+		}
+	}
+	return nil
+}
+
+func (w *equivWorld) twin(a stack.Addr) *twin {
+	for _, tw := range w.twins {
+		if tw.addr == a {
+			return tw
+		}
+	}
+	return nil
+}
+
+// step does one random thing.
+func (w *equivWorld) step() {
+	rng := w.rng
+	live := slices.DeleteFunc(slices.Clone(w.twins), func(tw *twin) bool { return tw.dead })
+	tw := live[rng.IntN(len(live))]
+	switch r := rng.IntN(100); {
+	case r < 25:
+		size := rng.IntN(80)
+		if rng.IntN(10) == 0 {
+			size = rng.IntN(2000) // fragmented
+		}
+		to := w.twins[rng.IntN(len(w.twins))].addr
+		w.inject(tw, stack.Down, stack.Event{Type: stack.ESend, Peer: to, Msg: stack.NewMsg(bodyOf(rng, size))})
+	case r < 45 && w.group:
+		w.inject(tw, stack.Down, stack.Event{Type: stack.ECast, Msg: stack.NewMsg(bodyOf(rng, rng.IntN(100)))})
+	case r < 85 && len(w.net) > 0:
+		// Deliver one datagram (any of them: reordering), perhaps twice,
+		// perhaps not at all.
+		i := 0 // mostly in order, so both the bypass and the full path run
+		if rng.IntN(8) == 0 {
+			i = rng.IntN(len(w.net))
+		}
+		f := w.net[i]
+		switch d := rng.IntN(40); {
+		case d == 0: // lost
+		case d == 1: // duplicated: stays in flight
+			w.deliver(f)
+			return
+		default:
+			w.deliver(f)
+		}
+		w.net = slices.Delete(w.net, i, i+1)
+	case r < 97:
+		// The clock moves to the earliest timer (or a little).
+		next := w.now + time.Duration(1+rng.IntN(5))*time.Millisecond
+		for _, t := range live {
+			if t.timerAt >= 0 && t.timerAt < next {
+				next = t.timerAt
+			}
+		}
+		w.now = max(w.now, next)
+		for _, t := range live {
+			if t.timerAt >= 0 && t.timerAt <= w.now {
+				t.timerAt = -1
+				w.inject(t, stack.Up, stack.Event{Type: stack.ETimer, Time: w.now})
+			}
+		}
+	case r < 98 && len(live) > 2 && w.group:
+		// Cut a process off for good: the others suspect it.
+		tw.dead = true
+	default:
+	}
+}
+
+func (w *equivWorld) deliver(f flight) {
+	to, from := w.twin(f.to), w.twin(f.from)
+	if to == nil || to.dead || from == nil || from.dead {
+		return
+	}
+	// Cross over half of the time: each copy accepts the other's form.
+	fa, fb := f.full, f.fast
+	if w.rng.IntN(2) == 0 {
+		fa, fb = f.fast, f.full
+	}
+	w.injectPair(to, stack.Up,
+		stack.Event{Type: stack.EDeliver, Peer: f.from, Msg: stack.Received(bytes.Clone(fa))},
+		stack.Event{Type: stack.EDeliver, Peer: f.from, Msg: stack.Received(bytes.Clone(fb))})
+}
+
+func bodyOf(rng *rand.Rand, n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(rng.Uint32())
+	}
+	return b
+}
+
+// distinctStacks configures every subset of the known properties and
+// returns each distinct stack once.
+func distinctStacks(t *testing.T) [][]stack.Spec {
+	seen := map[string]bool{}
+	var out [][]stack.Spec
+	for mask := 0; mask < 1<<len(knownProps); mask++ {
+		var want []stack.Prop
+		for i, p := range knownProps {
+			if mask&(1<<i) != 0 {
+				want = append(want, p)
+			}
+		}
+		ch, err := Configure(want)
+		if err != nil {
+			continue
+		}
+		var names []string
+		for _, s := range ch.Specs {
+			names = append(names, s.Name)
+		}
+		key := strings.Join(names, ",")
+		if !seen[key] {
+			seen[key] = true
+			out = append(out, ch.Specs)
+		}
+	}
+	return out
+}
+
+func TestBypassEquivalence(t *testing.T) {
+	stacks := distinctStacks(t)
+	if len(stacks) < 5 {
+		t.Fatalf("only %d distinct stacks configured", len(stacks))
+	}
+	for _, specs := range stacks {
+		var names []string
+		for _, s := range specs {
+			names = append(names, s.Name)
+		}
+		for _, fn := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/functional=%v", strings.Join(names, ","), fn), func(t *testing.T) {
+				for _, seed := range seeds(t, 2) {
+					rng := rand.New(rand.NewPCG(seed, 99))
+					w := newEquivWorld(t, rng, specs, 2+rng.IntN(3), fn)
+					for w.steps < equivSteps {
+						w.step()
+					}
+					hits := uint64(0)
+					sum := map[string]uint64{}
+					for _, tw := range w.twins {
+						for _, c := range tw.b.Bypass().Counters() {
+							sum[c.Name] += c.Value
+							if strings.HasSuffix(c.Name, "_hits") {
+								hits += c.Value
+							}
+						}
+					}
+					t.Logf("seed %d: %v", seed, sum)
+					if hits == 0 {
+						t.Fatalf("seed %d: the bypass was never taken", seed)
+					}
+				}
+			})
+		}
+	}
+}
+
+// stateDiff compares two stacks' layers field by field (unexported ones
+// too), and describes the first difference. Messages compare by their
+// bytes; a pt2pt retransmission entry by the bytes it would resend.
+func stateDiff(a, b []stack.Layer) string {
+	for i := range a {
+		if d := valueDiff(reflect.ValueOf(a[i]), reflect.ValueOf(b[i]), fmt.Sprintf("%T", a[i])); d != "" {
+			return d
+		}
+	}
+	return ""
+}
+
+var (
+	msgType   = reflect.TypeOf((*stack.Msg)(nil))
+	p2pOutTyp = reflect.TypeOf(p2pOut{})
+)
+
+// wire is what a retransmission of o sends (headers and payload).
+func (o *p2pOut) wire() []byte {
+	b := append([]byte(nil), o.headers()...)
+	b = append(b, o.p0...)
+	for _, m := range o.more {
+		b = append(b, m...)
+	}
+	return b
+}
+
+func valueDiff(a, b reflect.Value, path string) string {
+	if a.Kind() != b.Kind() {
+		return path + ": kinds differ"
+	}
+	switch a.Kind() {
+	case reflect.Pointer:
+		if a.IsNil() || b.IsNil() {
+			if a.IsNil() != b.IsNil() {
+				return path + ": nil vs non-nil"
+			}
+			return ""
+		}
+		if a.Type() == msgType {
+			ma, mb := (*stack.Msg)(a.UnsafePointer()), (*stack.Msg)(b.UnsafePointer())
+			if !bytes.Equal(ma.Bytes(), mb.Bytes()) {
+				return fmt.Sprintf("%s: messages differ: %x vs %x", path, ma.Bytes(), mb.Bytes())
+			}
+			return ""
+		}
+		return valueDiff(a.Elem(), b.Elem(), path)
+	case reflect.Interface:
+		if a.IsNil() || b.IsNil() {
+			if a.IsNil() != b.IsNil() {
+				return path + ": nil vs non-nil"
+			}
+			return ""
+		}
+		return valueDiff(a.Elem(), b.Elem(), path)
+	case reflect.Struct:
+		if a.Type() == p2pOutTyp && a.CanAddr() && b.CanAddr() {
+			oa, ob := (*p2pOut)(unsafe.Pointer(a.UnsafeAddr())), (*p2pOut)(unsafe.Pointer(b.UnsafeAddr()))
+			if !bytes.Equal(oa.wire(), ob.wire()) || oa.deadline != ob.deadline || oa.rto != ob.rto || oa.live != ob.live || oa.sacked != ob.sacked {
+				return fmt.Sprintf("%s: retransmission entries differ: %x %v %v %v %v\nvs %x %v %v %v %v", path, oa.wire(), oa.deadline, oa.rto, oa.live, oa.sacked,
+					ob.wire(), ob.deadline, ob.rto, ob.live, ob.sacked)
+			}
+			return ""
+		}
+		for i := 0; i < a.NumField(); i++ {
+			if d := valueDiff(a.Field(i), b.Field(i), path+"."+a.Type().Field(i).Name); d != "" {
+				return d
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		if a.Len() != b.Len() {
+			return fmt.Sprintf("%s: lengths %d vs %d", path, a.Len(), b.Len())
+		}
+		if a.Type().Elem().Kind() == reflect.Uint8 {
+			if a.Kind() == reflect.Slice && !bytes.Equal(a.Bytes(), b.Bytes()) {
+				return fmt.Sprintf("%s: %x vs %x", path, a.Bytes(), b.Bytes())
+			}
+			if a.Kind() == reflect.Slice {
+				return ""
+			}
+		}
+		for i := 0; i < a.Len(); i++ {
+			if d := valueDiff(a.Index(i), b.Index(i), fmt.Sprintf("%s[%d]", path, i)); d != "" {
+				return d
+			}
+		}
+	case reflect.Map:
+		if a.Len() != b.Len() {
+			return fmt.Sprintf("%s: sizes %d vs %d", path, a.Len(), b.Len())
+		}
+		it := a.MapRange()
+		for it.Next() {
+			bv := b.MapIndex(it.Key())
+			if !bv.IsValid() {
+				return fmt.Sprintf("%s: key %v missing", path, it.Key())
+			}
+			if d := valueDiff(it.Value(), bv, fmt.Sprintf("%s[%v]", path, it.Key())); d != "" {
+				return d
+			}
+		}
+	case reflect.Func, reflect.Chan, reflect.UnsafePointer:
+	case reflect.Bool:
+		if a.Bool() != b.Bool() {
+			return fmt.Sprintf("%s: %v vs %v", path, a.Bool(), b.Bool())
+		}
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		if a.Int() != b.Int() {
+			return fmt.Sprintf("%s: %d vs %d", path, a.Int(), b.Int())
+		}
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Uintptr:
+		if a.Uint() != b.Uint() {
+			return fmt.Sprintf("%s: %d vs %d", path, a.Uint(), b.Uint())
+		}
+	case reflect.String:
+		if a.String() != b.String() {
+			return fmt.Sprintf("%s: %q vs %q", path, a.String(), b.String())
+		}
+	case reflect.Float32, reflect.Float64:
+		if a.Float() != b.Float() {
+			return fmt.Sprintf("%s: %v vs %v", path, a.Float(), b.Float())
+		}
+	default:
+		return path + ": cannot compare " + a.Kind().String()
+	}
+	return ""
+}
+
+// equivSteps is the length of each random trace (events injected per run).
+const equivSteps = 600
