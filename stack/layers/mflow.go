@@ -109,6 +109,8 @@ func (m *Mflow) FastPath(c stack.Case) *stack.Path {
 		return stack.Pass
 	}
 	return &stack.Path{
-		CCP:   func(*stack.Event, *stack.Frame) bool { return len(m.waiting) == 0 && m.sent-m.stable < uint64(m.cfg.CastWindow) },
+		CCP: func(*stack.Event, *stack.Frame) bool {
+			return len(m.waiting) == 0 && m.sent-m.stable < uint64(m.cfg.CastWindow)
+		},
 		Apply: func(*stack.Event, *stack.Frame) { m.sent++ }}
 }
