@@ -151,7 +151,11 @@ type composed struct {
 	id    uint32
 	paths []*Path
 	off   []int // first varying field of each layer in vars
+	nv    []int // varying fields of each layer
 	nvar  int
+	tmpl  [][]byte // each layer's full header with its constants, varying fields zero
+	vpos  [][2]int // each varying field's offset in its layer's header, and size
+	vsize []int    // each varying field's size, in order
 	size  []int // full-format header size of each layer
 	total int   // all of them
 	mcast int   // the Fanout layer (cast cases), else -1
@@ -160,24 +164,46 @@ type composed struct {
 }
 
 func (p *composed) render(b []byte, i int, vars []uint64) []byte {
-	v := vars[p.off[i]:]
-	for _, fd := range p.paths[i].Hdr {
-		x := fd.Value
-		if !fd.Const {
-			x, v = v[0], v[1:]
-		}
-		switch fd.Size {
-		case 1:
-			b = append(b, byte(x))
-		case 2:
-			b = binary.BigEndian.AppendUint16(b, uint16(x))
-		case 4:
-			b = binary.BigEndian.AppendUint32(b, uint32(x))
-		default:
-			b = binary.BigEndian.AppendUint64(b, x)
-		}
+	at := len(b)
+	b = append(b, p.tmpl[i]...)
+	h := b[at:]
+	for k, x := range vars[p.off[i] : p.off[i]+p.nv[i]] {
+		vp := p.vpos[p.off[i]+k]
+		putN(h[vp[0]:], vp[1], x)
 	}
 	return b
+}
+
+func putN(b []byte, size int, x uint64) {
+	switch size {
+	case 1:
+		b[0] = byte(x)
+	case 2:
+		binary.BigEndian.PutUint16(b, uint16(x))
+	case 4:
+		binary.BigEndian.PutUint32(b, uint32(x))
+	default:
+		binary.BigEndian.PutUint64(b, x)
+	}
+}
+
+// prepare precomputes the templates and offsets of p's fields.
+func (p *composed) prepare() {
+	n := len(p.paths)
+	p.nv, p.tmpl = make([]int, n), make([][]byte, n)
+	for i, q := range p.paths {
+		var h []byte
+		for _, fd := range q.Hdr {
+			if !fd.Const {
+				p.nv[i]++
+				p.vpos = append(p.vpos, [2]int{len(h), fd.Size})
+				p.vsize = append(p.vsize, fd.Size)
+			}
+			h = append(h, make([]byte, fd.Size)...)
+			putN(h[len(h)-fd.Size:], fd.Size, fd.Value)
+		}
+		p.tmpl[i] = h
+	}
 }
 
 // Compressed header: magic 'C', version 1, path id u32, then the varying
@@ -203,11 +229,15 @@ type Bypass struct {
 	enabled bool
 	s       *base
 	full    func(layer int, dir Dir, ev Event)
-	// scratch
-	vars  []uint64
-	frame Frame
-	evs   []Event
-	hdr   []byte
+	// scratch (the bypass is never re-entered: the runner queues
+	// injections made while it runs); events live here so that taking
+	// their address for the layers' functions does not allocate
+	vars      []uint64
+	frame     Frame
+	evs       []Event
+	hdr       []byte
+	cur, tmp  Event
+	loopEv    Event
 	c     struct {
 		hit, miss                   [numCases]uint64
 		decompressed, bad, loopMiss uint64
@@ -281,6 +311,8 @@ func Optimize(layers []Layer) (*Bypass, error) {
 			}
 		}
 		down.id, up.id = h.Sum32(), h.Sum32()
+		down.prepare()
+		up.prepare()
 		down.up = up
 		bp.paths[kind.down], bp.paths[kind.up] = down, up
 		bp.byID[up.id] = up
@@ -331,42 +363,39 @@ func (bp *Bypass) try(dir Dir, ev Event) bool {
 		if !bp.enabled {
 			return false
 		}
+		var p *composed
 		switch ev.Type {
 		case ESend:
-			return bp.down(bp.paths[SendDown], ev)
+			p = bp.paths[SendDown]
 		case ECast:
-			return bp.down(bp.paths[CastDown], ev)
+			p = bp.paths[CastDown]
 		}
-		return false
+		if p == nil {
+			return false
+		}
+		bp.cur = ev
+		ok := bp.down(p, &bp.cur)
+		bp.cur = Event{}
+		return ok
 	}
 	if ev.Type != EDeliver || ev.Msg == nil {
 		return false
 	}
-	return bp.receive(ev)
+	bp.cur = ev
+	ok := bp.receive(&bp.cur)
+	bp.cur = Event{}
+	return ok
 }
 
 // frameFor readies the scratch frame for layer i of p.
 func (bp *Bypass) frameFor(p *composed, i int) *Frame {
 	f := &bp.frame
 	f.layer = i
-	f.V = bp.vars[p.off[i] : p.off[i]+nvars(p.paths[i])]
+	f.V = bp.vars[p.off[i] : p.off[i]+p.nv[i]]
 	return f
 }
 
-func nvars(q *Path) int {
-	n := 0
-	for _, fd := range q.Hdr {
-		if !fd.Const {
-			n++
-		}
-	}
-	return n
-}
-
-func (bp *Bypass) down(p *composed, ev Event) bool {
-	if p == nil {
-		return false
-	}
+func (bp *Bypass) down(p *composed, ev *Event) bool {
 	n := len(p.paths)
 	plen := ev.Msg.Len()
 	f := &bp.frame
@@ -376,24 +405,24 @@ func (bp *Bypass) down(p *composed, ev Event) bool {
 		lo = p.mcast
 	}
 	for i := n - 1; i >= lo; i-- {
-		if q := p.paths[i]; q.CCP != nil && !q.CCP(&ev, bp.frameFor(p, i)) {
+		if q := p.paths[i]; q.CCP != nil && !q.CCP(ev, bp.frameFor(p, i)) {
 			bp.c.miss[p.c]++
 			return false
 		}
 	}
 	if p.mcast < 0 {
-		if !bp.ccpBelow(p, n, &ev) {
+		if !bp.ccpBelow(p, n, ev) {
 			bp.c.miss[p.c]++
 			return false
 		}
 		bp.c.hit[p.c]++
-		bp.applyDown(p, n-1, 0, &ev)
+		bp.applyDown(p, n-1, 0, ev)
 		bp.emit(p, ev)
 		return true
 	}
 	// A cast: the fan-out's destinations must all pass the layers below.
 	m := p.paths[p.mcast]
-	dests := m.Fanout(&ev)
+	dests := m.Fanout(ev)
 	bp.evs = bp.evs[:0]
 	for _, a := range dests {
 		bp.evs = append(bp.evs, Event{Type: ESend, Peer: a, Now: ev.Now})
@@ -405,10 +434,9 @@ func (bp *Bypass) down(p *composed, ev Event) bool {
 		}
 	}
 	bp.c.hit[p.c]++
-	bp.applyDown(p, n-1, p.mcast, &ev)
-	var loopEv Event
+	bp.applyDown(p, n-1, p.mcast, ev)
 	if p.loop >= 0 {
-		loopEv = p.paths[p.loop].Loop(&ev)
+		bp.loopEv = p.paths[p.loop].Loop(ev)
 	}
 	keep := f.Keep
 	f.Keep = nil
@@ -422,13 +450,15 @@ func (bp *Bypass) down(p *composed, ev Event) bool {
 	ev.Msg.Free()
 	evs := bp.evs
 	for k := range evs {
-		e := evs[k]
+		e := &evs[k]
 		e.Msg = NewMsg(payload)
-		bp.applyDown(p, p.mcast-1, 0, &e)
+		bp.applyDown(p, p.mcast-1, 0, e)
 		bp.emit(p, e)
+		*e = Event{}
 	}
 	if p.loop >= 0 {
-		bp.loopUp(p, loopEv, loopBody)
+		bp.loopUp(p, &bp.loopEv, loopBody)
+		bp.loopEv = Event{}
 	}
 	return true
 }
@@ -454,7 +484,7 @@ func (bp *Bypass) applyDown(p *composed, hi, lo int, ev *Event) {
 
 // emit encodes the compressed header in front of ev.Msg and hands the
 // datagram to the boundary below.
-func (bp *Bypass) emit(p *composed, ev Event) {
+func (bp *Bypass) emit(p *composed, ev *Event) {
 	h := append(bp.hdr[:0], compMagic, compVersion)
 	h = binary.BigEndian.AppendUint32(h, p.id)
 	for _, v := range bp.vars[:p.nvar] {
@@ -462,11 +492,11 @@ func (bp *Bypass) emit(p *composed, ev Event) {
 	}
 	bp.hdr = h
 	copy(ev.Msg.Push(len(h)), h)
-	bp.s.exit(-1, Down, ev)
+	bp.s.exit(-1, Down, *ev)
 }
 
 // loopUp carries the self-delivered copy of a cast up from the loop layer.
-func (bp *Bypass) loopUp(p *composed, ev Event, payload []byte) {
+func (bp *Bypass) loopUp(p *composed, ev *Event, payload []byte) {
 	up := p.up
 	n := len(up.paths)
 	f := &bp.frame
@@ -476,7 +506,7 @@ func (bp *Bypass) loopUp(p *composed, ev Event, payload []byte) {
 		f.layer = p.loop
 		b := f.AppendHeaders(make([]byte, 0, up.total+len(payload)), 1)
 		ev.Msg = Received(append(b, payload...))
-		bp.full(p.loop+1, Up, ev)
+		bp.full(p.loop+1, Up, *ev)
 		return
 	}
 	ev.Msg = Received(append([]byte(nil), payload...))
@@ -485,27 +515,27 @@ func (bp *Bypass) loopUp(p *composed, ev Event, payload []byte) {
 
 // applyUp applies layers lo.. of p to ev and passes the result to the top
 // unless a layer absorbs it.
-func (bp *Bypass) applyUp(p *composed, lo int, ev Event) {
+func (bp *Bypass) applyUp(p *composed, lo int, ev *Event) {
 	n := len(p.paths)
 	for i := lo; i < n; i++ {
 		q := p.paths[i]
 		if q.Mark != nil {
-			q.Mark(&ev, bp.frameFor(p, i))
+			q.Mark(ev, bp.frameFor(p, i))
 		}
 		if q.Apply != nil {
-			q.Apply(&ev, bp.frameFor(p, i))
+			q.Apply(ev, bp.frameFor(p, i))
 		}
 		if q.Absorb {
 			return
 		}
 	}
-	bp.s.exit(n, Up, ev)
+	bp.s.exit(n, Up, *ev)
 }
 
 // receive takes a datagram: compressed (decoded here; if a CCP is false,
 // decompressed and handed to the full stack) or in full format (taken if
 // it parses as a fast path and every CCP holds).
-func (bp *Bypass) receive(ev Event) bool {
+func (bp *Bypass) receive(ev *Event) bool {
 	data := ev.Msg.rest()
 	if len(data) > 0 && data[0] == compMagic {
 		p, hlen, err := bp.decode(data)
@@ -514,7 +544,7 @@ func (bp *Bypass) receive(ev Event) bool {
 			ev.Msg.Free()
 			return true
 		}
-		if bp.enabled && bp.upCCP(p, &ev, len(data)-hlen) {
+		if bp.enabled && bp.upCCP(p, ev, len(data)-hlen) {
 			bp.c.hit[p.c]++
 			ev.Msg.head += hlen
 			bp.applyUp(p, 0, ev)
@@ -527,7 +557,7 @@ func (bp *Bypass) receive(ev Event) bool {
 		b = append(b, data[hlen:]...)
 		ev.Msg.Free()
 		ev.Msg = Received(b)
-		bp.full(0, Up, ev)
+		bp.full(0, Up, *ev)
 		return true
 	}
 	if !bp.enabled {
@@ -538,7 +568,7 @@ func (bp *Bypass) receive(ev Event) bool {
 		if p == nil || !bp.parseFull(p, data) {
 			continue
 		}
-		if !bp.upCCP(p, &ev, len(data)-p.total) {
+		if !bp.upCCP(p, ev, len(data)-p.total) {
 			bp.c.miss[c]++
 			return false
 		}
@@ -553,22 +583,24 @@ func (bp *Bypass) receive(ev Event) bool {
 func (bp *Bypass) upCCP(p *composed, ev *Event, plen int) bool {
 	f := &bp.frame
 	*f = Frame{p: p, vars: bp.vars, top: len(p.paths) - 1, plen: plen}
-	return bp.ccpUp(p, 0, *ev)
+	return bp.ccpUp(p, 0, ev)
 }
 
 // ccpUp evaluates the CCPs of layers lo.. of p for a copy of ev, marked
 // layer by layer as it would reach each.
-func (bp *Bypass) ccpUp(p *composed, lo int, ev Event) bool {
+func (bp *Bypass) ccpUp(p *composed, lo int, ev *Event) bool {
+	bp.tmp = *ev
+	defer func() { bp.tmp = Event{} }()
 	for i := lo; i < len(p.paths); i++ {
 		q := p.paths[i]
-		if q.CCP != nil && !q.CCP(&ev, bp.frameFor(p, i)) {
+		if q.CCP != nil && !q.CCP(&bp.tmp, bp.frameFor(p, i)) {
 			return false
 		}
 		if q.Absorb {
 			break
 		}
 		if q.Mark != nil {
-			q.Mark(&ev, bp.frameFor(p, i))
+			q.Mark(&bp.tmp, bp.frameFor(p, i))
 		}
 	}
 	return true
@@ -584,20 +616,13 @@ func (bp *Bypass) decode(data []byte) (*composed, int, error) {
 		return nil, 0, fmt.Errorf("%w: unknown path %08x", ErrCompressed, binary.BigEndian.Uint32(data[2:]))
 	}
 	at := compPrefix
-	k := 0
-	for i := range p.paths {
-		for _, fd := range p.paths[i].Hdr {
-			if fd.Const {
-				continue
-			}
-			v, n := binary.Uvarint(data[at:])
-			if n <= 0 || (fd.Size < 8 && v>>(8*fd.Size) != 0) {
-				return nil, 0, ErrCompressed
-			}
-			bp.vars[k] = v
-			k++
-			at += n
+	for k, size := range p.vsize {
+		v, n := binary.Uvarint(data[at:])
+		if n <= 0 || (size < 8 && v>>(8*size) != 0) {
+			return nil, 0, ErrCompressed
 		}
+		bp.vars[k] = v
+		at += n
 	}
 	return p, at, nil
 }

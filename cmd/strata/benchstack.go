@@ -26,6 +26,7 @@ import (
 func benchStackCmd() *cobra.Command {
 	var (
 		quick, asJSON, noJGroups bool
+		codeOnly                 bool
 		pin                      bool
 		n, size, rounds, codeN   int
 		callersFlag, transports  string
@@ -108,12 +109,13 @@ Ratios are oriented so that > 1 means Strata is better.`,
 				}
 				cpus = []int{0, 1}
 			}
-			return runStackBench(ctx, cmd, asJSON, !noJGroups, n, size, rounds, codeN, callers, kinds, cpus)
+			return runStackBench(ctx, cmd, asJSON, !noJGroups, codeOnly, n, size, rounds, codeN, callers, kinds, cpus)
 		},
 	}
 	f := c.Flags()
 	f.BoolVar(&quick, "quick", false, "reduced run: 20k calls per cell, 1 round")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
+	f.BoolVar(&codeOnly, "code-only", false, "only the code-latency cells (no processes, no network)")
 	f.BoolVar(&noJGroups, "no-jgroups", false, "skip the JGroups peer (needs java and Maven Central)")
 	f.BoolVar(&pin, "pin", false, "clients on CPU 0, servers on CPU 1, for every system (needs 2 CPUs and taskset)")
 	f.IntVar(&n, "n", 100000, "calls per cell")
@@ -203,22 +205,60 @@ type stackReport struct {
 	Extra   map[string]float64      `json:"overhead_us"`
 }
 
-func runStackBench(ctx context.Context, cmd *cobra.Command, asJSON, jg bool, n, size, rounds, codeN int, callers []int, kinds []string, cpus []int) error {
+// codeRatios adds, per stack, size and direction, how many times faster
+// the bypass is than the imperative stack.
+func codeRatios(rep *stackReport) {
+	find := func(st string, size int, mode string) *stackbench.CodeResult {
+		for i, r := range rep.Code {
+			if r.Stack == st && r.Size == size && r.Mode == mode {
+				return &rep.Code[i]
+			}
+		}
+		return nil
+	}
+	for _, r := range rep.Code {
+		if r.Mode != "bypass" {
+			continue
+		}
+		imp := find(r.Stack, r.Size, "imperative")
+		if imp == nil {
+			continue
+		}
+		if r.DownNs > 0 {
+			rep.Ratios[fmt.Sprintf("code-latency bypass/imperative %s down size=%d", r.Stack, r.Size)] = round3(imp.DownNs / r.DownNs)
+		}
+		if r.UpNs > 0 {
+			rep.Ratios[fmt.Sprintf("code-latency bypass/imperative %s up size=%d", r.Stack, r.Size)] = round3(imp.UpNs / r.UpNs)
+		}
+	}
+}
+
+func runStackBench(ctx context.Context, cmd *cobra.Command, asJSON, jg, codeOnly bool, n, size, rounds, codeN int, callers []int, kinds []string, cpus []int) error {
 	progress := cmd.ErrOrStderr()
 	rep := &stackReport{Bench: "stack", Ratios: map[string]float64{}, Extra: map[string]float64{}, Peer: map[string]any{}}
 	for _, sz := range []int{4, 24, 100, 1000} {
-		for _, fn := range []bool{false, true} {
-			r := stackbench.CodeLatency(sz, codeN, fn)
+		for _, mode := range stackbench.Modes {
+			r := stackbench.CodeLatency(sz, codeN, mode)
 			rep.Code = append(rep.Code, r)
-			fmt.Fprintf(progress, "code latency %4d B functional=%v: down %.0f ns, up %.0f ns, ack %.0f ns, %.2f allocs\n", sz, fn, r.DownNs, r.UpNs, r.AckNs, r.AllocsOp)
+			fmt.Fprintf(progress, "code latency pt2pt %4d B %s: down %.0f ns, up %.0f ns, ack %.0f ns, %.2f allocs\n", sz, mode, r.DownNs, r.UpNs, r.AckNs, r.AllocsOp)
 		}
 	}
-	for _, sz := range []int{4, 100, 1000} {
-		for _, fn := range []bool{false, true} {
-			r := stackbench.GroupCodeLatency(sz, codeN/5, fn)
-			rep.Code = append(rep.Code, r)
-			fmt.Fprintf(progress, "group code latency %4d B functional=%v: down %.0f ns, up %.0f ns, ack %.0f ns, %.2f allocs\n", sz, fn, r.DownNs, r.UpNs, r.AckNs, r.AllocsOp)
+	for _, st := range stackbench.GroupStacks {
+		for _, sz := range []int{4, 100, 1000} {
+			for _, mode := range stackbench.Modes {
+				r := stackbench.GroupCodeLatency(st, sz, codeN/5, mode)
+				rep.Code = append(rep.Code, r)
+				fmt.Fprintf(progress, "code latency %s %4d B %s: down %.0f ns, up %.0f ns, rest %.0f ns, %.2f allocs, bypass hits %.2f\n", st, sz, mode, r.DownNs, r.UpNs, r.AckNs, r.AllocsOp, r.Hits)
+			}
 		}
+	}
+	codeRatios(rep)
+	if codeOnly {
+		if asJSON {
+			return json.NewEncoder(cmd.OutOrStdout()).Encode(rep)
+		}
+		printCode(cmd.OutOrStdout(), rep)
+		return nil
 	}
 	var jar string
 	if jg {
@@ -352,20 +392,9 @@ func summarizeStack(rep *stackReport, kinds []string, callers []int, jg bool) {
 func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
 
 func printStack(w io.Writer, rep *stackReport, kinds []string, callers []int, jg bool, n, size, rounds int) {
-	fmt.Fprintf(w, "code latency, no network (pt2pt: bottom, pt2pt, top; group: the 9-layer Total,Membership stack,\n")
-	fmt.Fprintf(w, "a cast from the sequencer to one other member, with its order entry and acks)\n\n")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "stack\tbytes\tcomposition\tdown ns\tup ns\tack ns\tallocs/msg\t")
-	for _, r := range rep.Code {
-		comp := "imperative"
-		if r.Functional {
-			comp = "functional"
-		}
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%.0f\t%.0f\t%.0f\t%.3f\t\n", r.Stack, r.Size, comp, r.DownNs, r.UpNs, r.AckNs, r.AllocsOp)
-	}
-	tw.Flush()
+	printCode(w, rep)
 	fmt.Fprintf(w, "\nround trips on loopback, %d-byte requests, %d calls per cell, median of %d round(s)\n\n", size, n, rounds)
-	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "system\ttransport\tcallers\tmean µs\tp50 µs\tp99 µs\treq/s\t")
 	systems := []string{"strata", "strata-event", "raw"}
 	if jg {
@@ -406,6 +435,31 @@ func printStack(w io.Writer, rep *stackReport, kinds []string, callers []int, jg
 	fmt.Fprintf(w, "\napi=blocking: callers wait in Node.Call; api=event (system strata-event): the next call is issued\nfrom the reply callback with Node.CallAsync, so no goroutine hand-off is on the path.\n")
 	if jg {
 		fmt.Fprintf(w, "\nJGroups mean = senders / req/s (Little's law): RoundTrip's printed average is a sample.\n")
+	}
+}
+
+func printCode(w io.Writer, rep *stackReport) {
+	fmt.Fprintf(w, "code latency, no network, ns per message (pt2pt: bottom, pt2pt, top; mcast4: top, mnak, pt2pt,\n")
+	fmt.Fprintf(w, "bottom, a cast to one member; vsync10: the Total,Membership stack, 3 members, a cast from a\n")
+	fmt.Fprintf(w, "member that is not the sequencer; rest: sequencing, order entries and acks at every member)\n\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "stack\tbytes\tmode\tdown ns\tup ns\tack/rest ns\tallocs/msg\tbypass hits\t")
+	for _, r := range rep.Code {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.0f\t%.0f\t%.0f\t%.3f\t%.2f\t\n", r.Stack, r.Size, r.Mode, r.DownNs, r.UpNs, r.AckNs, r.AllocsOp, r.Hits)
+	}
+	tw.Flush()
+	var keys []string
+	for k := range rep.Ratios {
+		if strings.HasPrefix(k, "code-latency") {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	if len(keys) > 0 {
+		fmt.Fprintf(w, "\nbypass speed-up (imperative ns / bypass ns)\n")
+		for _, k := range keys {
+			fmt.Fprintf(w, "  %-50s %.2f\n", k, rep.Ratios[k])
+		}
 	}
 }
 

@@ -14,12 +14,13 @@ import (
 
 // CodeResult is the cost of one message through the stack, without I/O.
 type CodeResult struct {
-	Stack      string  `json:"stack"` // "pt2pt" (bottom, pt2pt, top) or "group" (Total,Membership: 9 layers)
-	Size       int     `json:"size"`
-	Functional bool    `json:"functional"`
-	DownNs     float64 `json:"down_ns"` // sender: application to wire
-	UpNs       float64 `json:"up_ns"`   // receiver: wire to application (and its ack)
-	AckNs      float64 `json:"ack_ns"`  // sender: processing the ack
+	Stack     string  `json:"stack"` // "pt2pt" (bottom, pt2pt, top), "mcast4" (top, mnak, pt2pt, bottom) or "vsync10" (Total,Membership: 10 layers)
+	Size      int     `json:"size"`
+	Mode      string  `json:"mode"`    // "imperative", "functional" or "bypass" (the imperative stack with Optimize's bypass)
+	DownNs    float64 `json:"down_ns"` // sender: application to wire
+	UpNs      float64 `json:"up_ns"`   // a receiver: wire to application (vsync10: to the total layer, which holds it for its order entry)
+	AckNs     float64 `json:"ack_ns"`  // the rest, per message: acks (vsync10: sequencing, order entries, acks at every member)
+	Hits      float64 `json:"bypass_hits"` // bypass: the fraction of fast-path cases that took it
 	AllocsOp   float64 `json:"allocs_per_op"`
 	Delivered  int     `json:"delivered"` // messages the receiver delivered in the measured loop
 	BytesOp    float64 `json:"bytes_per_op"`
@@ -48,17 +49,13 @@ func (f *frameBoundary) Bottom(ev stack.Event) {
 // CodeLatency sends n messages of size bytes from one reliable
 // point-to-point stack to another, by hand-carrying each frame (and each
 // ack back), and reports the time per step and allocations per message.
-func CodeLatency(size, n int, functional bool) CodeResult {
+func CodeLatency(size, n int, mode string) CodeResult {
 	ch, err := layers.Configure([]stack.Prop{stack.Reliable, stack.FIFO})
 	if err != nil {
 		panic(err) // a fixed, valid property set
 	}
 	mk := func(b stack.Boundary, epoch uint64) stack.Runner {
-		ls := layers.Build(ch.Specs, stack.Config{Epoch: epoch, Window: 1 << 20})
-		if functional {
-			return stack.Compose(ls, b, nil)
-		}
-		return stack.NewScheduler(ls, b, nil)
+		return runner(layers.Build(ch.Specs, stack.Config{Epoch: epoch, Window: 1 << 20}), b, mode)
 	}
 	fa, fb := &frameBoundary{}, &frameBoundary{}
 	a, b := mk(fa, 1), mk(fb, 2)
@@ -77,8 +74,44 @@ func CodeLatency(size, n int, functional bool) CodeResult {
 	}
 	before := fb.got
 	r := measure(n, func(int) (d, u, k time.Duration) { return round() })
-	r.Stack, r.Size, r.Functional, r.Delivered = "pt2pt", size, functional, fb.got-before-(n/10+100) // less the warm-up
+	r.Stack, r.Size, r.Mode, r.Delivered = "pt2pt", size, mode, fb.got-before-(n/10+100) // less the warm-up
+	r.Hits = hitRate(a, b)
 	return r
+}
+
+// Modes are the ways a stack can run.
+var Modes = []string{"imperative", "functional", "bypass"}
+
+// runner composes layers in a mode.
+func runner(ls []stack.Layer, b stack.Boundary, mode string) stack.Runner {
+	r, err := stack.NewRunner(ls, b, nil, mode == "functional", mode == "bypass")
+	if err != nil {
+		panic(err) // the layers' fast paths are checked by the equivalence tests
+	}
+	return r
+}
+
+// hitRate is the fraction of bypass attempts that took the bypass.
+func hitRate(rs ...stack.Runner) float64 {
+	var hit, all uint64
+	for _, r := range rs {
+		if r.Bypass() == nil {
+			continue
+		}
+		for _, c := range r.Bypass().Counters() {
+			switch {
+			case len(c.Name) > 5 && c.Name[len(c.Name)-5:] == "_hits":
+				hit += c.Value
+				all += c.Value
+			case len(c.Name) > 7 && c.Name[len(c.Name)-7:] == "_misses":
+				all += c.Value
+			}
+		}
+	}
+	if all == 0 {
+		return 0
+	}
+	return float64(hit) / float64(all)
 }
 
 // measure runs round n/10+100 times to warm up, then n times, and reports

@@ -2,26 +2,34 @@ package stackbench
 
 import "testing"
 
-// The measurement really moves messages: every one is delivered, and the
-// common path allocates nothing once pools are warm.
+// The measurement really moves messages: every one is delivered, in every
+// mode, and the bypass is taken.
 func TestCodeLatencyDelivers(t *testing.T) {
-	for _, f := range []bool{false, true} {
-		r := CodeLatency(100, 1000, f)
+	for _, mode := range Modes {
+		r := CodeLatency(100, 1000, mode)
 		if r.Delivered != 1000 {
-			t.Fatalf("functional=%v: %d of 1000 messages delivered", f, r.Delivered)
+			t.Fatalf("%s: %d of 1000 messages delivered", mode, r.Delivered)
 		}
 		if r.DownNs <= 0 || r.UpNs <= 0 {
 			t.Fatalf("non-positive timings: %+v", r)
+		}
+		if mode == "bypass" && r.Hits < 0.5 {
+			t.Fatalf("bypass taken for %.2f of the cases", r.Hits)
 		}
 	}
 }
 
 func TestGroupCodeLatencyDelivers(t *testing.T) {
-	for _, fn := range []bool{false, true} {
-		r := GroupCodeLatency(100, 3000, fn)
-		// b delivers every cast (a's own delivery is not counted at b).
-		if r.Delivered != 3000 {
-			t.Fatalf("functional=%v: b delivered %d of 3000 casts", fn, r.Delivered)
+	for _, st := range GroupStacks {
+		for _, mode := range Modes {
+			r := GroupCodeLatency(st, 100, 3000, mode)
+			if r.Delivered != 3000 {
+				t.Fatalf("%s %s: the receiver delivered %d of 3000 casts", st, mode, r.Delivered)
+			}
+			if mode == "bypass" && r.Hits < 0.3 {
+				t.Fatalf("%s: bypass taken for %.2f of the cases", st, r.Hits)
+			}
+			t.Logf("%s %s: %+v", st, mode, r)
 		}
 	}
 }

@@ -1,6 +1,7 @@
 package stackbench
 
 import (
+	"fmt"
 	"time"
 
 	"strata/stack"
@@ -9,9 +10,14 @@ import (
 
 // framesBoundary keeps every frame a stack puts on the wire until taken.
 type framesBoundary struct {
-	frames [][]byte
+	frames []frame
 	spare  [][]byte
 	got    int
+}
+
+type frame struct {
+	to stack.Addr
+	b  []byte
 }
 
 func (f *framesBoundary) Top(ev stack.Event) {
@@ -29,65 +35,117 @@ func (f *framesBoundary) Bottom(ev stack.Event) {
 		if n := len(f.spare); n > 0 {
 			b, f.spare = f.spare[n-1][:0], f.spare[:n-1]
 		}
-		f.frames = append(f.frames, ev.Msg.AppendTo(b))
+		f.frames = append(f.frames, frame{ev.Peer, ev.Msg.AppendTo(b)})
 		ev.Msg.Free()
 	}
 }
 
-// carry delivers every frame from one stack to the other.
-func (f *framesBoundary) carry(from stack.Addr, to stack.Runner, now time.Duration) {
-	frames := f.frames
-	f.frames = nil
-	for _, fr := range frames {
-		to.Inject(stack.Up, stack.Event{Type: stack.EDeliver, Peer: from, Msg: stack.Received(fr), Now: now})
-	}
-	f.spare = append(f.spare, frames...)
+// member is one process of a hand-carried group.
+type member struct {
+	addr stack.Addr
+	r    stack.Runner
+	out  *framesBoundary
 }
 
-// GroupCodeLatency casts n messages of size bytes from a to b through the
-// virtually synchronous total-order stack (Total,Membership: top, total,
-// stable, gms, local, mnak, frag, pt2pt, bottom), hand-carrying frames,
-// with a virtual clock that advances 10 µs per cast and timers every 100
-// casts, so that the stability gossip runs and buffers are collected. a is the sequencer: its cast
-// down includes delivering the cast to itself and casting the order entry;
-// b's up includes delivering it in order; the last step is a processing
-// b's acknowledgements. Times are per cast.
-func GroupCodeLatency(size, n int, functional bool) CodeResult {
-	ch, err := layers.Configure([]stack.Prop{stack.Total, stack.Membership})
-	if err != nil {
-		panic(err) // a fixed, valid property set
+// carry delivers every frame m sent to its destination.
+func carry(m *member, all []*member, now time.Duration) {
+	frames := m.out.frames
+	m.out.frames = nil
+	for _, fr := range frames {
+		for _, to := range all {
+			if to.addr == fr.to {
+				to.r.Inject(stack.Up, stack.Event{Type: stack.EDeliver, Peer: m.addr, Msg: stack.Received(fr.b), Now: now})
+			}
+		}
+		m.out.spare = append(m.out.spare, fr.b)
 	}
-	members := []stack.Addr{"a", "b"}
-	mk := func(self stack.Addr, bd stack.Boundary) stack.Runner {
+}
+
+// GroupStacks are the group stacks GroupCodeLatency measures.
+var GroupStacks = []string{"mcast4", "vsync10"}
+
+// GroupCodeLatency casts n messages of size bytes through a group stack,
+// hand-carrying frames, with a virtual clock that advances 10 µs per cast
+// and timers every 100 casts (stability gossip runs, buffers are
+// collected).
+//
+//   - mcast4: reliable multicast, top, mnak, pt2pt, bottom; a casts to b.
+//     down: a's cast; up: b receives it; ack: a processes b's frames.
+//   - vsync10: the virtually synchronous total-order stack (Total,
+//     Membership: top, total, mflow, stable, gms, local, mnak, frag, pt2pt,
+//     bottom), three members; a sequences, b casts, c receives. down: b's
+//     cast (to a and c, and its delivery to itself, which total holds for
+//     its order entry); up: c receives the cast (total holds it); ack: the
+//     rest of the protocol per cast — a sequencing it, c and b receiving
+//     the order entry and delivering, and every acknowledgement.
+func GroupCodeLatency(stackName string, size, n int, mode string) CodeResult {
+	var specs []stack.Spec
+	var names []stack.Addr
+	switch stackName {
+	case "mcast4":
+		s, err := layers.Named("top,mnak,pt2pt,bottom")
+		if err != nil {
+			panic(err)
+		}
+		specs, names = s, []stack.Addr{"a", "b"}
+	case "vsync10":
+		ch, err := layers.Configure([]stack.Prop{stack.Total, stack.Membership})
+		if err != nil {
+			panic(err) // a fixed, valid property set
+		}
+		specs, names = ch.Specs, []stack.Addr{"a", "b", "c"}
+	default:
+		panic(fmt.Sprintf("unknown group stack %q", stackName))
+	}
+	var ms []*member
+	for i, a := range names {
 		// A cast window far above what is in flight here: the code path,
 		// not flow control, is measured.
-		ls := layers.Build(ch.Specs, stack.Config{Local: self, Members: members, Epoch: 1, Window: 1 << 20, CastWindow: 1 << 20,
+		ls := layers.Build(specs, stack.Config{Local: a, Members: names, Epoch: uint64(i + 1), Window: 1 << 20, CastWindow: 1 << 20,
 			Heartbeat: time.Second, SuspectAfter: time.Hour, GossipEvery: 5 * time.Millisecond, StatusEvery: 5 * time.Millisecond})
-		if functional {
-			return stack.Compose(ls, bd, nil)
-		}
-		return stack.NewScheduler(ls, bd, nil)
+		fb := &framesBoundary{}
+		ms = append(ms, &member{addr: a, r: runner(ls, fb, mode), out: fb})
 	}
-	fa, fb := &framesBoundary{}, &framesBoundary{}
-	a, b := mk("a", fa), mk("b", fb)
+	caster, receiver := ms[0], ms[1]
+	if stackName == "vsync10" {
+		caster, receiver = ms[1], ms[2]
+	}
 	payload := make([]byte, size)
 	var now time.Duration
-	tick := func() {
-		a.Inject(stack.Up, stack.Event{Type: stack.ETimer, Time: now, Now: now})
-		b.Inject(stack.Up, stack.Event{Type: stack.ETimer, Time: now, Now: now})
-		for len(fa.frames)+len(fb.frames) > 0 {
-			fa.carry("a", b, now)
-			fb.carry("b", a, now)
+	settle := func() {
+		for busy := true; busy; {
+			busy = false
+			for _, m := range ms {
+				if len(m.out.frames) > 0 {
+					busy = true
+					carry(m, ms, now)
+				}
+			}
 		}
+	}
+	tick := func() {
+		for _, m := range ms {
+			m.r.Inject(stack.Up, stack.Event{Type: stack.ETimer, Time: now, Now: now})
+		}
+		settle()
 	}
 	round := func(i int) (d, u, k time.Duration) {
 		now += 10 * time.Microsecond
 		t0 := time.Now()
-		a.Inject(stack.Down, stack.Event{Type: stack.ECast, Msg: stack.NewMsg(payload), Now: now})
+		caster.r.Inject(stack.Down, stack.Event{Type: stack.ECast, Msg: stack.NewMsg(payload), Now: now})
 		t1 := time.Now()
-		fa.carry("a", b, now)
+		// The receiver's copy first, then everything else.
+		var rest []frame
+		for _, fr := range caster.out.frames {
+			if fr.to == receiver.addr {
+				receiver.r.Inject(stack.Up, stack.Event{Type: stack.EDeliver, Peer: caster.addr, Msg: stack.Received(fr.b), Now: now})
+			} else {
+				rest = append(rest, fr)
+			}
+		}
+		caster.out.frames = rest
 		t2 := time.Now()
-		fb.carry("b", a, now)
+		settle()
 		t3 := time.Now()
 		if i%100 == 0 {
 			tick()
@@ -95,10 +153,15 @@ func GroupCodeLatency(size, n int, functional bool) CodeResult {
 		return t1.Sub(t0), t2.Sub(t1), t3.Sub(t2)
 	}
 	tick()
-	before := fb.got
+	before := receiver.out.got
 	r := measure(n, round)
 	// Delivered counts the measured rounds only; the warm-up delivered
 	// n/10+100 before them.
-	r.Stack, r.Size, r.Functional, r.Delivered = "group", size, functional, fb.got-before-(n/10+100)
+	r.Stack, r.Size, r.Mode, r.Delivered = stackName, size, mode, receiver.out.got-before-(n/10+100)
+	rs := make([]stack.Runner, len(ms))
+	for i, m := range ms {
+		rs[i] = m.r
+	}
+	r.Hits = hitRate(rs...)
 	return r
 }

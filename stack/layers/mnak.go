@@ -53,6 +53,7 @@ type Mnak struct {
 	view    uint64
 	self    int // own rank in Members, -1 if not a member
 	members []stack.Addr
+	others  []stack.Addr // members but this one: where casts go
 	rank    map[stack.Addr]int
 	// sending
 	sent    uint64   // casts sent; cast n is out[n-1-outBase]
@@ -95,10 +96,13 @@ func (m *Mnak) install(v *stack.View) {
 		}
 	}
 	m.view, m.self, m.members, m.rank = v.ID, -1, slices.Clone(v.Members), map[stack.Addr]int{}
+	m.others = m.others[:0:0]
 	for i, a := range m.members {
 		m.rank[a] = i
 		if a == m.cfg.Local {
 			m.self = i
+		} else {
+			m.others = append(m.others, a)
 		}
 	}
 	m.in = make([]mnakIn, len(m.members))
@@ -350,7 +354,7 @@ func (m *Mnak) FastPath(c stack.Case) *stack.Path {
 	case stack.CastDown:
 		return &stack.Path{Hdr: mnakDataFields,
 			CCP:    func(*stack.Event, *stack.Frame) bool { return m.self >= 0 && m.timer.on },
-			Fanout: m.others,
+			Fanout: func(*stack.Event) []stack.Addr { return m.others },
 			Apply: func(ev *stack.Event, f *stack.Frame) {
 				m.sent++
 				m.c.casts++
@@ -380,15 +384,4 @@ func (m *Mnak) FastPath(c stack.Case) *stack.Path {
 			in.next++
 			m.c.delivered++
 		}}
-}
-
-// others lists the members a cast goes to.
-func (m *Mnak) others(*stack.Event) []stack.Addr {
-	out := make([]stack.Addr, 0, len(m.members))
-	for i, a := range m.members {
-		if i != m.self {
-			out = append(out, a)
-		}
-	}
-	return out
 }
