@@ -156,10 +156,10 @@ type composed struct {
 	tmpl  [][]byte // each layer's full header with its constants, varying fields zero
 	vpos  [][2]int // each varying field's offset in its layer's header, and size
 	vsize []int    // each varying field's size, in order
-	size  []int // full-format header size of each layer
-	total int   // all of them
-	mcast int   // the Fanout layer (cast cases), else -1
-	loop  int   // the Loop layer (CastDown), else -1
+	size  []int    // full-format header size of each layer
+	total int      // all of them
+	mcast int      // the Fanout layer (cast cases), else -1
+	loop  int      // the Loop layer (CastDown), else -1
 	up    *composed
 }
 
@@ -232,13 +232,13 @@ type Bypass struct {
 	// scratch (the bypass is never re-entered: the runner queues
 	// injections made while it runs); events live here so that taking
 	// their address for the layers' functions does not allocate
-	vars      []uint64
-	frame     Frame
-	evs       []Event
-	hdr       []byte
-	cur, tmp  Event
-	loopEv    Event
-	c     struct {
+	vars     []uint64
+	frame    Frame
+	evs      []Event
+	hdr      []byte
+	cur, tmp Event
+	loopEv   Event
+	c        struct {
 		hit, miss                   [numCases]uint64
 		decompressed, bad, loopMiss uint64
 	}
