@@ -139,8 +139,15 @@ func (f *Frame) HeaderLen(from int) int {
 // up (outermost first) to b; from is relative to the current layer (0: its
 // own header, 1: the layers above it).
 func (f *Frame) AppendHeaders(b []byte, from int) []byte {
-	for i := f.layer + from; i <= f.top; i++ {
-		b = f.p.render(b, i, f.vars)
+	i := f.layer + from
+	if i >= len(f.p.suf) {
+		return b
+	}
+	at := len(b)
+	b = append(b, f.p.suf[i]...)
+	h := b[at:]
+	for _, sv := range f.p.sufVars[i] {
+		putN(h[sv.off:], sv.size, f.vars[sv.idx])
 	}
 	return b
 }
@@ -154,6 +161,8 @@ type composed struct {
 	nv    []int // varying fields of each layer
 	nvar  int
 	tmpl  [][]byte // each layer's full header with its constants, varying fields zero
+	suf     [][]byte   // suf[i]: the templates of layers i.. concatenated
+	sufVars [][]sufVar // the varying fields in suf[i]
 	vpos  [][2]int // each varying field's offset in its layer's header, and size
 	vsize []int    // each varying field's size, in order
 	size  []int    // full-format header size of each layer
@@ -163,16 +172,7 @@ type composed struct {
 	up    *composed
 }
 
-func (p *composed) render(b []byte, i int, vars []uint64) []byte {
-	at := len(b)
-	b = append(b, p.tmpl[i]...)
-	h := b[at:]
-	for k, x := range vars[p.off[i] : p.off[i]+p.nv[i]] {
-		vp := p.vpos[p.off[i]+k]
-		putN(h[vp[0]:], vp[1], x)
-	}
-	return b
-}
+type sufVar struct{ off, size, idx int }
 
 func putN(b []byte, size int, x uint64) {
 	switch size {
@@ -203,6 +203,19 @@ func (p *composed) prepare() {
 			putN(h[len(h)-fd.Size:], fd.Size, fd.Value)
 		}
 		p.tmpl[i] = h
+	}
+	p.suf, p.sufVars = make([][]byte, n), make([][]sufVar, n)
+	for i := range n {
+		var b []byte
+		var vs []sufVar
+		for j := i; j < n; j++ {
+			for k := 0; k < p.nv[j]; k++ {
+				vp := p.vpos[p.off[j]+k]
+				vs = append(vs, sufVar{off: len(b) + vp[0], size: vp[1], idx: p.off[j] + k})
+			}
+			b = append(b, p.tmpl[j]...)
+		}
+		p.suf[i], p.sufVars[i] = b, vs
 	}
 }
 
@@ -411,10 +424,6 @@ func (bp *Bypass) down(p *composed, ev *Event) bool {
 		}
 	}
 	if p.mcast < 0 {
-		if !bp.ccpBelow(p, n, ev) {
-			bp.c.miss[p.c]++
-			return false
-		}
 		bp.c.hit[p.c]++
 		bp.applyDown(p, n-1, 0, ev)
 		bp.emit(p, ev)
@@ -590,20 +599,19 @@ func (bp *Bypass) upCCP(p *composed, ev *Event, plen int) bool {
 // layer by layer as it would reach each.
 func (bp *Bypass) ccpUp(p *composed, lo int, ev *Event) bool {
 	bp.tmp = *ev
-	defer func() { bp.tmp = Event{} }()
-	for i := lo; i < len(p.paths); i++ {
+	ok := true
+	for i := lo; i < len(p.paths) && ok; i++ {
 		q := p.paths[i]
 		if q.CCP != nil && !q.CCP(&bp.tmp, bp.frameFor(p, i)) {
-			return false
-		}
-		if q.Absorb {
+			ok = false
+		} else if q.Absorb {
 			break
-		}
-		if q.Mark != nil {
+		} else if q.Mark != nil {
 			q.Mark(&bp.tmp, bp.frameFor(p, i))
 		}
 	}
-	return true
+	bp.tmp = Event{}
+	return ok
 }
 
 // decode reads a compressed header into bp.vars.

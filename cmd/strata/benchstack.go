@@ -443,9 +443,9 @@ func printCode(w io.Writer, rep *stackReport) {
 	fmt.Fprintf(w, "bottom, a cast to one member; vsync10: the Total,Membership stack, 3 members, a cast from a\n")
 	fmt.Fprintf(w, "member that is not the sequencer; rest: sequencing, order entries and acks at every member)\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "stack\tbytes\tmode\tdown ns\tup ns\tack/rest ns\tallocs/msg\tbypass hits\t")
+	fmt.Fprintln(tw, "stack\tbytes\tmode\tdown ns\tup ns\tack/rest ns\tallocs/msg\tbypass hits\twire bytes\t")
 	for _, r := range rep.Code {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%.0f\t%.0f\t%.0f\t%.3f\t%.2f\t\n", r.Stack, r.Size, r.Mode, r.DownNs, r.UpNs, r.AckNs, r.AllocsOp, r.Hits)
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.0f\t%.0f\t%.0f\t%.3f\t%.2f\t%d\t\n", r.Stack, r.Size, r.Mode, r.DownNs, r.UpNs, r.AckNs, r.AllocsOp, r.Hits, r.WireBytes)
 	}
 	tw.Flush()
 	var keys []string

@@ -21,6 +21,7 @@ type CodeResult struct {
 	UpNs      float64 `json:"up_ns"`       // a receiver: wire to application (vsync10: to the total layer, which holds it for its order entry)
 	AckNs     float64 `json:"ack_ns"`      // the rest, per message: acks (vsync10: sequencing, order entries, acks at every member)
 	Hits      float64 `json:"bypass_hits"` // bypass: the fraction of fast-path cases that took it
+	WireBytes int     `json:"wire_bytes"`  // the datagram of one message (payload and headers, compressed in bypass mode)
 	AllocsOp  float64 `json:"allocs_per_op"`
 	Delivered int     `json:"delivered"` // messages the receiver delivered in the measured loop
 	BytesOp   float64 `json:"bytes_per_op"`
@@ -61,10 +62,12 @@ func CodeLatency(size, n int, mode string) CodeResult {
 	a, b := mk(fa, 1), mk(fb, 2)
 	payload := make([]byte, size)
 	rx := make([]byte, 0, size+256)
+	wire := 0
 	round := func() (d, u, k time.Duration) {
 		t0 := time.Now()
 		a.Inject(stack.Down, stack.Event{Type: stack.ESend, Peer: "b", Msg: stack.NewMsg(payload)})
 		t1 := time.Now()
+		wire = len(fa.frame)
 		rx = append(rx[:0], fa.frame...)
 		b.Inject(stack.Up, stack.Event{Type: stack.EDeliver, Peer: "a", Msg: stack.Received(rx)})
 		t2 := time.Now()
@@ -75,7 +78,7 @@ func CodeLatency(size, n int, mode string) CodeResult {
 	before := fb.got
 	r := measure(n, func(int) (d, u, k time.Duration) { return round() })
 	r.Stack, r.Size, r.Mode, r.Delivered = "pt2pt", size, mode, fb.got-before-(n/10+100) // less the warm-up
-	r.Hits = hitRate(a, b)
+	r.Hits, r.WireBytes = hitRate(a, b), wire
 	return r
 }
 

@@ -112,6 +112,7 @@ func GroupCodeLatency(stackName string, size, n int, mode string) CodeResult {
 	}
 	payload := make([]byte, size)
 	var now time.Duration
+	wire := 0
 	settle := func() {
 		for busy := true; busy; {
 			busy = false
@@ -138,6 +139,7 @@ func GroupCodeLatency(stackName string, size, n int, mode string) CodeResult {
 		var rest []frame
 		for _, fr := range caster.out.frames {
 			if fr.to == receiver.addr {
+				wire = len(fr.b)
 				receiver.r.Inject(stack.Up, stack.Event{Type: stack.EDeliver, Peer: caster.addr, Msg: stack.Received(fr.b), Now: now})
 			} else {
 				rest = append(rest, fr)
@@ -162,6 +164,6 @@ func GroupCodeLatency(stackName string, size, n int, mode string) CodeResult {
 	for i, m := range ms {
 		rs[i] = m.r
 	}
-	r.Hits = hitRate(rs...)
+	r.Hits, r.WireBytes = hitRate(rs...), wire
 	return r
 }

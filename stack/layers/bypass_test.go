@@ -290,7 +290,7 @@ func TestBypassEquivalence(t *testing.T) {
 		}
 		for _, fn := range []bool{false, true} {
 			t.Run(fmt.Sprintf("%s/functional=%v", strings.Join(names, ","), fn), func(t *testing.T) {
-				for _, seed := range seeds(t, 2) {
+				for _, seed := range seeds(t, 1) {
 					rng := rand.New(rand.NewPCG(seed, 99))
 					w := newEquivWorld(t, rng, specs, 2+rng.IntN(3), fn)
 					for w.steps < equivSteps {
@@ -381,6 +381,9 @@ func valueDiff(a, b reflect.Value, path string) string {
 			return ""
 		}
 		for i := 0; i < a.NumField(); i++ {
+			if strings.HasPrefix(a.Type().Field(i).Name, "memo") {
+				continue // a lookup cache, not protocol state
+			}
 			if d := valueDiff(a.Field(i), b.Field(i), path+"."+a.Type().Field(i).Name); d != "" {
 				return d
 			}

@@ -48,7 +48,11 @@ type Pt2pt struct {
 	cfg      stack.Config
 	epoch    uint64
 	peers    map[stack.Addr]*p2pPeer
-	c        struct{ data, retrans, acksSent, acksRecv, delivered, dups, ooo, malformed, stalls, stale uint64 }
+	// memo: the last peer looked up by a fast path (a cache, not state:
+	// peers are never removed from the map)
+	memoA stack.Addr
+	memoQ *p2pPeer
+	c     struct{ data, retrans, acksSent, acksRecv, delivered, dups, ooo, malformed, stalls, stale uint64 }
 }
 
 // p2pOut is a message in flight, kept for retransmission. It lives in the
@@ -476,7 +480,7 @@ func (p *Pt2pt) FastPath(c stack.Case) *stack.Path {
 	if c == stack.SendDown || c == stack.CastDown {
 		return &stack.Path{Hdr: pt2ptDataFields,
 			CCP: func(ev *stack.Event, f *stack.Frame) bool {
-				q := p.peers[ev.Peer]
+				q := p.known(ev.Peer)
 				return q != nil && q.nextSeq-q.base < uint64(p.cfg.Window) && p.timerSet && ev.Now+p.cfg.RTO >= p.timerAt
 			},
 			Apply: p.fastSend}
@@ -484,8 +488,20 @@ func (p *Pt2pt) FastPath(c stack.Case) *stack.Path {
 	return &stack.Path{Hdr: pt2ptDataFields, CCP: p.fastRecvCCP, Apply: p.fastRecv}
 }
 
+// known returns the peer a fast path is for, or nil.
+func (p *Pt2pt) known(a stack.Addr) *p2pPeer {
+	if a == p.memoA && p.memoQ != nil {
+		return p.memoQ
+	}
+	q := p.peers[a]
+	if q != nil {
+		p.memoA, p.memoQ = a, q
+	}
+	return q
+}
+
 func (p *Pt2pt) fastSend(ev *stack.Event, f *stack.Frame) {
-	q := p.peers[ev.Peer]
+	q := p.known(ev.Peer)
 	seq := q.nextSeq
 	q.nextSeq++
 	v := f.V
@@ -513,7 +529,7 @@ func (p *Pt2pt) fastSend(ev *stack.Event, f *stack.Frame) {
 }
 
 func (p *Pt2pt) fastRecvCCP(ev *stack.Event, f *stack.Frame) bool {
-	q := p.peers[ev.Peer]
+	q := p.known(ev.Peer)
 	v := f.V
 	from, seq, base, ackEpoch, cum := v[0], v[1], v[2], v[3], v[4]
 	if q == nil || from != q.rEpoch || seq != q.next || base > q.next || len(q.ooo) != 0 ||
@@ -527,7 +543,7 @@ func (p *Pt2pt) fastRecvCCP(ev *stack.Event, f *stack.Frame) bool {
 }
 
 func (p *Pt2pt) fastRecv(ev *stack.Event, f *stack.Frame) {
-	q := p.peers[ev.Peer]
+	q := p.known(ev.Peer)
 	if v := f.V; v[3] != 0 {
 		p.c.acksRecv++
 		q.acked(v[4], v[5])
