@@ -154,22 +154,22 @@ func (f *Frame) AppendHeaders(b []byte, from int) []byte {
 
 // composed is the bypass of one case: a path per layer, bottom first.
 type composed struct {
-	c     Case
-	id    uint32
-	paths []*Path
-	off   []int // first varying field of each layer in vars
-	nv    []int // varying fields of each layer
-	nvar  int
-	tmpl  [][]byte // each layer's full header with its constants, varying fields zero
+	c       Case
+	id      uint32
+	paths   []*Path
+	off     []int // first varying field of each layer in vars
+	nv      []int // varying fields of each layer
+	nvar    int
+	tmpl    [][]byte   // each layer's full header with its constants, varying fields zero
 	suf     [][]byte   // suf[i]: the templates of layers i.. concatenated
 	sufVars [][]sufVar // the varying fields in suf[i]
-	vpos  [][2]int // each varying field's offset in its layer's header, and size
-	vsize []int    // each varying field's size, in order
-	size  []int    // full-format header size of each layer
-	total int      // all of them
-	mcast int      // the Fanout layer (cast cases), else -1
-	loop  int      // the Loop layer (CastDown), else -1
-	up    *composed
+	vpos    [][2]int   // each varying field's offset in its layer's header, and size
+	vsize   []int      // each varying field's size, in order
+	size    []int      // full-format header size of each layer
+	total   int        // all of them
+	mcast   int        // the Fanout layer (cast cases), else -1
+	loop    int        // the Loop layer (CastDown), else -1
+	up      *composed
 }
 
 type sufVar struct{ off, size, idx int }
