@@ -561,7 +561,7 @@ func (bp *Bypass) receive(ev *Event) bool {
 		}
 		bp.c.miss[p.c]++
 		bp.c.decompressed++
-		*(&bp.frame) = Frame{p: p, vars: bp.vars, top: len(p.paths) - 1}
+		bp.frame = Frame{p: p, vars: bp.vars, top: len(p.paths) - 1}
 		b := bp.frame.AppendHeaders(make([]byte, 0, p.total+len(data)-hlen), 0)
 		b = append(b, data[hlen:]...)
 		ev.Msg.Free()
