@@ -23,13 +23,14 @@ const (
 	App      Prop = "App"      // the application interface (top of every stack)
 
 	// Group properties.
-	Multicast    Prop = "Multicast"    // every cast reaches every member of the view once, in its origin's order
-	Stability    Prop = "Stability"    // the stack learns which casts every member delivered (EStable); buffers are collected
-	SelfDelivery Prop = "SelfDelivery" // a member's own casts are delivered to it too
-	Total        Prop = "Total"        // every member delivers the casts in one and the same order
-	CastFlow     Prop = "CastFlow"     // a member's unstable casts are bounded (multicast flow control)
-	Membership   Prop = "Membership"   // views: members join, leave and are removed when they fail (EView)
-	Vsync        Prop = "Vsync"        // virtual synchrony: members that move together from a view to the next delivered the same casts in it
+	Multicast        Prop = "Multicast"        // every cast reaches every member of the view once, in its origin's order
+	Stability        Prop = "Stability"        // the stack learns which casts every member delivered (EStable); buffers are collected
+	SelfDelivery     Prop = "SelfDelivery"     // a member's own casts are delivered to it too
+	Total            Prop = "Total"            // every member delivers the casts in one and the same order
+	CastFlow         Prop = "CastFlow"         // a member's unstable casts are bounded (multicast flow control)
+	Membership       Prop = "Membership"       // views: members join, leave and are removed when they fail (EView)
+	FailureDetection Prop = "FailureDetection" // members of the view that stop answering are reported (ESuspect)
+	Vsync            Prop = "Vsync"            // virtual synchrony: members that move together from a view to the next delivered the same casts in it
 )
 
 // Emitter passes events out of a layer: Down to the layer below, Up to

@@ -440,7 +440,7 @@ func printStack(w io.Writer, rep *stackReport, kinds []string, callers []int, jg
 
 func printCode(w io.Writer, rep *stackReport) {
 	fmt.Fprintf(w, "code latency, no network, ns per message (pt2pt: bottom, pt2pt, top; mcast4: top, mnak, pt2pt,\n")
-	fmt.Fprintf(w, "bottom, a cast to one member; vsync10: the Total,Membership stack, 3 members, a cast from a\n")
+	fmt.Fprintf(w, "bottom, a cast to one member; vsync: the Total,Membership stack, 3 members, a cast from a\n")
 	fmt.Fprintf(w, "member that is not the sequencer; rest: sequencing, order entries and acks at every member)\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "stack\tbytes\tmode\tdown ns\tup ns\tack/rest ns\tallocs/msg\tbypass hits\twire bytes\t")

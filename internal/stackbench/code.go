@@ -14,12 +14,12 @@ import (
 
 // CodeResult is the cost of one message through the stack, without I/O.
 type CodeResult struct {
-	Stack     string  `json:"stack"` // "pt2pt" (bottom, pt2pt, top), "mcast4" (top, mnak, pt2pt, bottom) or "vsync10" (Total,Membership: 10 layers)
+	Stack     string  `json:"stack"` // "pt2pt" (bottom, pt2pt, top), "mcast4" (top, mnak, pt2pt, bottom) or "vsync" (Total,Membership: 11 layers)
 	Size      int     `json:"size"`
 	Mode      string  `json:"mode"`        // "imperative", "functional" or "bypass" (the imperative stack with Optimize's bypass)
 	DownNs    float64 `json:"down_ns"`     // sender: application to wire
-	UpNs      float64 `json:"up_ns"`       // a receiver: wire to application (vsync10: to the total layer, which holds it for its order entry)
-	AckNs     float64 `json:"ack_ns"`      // the rest, per message: acks (vsync10: sequencing, order entries, acks at every member)
+	UpNs      float64 `json:"up_ns"`       // a receiver: wire to application (vsync: to the total layer, which holds it for its order entry)
+	AckNs     float64 `json:"ack_ns"`      // the rest, per message: acks (vsync: sequencing, order entries, acks at every member)
 	Hits      float64 `json:"bypass_hits"` // bypass: the fraction of fast-path cases that took it
 	WireBytes int     `json:"wire_bytes"`  // the datagram of one message (payload and headers, compressed in bypass mode)
 	AllocsOp  float64 `json:"allocs_per_op"`

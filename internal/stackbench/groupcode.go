@@ -62,7 +62,7 @@ func carry(m *member, all []*member, now time.Duration) {
 }
 
 // GroupStacks are the group stacks GroupCodeLatency measures.
-var GroupStacks = []string{"mcast4", "vsync10"}
+var GroupStacks = []string{"mcast4", "vsync"}
 
 // GroupCodeLatency casts n messages of size bytes through a group stack,
 // hand-carrying frames, with a virtual clock that advances 10 µs per cast
@@ -71,9 +71,9 @@ var GroupStacks = []string{"mcast4", "vsync10"}
 //
 //   - mcast4: reliable multicast, top, mnak, pt2pt, bottom; a casts to b.
 //     down: a's cast; up: b receives it; ack: a processes b's frames.
-//   - vsync10: the virtually synchronous total-order stack (Total,
-//     Membership: top, total, mflow, stable, gms, local, mnak, frag, pt2pt,
-//     bottom), three members; a sequences, b casts, c receives. down: b's
+//   - vsync: the virtually synchronous total-order stack (Total,
+//     Membership, 11 layers: top, total, mflow, stable, gms, suspect, local,
+//     mnak, frag, pt2pt, bottom), three members; a sequences, b casts, c receives. down: b's
 //     cast (to a and c, and its delivery to itself, which total holds for
 //     its order entry); up: c receives the cast (total holds it); ack: the
 //     rest of the protocol per cast — a sequencing it, c and b receiving
@@ -88,7 +88,7 @@ func GroupCodeLatency(stackName string, size, n int, mode string) CodeResult {
 			panic(err)
 		}
 		specs, names = s, []stack.Addr{"a", "b"}
-	case "vsync10":
+	case "vsync":
 		ch, err := layers.Configure([]stack.Prop{stack.Total, stack.Membership})
 		if err != nil {
 			panic(err) // a fixed, valid property set
@@ -107,7 +107,7 @@ func GroupCodeLatency(stackName string, size, n int, mode string) CodeResult {
 		ms = append(ms, &member{addr: a, r: runner(ls, fb, mode), out: fb})
 	}
 	caster, receiver := ms[0], ms[1]
-	if stackName == "vsync10" {
+	if stackName == "vsync" {
 		caster, receiver = ms[1], ms[2]
 	}
 	payload := make([]byte, size)

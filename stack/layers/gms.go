@@ -13,9 +13,7 @@ import (
 // Gms header: kind u8, then a body per kind.
 //
 //	0 pass     casts and other layers' messages, unchanged
-//	1 beat     heartbeat (body: the view's ID and maker); only a beat for
-//	           the receiver's current view keeps the sender from being
-//	           suspected
+//	1          (unused: heartbeats belong to the suspect layer below)
 //	2 join     a process asks to join (body: its address, a zero byte, the
 //	           group's name); a member that is not the coordinator forwards
 //	           it to the coordinator; a join for another group is refused
@@ -39,8 +37,8 @@ import (
 // stable layer reports it delivered everywhere; casts the application makes
 // during a view change wait in gms, so the sender too delivers them in the
 // next view.
-// Members heartbeat each other every Config.Heartbeat; a member silent for
-// Config.SuspectAfter is suspected. The coordinator (the first member of
+// The suspect layer below reports failed members (ESuspect). The
+// coordinator (the first member of
 // the view that is not suspected) changes the view when a member is
 // suspected, asks to leave, or a process asks to join: it sends a flush to
 // the members that stay; each blocks its application (EBlock), stops
@@ -78,8 +76,7 @@ type Gms struct {
 	probed  map[stack.Addr]int  // probes sent since last hearing from it
 	ticks   int
 
-	// failure detection
-	heard    map[stack.Addr]time.Duration
+	// suspected members of the current view (from ESuspect)
 	suspects map[stack.Addr]bool
 	timer    periodic
 
@@ -119,7 +116,7 @@ type gmsReport struct {
 
 const (
 	gmsPass    = 0
-	gmsBeat    = 1
+	_          = 1 // formerly heartbeats
 	gmsJoin    = 2
 	gmsLeave   = 3
 	gmsFlush   = 4
@@ -134,8 +131,8 @@ var errGms = errors.New("gms: malformed message")
 
 // GmsSpec describes Gms.
 var GmsSpec = stack.Spec{
-	Name: "gms", Doc: "membership: heartbeats, suspicion, join/leave, flush to the next view (virtual synchrony)",
-	Requires: []stack.Prop{stack.Multicast, stack.SelfDelivery, stack.Reliable},
+	Name: "gms", Doc: "membership: join/leave, coordinator, flush to the next view (virtual synchrony)",
+	Requires: []stack.Prop{stack.Multicast, stack.SelfDelivery, stack.Reliable, stack.FailureDetection},
 	Provides: []stack.Prop{stack.Membership, stack.Vsync},
 	New:      func(c stack.Config) stack.Layer { return NewGms(c) },
 }
@@ -145,7 +142,7 @@ var GmsSpec = stack.Spec{
 // Config.Members (ID 1), or just Config.Local.
 func NewGms(cfg stack.Config) *Gms {
 	cfg = cfg.WithDefaults()
-	g := &Gms{cfg: cfg, heard: map[stack.Addr]time.Duration{}, suspects: map[stack.Addr]bool{},
+	g := &Gms{cfg: cfg, suspects: map[stack.Addr]bool{},
 		joins: map[stack.Addr]bool{}, leaves: map[stack.Addr]bool{}, known: map[stack.Addr]bool{}, probed: map[stack.Addr]int{}, contact: cfg.Contact}
 	members := cfg.Members
 	if len(members) == 0 {
@@ -176,9 +173,7 @@ func (g *Gms) setView(v *stack.View, now time.Duration) {
 			delete(g.leaves, a)
 		}
 	}
-	clear(g.heard)
 	for _, m := range v.Members {
-		g.heard[m] = now
 		g.known[m] = true
 	}
 	g.blocked, g.proposal, g.answered = false, nil, 0
@@ -262,6 +257,14 @@ func (g *Gms) Up(ev stack.Event, out stack.Emitter) {
 		}
 		out.Up(ev)
 		return
+	case stack.ESuspect:
+		if g.joined && g.view.Rank(ev.Peer) >= 0 && !g.suspects[ev.Peer] {
+			g.suspects[ev.Peer] = true
+			g.c.suspicions++
+			g.maybeChange(ev.Now, out)
+		}
+		out.Up(ev)
+		return
 	case stack.EDeliver:
 	default:
 		out.Up(ev)
@@ -306,14 +309,6 @@ func (g *Gms) cast(ev stack.Event, out stack.Emitter) {
 
 func (g *Gms) control(kind byte, from stack.Addr, body []byte, now time.Duration, out stack.Emitter) error {
 	switch kind {
-	case gmsBeat:
-		// Only a heartbeat for this very view counts: a process that
-		// lost this view (it went through a merge elsewhere) must be
-		// suspected even though it keeps sending other messages.
-		if string(body) == string(g.beatBody()) {
-			g.heard[from] = now
-		}
-		return nil
 	case gmsJoin:
 		addr, group, ok := strings.Cut(string(body), "\x00")
 		who := stack.Addr(addr)
@@ -675,17 +670,6 @@ func (g *Gms) tick(now time.Duration, out stack.Emitter) {
 			g.send(a, gmsProbe, []byte(g.cfg.Group), now, out)
 		}
 	}
-	for _, m := range g.view.Members {
-		if m == g.cfg.Local || g.suspects[m] {
-			continue
-		}
-		if now-g.heard[m] > g.cfg.SuspectAfter {
-			g.suspects[m] = true
-			g.c.suspicions++
-			continue
-		}
-		g.send(m, gmsBeat, g.beatBody(), now, out)
-	}
 	if g.leaving && g.coordinator() != g.cfg.Local {
 		g.send(g.coordinator(), gmsLeave, nil, now, out)
 	}
@@ -698,11 +682,6 @@ func (g *Gms) tick(now time.Duration, out stack.Emitter) {
 		}
 	}
 	g.maybeChange(now, out)
-}
-
-// beatBody names the view a heartbeat is for: its ID and maker.
-func (g *Gms) beatBody() []byte {
-	return append(binary.BigEndian.AppendUint64(nil, g.view.ID), g.view.By...)
 }
 
 // joinBody is a join request: this process's address and the group.
