@@ -6,7 +6,7 @@ export GOFLAGS := -buildvcs=false
 # An older Go fetches the toolchain go.mod names through the module proxy.
 export GOTOOLCHAIN := auto
 
-.PHONY: all build setup lint test test-long fuzz bench-journal bench-stack bench-wor bench-nfs up demo clean
+.PHONY: all build setup lint test test-long fuzz bench-journal bench-stack bench-mcast bench-wor bench-nfs up demo clean
 
 all: build
 
@@ -44,6 +44,8 @@ fuzz: setup
 	$(GO) test ./journal/circular -run '^$$' -fuzz FuzzRecover -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 	$(GO) test ./stack/layers -run '^$$' -fuzz FuzzDatagram -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 	$(GO) test ./stack/layers -run '^$$' -fuzz FuzzGroupDatagram -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
+	$(GO) test ./stack/layers -run '^$$' -fuzz FuzzBypassDatagram -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
+	$(GO) test ./stack/layers -run '^$$' -fuzz FuzzBypassTrace -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 	$(GO) test ./stack -run '^$$' -fuzz FuzzSplitBundle -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 	$(GO) test ./wor -run '^$$' -fuzz FuzzDecodeRequest -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 	$(GO) test ./wor -run '^$$' -fuzz FuzzDecodeResponse -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
@@ -59,6 +61,9 @@ bench-journal: build
 
 bench-stack: build
 	$(BIN)/strata bench stack
+
+bench-mcast: build
+	$(BIN)/strata bench mcast
 
 bench-wor: build
 	$(BIN)/strata bench wor
