@@ -233,24 +233,58 @@ func codeRatios(rep *stackReport) {
 	}
 }
 
+// median is the median of f over rs.
+func median(rs []stackbench.CodeResult, f func(stackbench.CodeResult) float64) float64 {
+	xs := make([]float64, len(rs))
+	for i, r := range rs {
+		xs[i] = f(r)
+	}
+	slices.Sort(xs)
+	if n := len(xs); n%2 == 0 {
+		return (xs[n/2-1] + xs[n/2]) / 2
+	}
+	return xs[len(xs)/2]
+}
+
 func runStackBench(ctx context.Context, cmd *cobra.Command, asJSON, jg, codeOnly bool, n, size, rounds, codeN int, callers []int, kinds []string, cpus []int) error {
 	progress := cmd.ErrOrStderr()
 	rep := &stackReport{Bench: "stack", Ratios: map[string]float64{}, Extra: map[string]float64{}, Peer: map[string]any{}}
-	for _, sz := range []int{4, 24, 100, 1000} {
-		for _, mode := range stackbench.Modes {
-			r := stackbench.CodeLatency(sz, codeN, mode)
-			rep.Code = append(rep.Code, r)
-			fmt.Fprintf(progress, "code latency pt2pt %4d B %s: down %.0f ns, up %.0f ns, ack %.0f ns, %.2f allocs\n", sz, mode, r.DownNs, r.UpNs, r.AckNs, r.AllocsOp)
+	// Every cell runs once per round, modes alternating within a cell;
+	// the table shows each cell's median round.
+	cells := map[string][]stackbench.CodeResult{}
+	var order []string
+	add := func(r stackbench.CodeResult) {
+		k := fmt.Sprintf("%s/%d/%s", r.Stack, r.Size, r.Mode)
+		if _, ok := cells[k]; !ok {
+			order = append(order, k)
 		}
+		cells[k] = append(cells[k], r)
 	}
-	for _, st := range stackbench.GroupStacks {
-		for _, sz := range []int{4, 100, 1000} {
+	for round := 0; round < rounds; round++ {
+		for _, sz := range []int{4, 24, 100, 1000} {
 			for _, mode := range stackbench.Modes {
-				r := stackbench.GroupCodeLatency(st, sz, codeN/5, mode)
-				rep.Code = append(rep.Code, r)
-				fmt.Fprintf(progress, "code latency %s %4d B %s: down %.0f ns, up %.0f ns, rest %.0f ns, %.2f allocs, bypass hits %.2f\n", st, sz, mode, r.DownNs, r.UpNs, r.AckNs, r.AllocsOp, r.Hits)
+				r := stackbench.CodeLatency(sz, codeN, mode)
+				add(r)
+				fmt.Fprintf(progress, "round %d code latency pt2pt %4d B %s: down %.0f ns, up %.0f ns, ack %.0f ns, %.2f allocs\n", round+1, sz, mode, r.DownNs, r.UpNs, r.AckNs, r.AllocsOp)
 			}
 		}
+		for _, st := range stackbench.GroupStacks {
+			for _, sz := range []int{4, 100, 1000} {
+				for _, mode := range stackbench.Modes {
+					r := stackbench.GroupCodeLatency(st, sz, codeN/5, mode)
+					add(r)
+					fmt.Fprintf(progress, "round %d code latency %s %4d B %s: down %.0f ns, up %.0f ns, rest %.0f ns, %.2f allocs, bypass hits %.2f\n", round+1, st, sz, mode, r.DownNs, r.UpNs, r.AckNs, r.AllocsOp, r.Hits)
+				}
+			}
+		}
+	}
+	for _, k := range order {
+		rs := cells[k]
+		med := rs[0]
+		med.DownNs = median(rs, func(r stackbench.CodeResult) float64 { return r.DownNs })
+		med.UpNs = median(rs, func(r stackbench.CodeResult) float64 { return r.UpNs })
+		med.AckNs = median(rs, func(r stackbench.CodeResult) float64 { return r.AckNs })
+		rep.Code = append(rep.Code, med)
 	}
 	codeRatios(rep)
 	if codeOnly {
