@@ -108,6 +108,10 @@ type Frame struct {
 	layer int
 	top   int // the top layer
 	plen  int // the payload's length
+	// keep: the bytes a multicast layer (keepAbove) kept of this cast,
+	// its headers above and the payload, shared read-only (loop only)
+	keep      []byte
+	keepAbove int
 }
 
 // Len is ev.Msg.Len() on entry to the layer in the full stack: going down,
@@ -150,6 +154,22 @@ func (f *Frame) AppendHeaders(b []byte, from int) []byte {
 		putN(h[sv.off:], sv.size, f.vars[sv.idx])
 	}
 	return b
+}
+
+// Shared returns, read-only, the full-format headers of the layers from
+// `from` up (relative to the current layer) followed by the payload, if
+// the bypass already holds them in one buffer (a cast delivered back to
+// its sender shares what the multicast layer kept); else nil. A layer that
+// keeps a message can keep this instead of a copy.
+func (f *Frame) Shared(from int) []byte {
+	if f.keep == nil || f.layer+from <= f.keepAbove {
+		return nil
+	}
+	off := 0
+	for i := f.keepAbove + 1; i < f.layer+from; i++ {
+		off += f.p.size[i]
+	}
+	return f.keep[off:]
 }
 
 // composed is the bypass of one case: a path per layer, bottom first.
@@ -466,7 +486,7 @@ func (bp *Bypass) down(p *composed, ev *Event) bool {
 		*e = Event{}
 	}
 	if p.loop >= 0 {
-		bp.loopUp(p, &bp.loopEv, loopBody)
+		bp.loopUp(p, &bp.loopEv, loopBody, keep)
 		bp.loopEv = Event{}
 	}
 	return true
@@ -505,11 +525,17 @@ func (bp *Bypass) emit(p *composed, ev *Event) {
 }
 
 // loopUp carries the self-delivered copy of a cast up from the loop layer.
-func (bp *Bypass) loopUp(p *composed, ev *Event, payload []byte) {
+//
+// The copy shares the bytes the multicast layer keeps (keep: the headers
+// above it and the payload) instead of copying them again: they are never
+// written after the cast, and the layers above that keep the cast (gms,
+// for flushes) take their part of them through Frame.Shared. The
+// application must not modify a delivered body (see Node.OnDeliver).
+func (bp *Bypass) loopUp(p *composed, ev *Event, payload, keep []byte) {
 	up := p.up
 	n := len(up.paths)
 	f := &bp.frame
-	*f = Frame{p: up, vars: bp.vars, top: n - 1, plen: len(payload)}
+	*f = Frame{p: up, vars: bp.vars, top: n - 1, plen: len(payload), keep: keep, keepAbove: p.mcast}
 	if !bp.ccpUp(up, p.loop+1, ev) {
 		bp.c.loopMiss++
 		f.layer = p.loop
@@ -518,7 +544,7 @@ func (bp *Bypass) loopUp(p *composed, ev *Event, payload []byte) {
 		bp.full(p.loop+1, Up, *ev)
 		return
 	}
-	ev.Msg = Received(append([]byte(nil), payload...))
+	ev.Msg = Received(payload)
 	bp.applyUp(up, p.loop+1, ev)
 }
 

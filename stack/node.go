@@ -142,7 +142,10 @@ func (n *Node) Local() Addr { return n.tr.Local() }
 // Layers returns the running layers, bottom first.
 func (n *Node) Layers() []Layer { return n.run.Layers() }
 
-// OnDeliver sets the callback for one-way messages.
+// OnDeliver sets the callback for one-way messages and casts. body is
+// valid after the callback returns but must not be modified: it may share
+// memory with what the stack keeps (a member's own cast is delivered back
+// from the bytes kept for retransmission).
 func (n *Node) OnDeliver(f func(from Addr, body []byte)) { n.mu.Lock(); n.deliver = f; n.mu.Unlock() }
 
 // Handle sets the RPC request handler.

@@ -52,7 +52,7 @@ const (
 type Event struct {
 	Kind Kind
 	From stack.Addr
-	Body []byte
+	Body []byte // read-only: it may share memory with what the stack keeps
 	View *stack.View
 }
 

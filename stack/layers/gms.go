@@ -775,7 +775,10 @@ func (g *Gms) FastPath(c stack.Case) *stack.Path {
 			delete(g.probed, ev.Peer)
 			o := g.view.Rank(ev.Peer)
 			g.delivered[o]++
-			b := f.AppendHeaders(make([]byte, 0, f.Len()), 1)
-			g.kept[o] = append(g.kept[o], ev.Msg.AppendTo(b))
+			b := f.Shared(1)
+			if b == nil {
+				b = ev.Msg.AppendTo(f.AppendHeaders(make([]byte, 0, f.Len()), 1))
+			}
+			g.kept[o] = append(g.kept[o], b)
 		}}
 }
