@@ -37,6 +37,47 @@ func JGroupsJarPath() (string, error) {
 		JGroupsVersion, "jgroups-"+JGroupsVersion+".jar"), nil
 }
 
+// jgSetup is what every JGroups benchmark run needs: the jar, java, free
+// ports for the members and a stack file listing them for TCPPING.
+type jgSetup struct {
+	jar, java, stackXML, stackFile string
+	ports                          []int
+	cleanup                        func()
+}
+
+// prepareJGroups fetches the jar if jar is "", finds java, picks a port per
+// member and writes the stack mkStack builds for them to a temporary file
+// named file.
+func prepareJGroups(ctx context.Context, jar string, members int, mkStack func(jar string, ports []int) (string, error), file string) (*jgSetup, error) {
+	var err error
+	if jar == "" {
+		if jar, err = EnsureJGroups(ctx); err != nil {
+			return nil, err
+		}
+	}
+	s := &jgSetup{jar: jar, cleanup: func() {}}
+	if s.java, err = exec.LookPath("java"); err != nil {
+		return nil, fmt.Errorf("sbench: java not found on PATH: %w", err)
+	}
+	if s.ports, err = freeport.TCP(members); err != nil {
+		return nil, err
+	}
+	if s.stackXML, err = mkStack(jar, s.ports); err != nil {
+		return nil, fmt.Errorf("sbench: %w", err)
+	}
+	dir, err := os.MkdirTemp("", "sbench-jgroups-")
+	if err != nil {
+		return nil, err
+	}
+	s.cleanup = func() { os.RemoveAll(dir) }
+	s.stackFile = filepath.Join(dir, file)
+	if err := os.WriteFile(s.stackFile, []byte(s.stackXML), 0o644); err != nil {
+		s.cleanup()
+		return nil, err
+	}
+	return s, nil
+}
+
 // EnsureJGroups returns the path of the JGroups jar, first fetching it with
 // `mvn -q dependency:get -Dartifact=org.jgroups:jgroups:5.5.6.Final` if it is
 // not in the local Maven repository. It fails if java (needed to run the jar)
@@ -163,35 +204,13 @@ func jgroupsRoundTrip(ctx context.Context, cfg JGConfig) (res JGResult, err erro
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 
-	if cfg.Jar == "" {
-		if cfg.Jar, err = EnsureJGroups(ctx); err != nil {
-			return res, err
-		}
-	}
-	res.Jar = cfg.Jar
-	java, err := exec.LookPath("java")
-	if err != nil {
-		return res, fmt.Errorf("sbench: java not found on PATH: %w", err)
-	}
-
-	ports, err := freeport.TCP(2)
+	setup, err := prepareJGroups(ctx, cfg.Jar, 2, LowLatencyStack, "tcp-low-latency-tcpping.xml")
 	if err != nil {
 		return res, err
 	}
-	stack, err := LowLatencyStack(cfg.Jar, ports)
-	if err != nil {
-		return res, fmt.Errorf("sbench: %w", err)
-	}
-	res.StackXML = stack
-	dir, err := os.MkdirTemp("", "sbench-jgroups-")
-	if err != nil {
-		return res, err
-	}
-	defer os.RemoveAll(dir)
-	res.StackFile = filepath.Join(dir, "tcp-low-latency-tcpping.xml")
-	if err := os.WriteFile(res.StackFile, []byte(stack), 0o644); err != nil {
-		return res, err
-	}
+	defer setup.cleanup()
+	java, ports := setup.java, setup.ports
+	res.Jar, res.StackXML, res.StackFile = setup.jar, setup.stackXML, setup.stackFile
 
 	names := []string{"A", "B"}
 	type member struct {

@@ -5,15 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"time"
 
-	"strata/internal/freeport"
 )
 
 // MPerfClass is JGroups' multicast throughput test program.
@@ -225,34 +222,13 @@ func jgroupsMPerf(ctx context.Context, cfg MPerfConfig) (res MPerfResult, err er
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
 	defer cancel()
 
-	if cfg.Jar == "" {
-		if cfg.Jar, err = EnsureJGroups(ctx); err != nil {
-			return res, err
-		}
-	}
-	res.Jar = cfg.Jar
-	java, err := exec.LookPath("java")
-	if err != nil {
-		return res, fmt.Errorf("sbench: java not found on PATH: %w", err)
-	}
-	ports, err := freeport.TCP(cfg.Members)
+	setup, err := prepareJGroups(ctx, cfg.Jar, cfg.Members, TCPStack, "tcp-tcpping.xml")
 	if err != nil {
 		return res, err
 	}
-	stackXML, err := TCPStack(cfg.Jar, ports)
-	if err != nil {
-		return res, fmt.Errorf("sbench: %w", err)
-	}
-	res.StackXML = stackXML
-	dir, err := os.MkdirTemp("", "sbench-mperf-")
-	if err != nil {
-		return res, err
-	}
-	defer os.RemoveAll(dir)
-	res.StackFile = filepath.Join(dir, "tcp-tcpping.xml")
-	if err := os.WriteFile(res.StackFile, []byte(stackXML), 0o644); err != nil {
-		return res, err
-	}
+	defer setup.cleanup()
+	java, ports := setup.java, setup.ports
+	res.Jar, res.StackXML, res.StackFile = setup.jar, setup.stackXML, setup.stackFile
 
 	type member struct {
 		name string
