@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
 )
 
 // MPerfClass is JGroups' multicast throughput test program.
