@@ -272,8 +272,8 @@ type Bypass struct {
 	cur, tmp Event
 	loopEv   Event
 	c        struct {
-		hit, miss                   [numCases]uint64
-		decompressed, bad, loopMiss uint64
+		hit, miss                            [numCases]uint64
+		decompressed, partial, bad, loopMiss uint64
 	}
 }
 
@@ -386,7 +386,7 @@ func (bp *Bypass) Counters() []Counter {
 			cs = append(cs, C(c.String()+"_hits", bp.c.hit[c]), C(c.String()+"_misses", bp.c.miss[c]))
 		}
 	}
-	return append(cs, C("loop_misses", bp.c.loopMiss), C("decompressed", bp.c.decompressed), C("malformed", bp.c.bad))
+	return append(cs, C("loop_misses", bp.c.loopMiss), C("partial", bp.c.partial), C("decompressed", bp.c.decompressed), C("malformed", bp.c.bad))
 }
 
 // try runs ev through the bypass if its case has one and every CCP holds.
@@ -536,7 +536,7 @@ func (bp *Bypass) loopUp(p *composed, ev *Event, payload, keep []byte) {
 	n := len(up.paths)
 	f := &bp.frame
 	*f = Frame{p: up, vars: bp.vars, top: n - 1, plen: len(payload), keep: keep, keepAbove: p.mcast}
-	if !bp.ccpUp(up, p.loop+1, ev) {
+	if bp.ccpUp(up, p.loop+1, ev) >= 0 {
 		bp.c.loopMiss++
 		f.layer = p.loop
 		b := f.AppendHeaders(make([]byte, 0, up.total+len(payload)), 1)
@@ -579,13 +579,29 @@ func (bp *Bypass) receive(ev *Event) bool {
 			ev.Msg.Free()
 			return true
 		}
-		if bp.enabled && bp.upCCP(p, ev, len(data)-hlen) {
+		fail := 0
+		if bp.enabled {
+			fail = bp.upCCP(p, ev, len(data)-hlen)
+		}
+		if fail < 0 {
 			bp.c.hit[p.c]++
 			ev.Msg.head += hlen
 			bp.applyUp(p, 0, ev)
 			return true
 		}
 		bp.c.miss[p.c]++
+		if need := p.headerLen(fail); fail > 0 && need <= hlen {
+			// The layers below fail take the fast path; the full headers
+			// of the others fit where the compressed header was.
+			bp.c.partial++
+			ev.Msg.head += hlen
+			bp.applyBelow(p, fail, ev)
+			bp.frame.layer = fail
+			bp.frame.AppendHeaders(data[hlen-need:hlen-need], 0)
+			ev.Msg.head -= need
+			bp.full(fail, Up, *ev)
+			return true
+		}
 		bp.c.decompressed++
 		bp.frame = Frame{p: p, vars: bp.vars, top: len(p.paths) - 1}
 		b := bp.frame.AppendHeaders(make([]byte, 0, p.total+len(data)-hlen), 0)
@@ -603,9 +619,22 @@ func (bp *Bypass) receive(ev *Event) bool {
 		if p == nil || !bp.parseFull(p, data) {
 			continue
 		}
-		if !bp.upCCP(p, ev, len(data)-p.total) {
+		fail := bp.upCCP(p, ev, len(data)-p.total)
+		if fail == 0 {
 			bp.c.miss[c]++
 			return false
+		}
+		if fail > 0 {
+			// The layers below fail take the fast path; the rest of the
+			// datagram is already in full format.
+			bp.c.miss[c]++
+			bp.c.partial++
+			// (Their updates see the payload alone, as on the fast path.)
+			ev.Msg.head += p.total
+			bp.applyBelow(p, fail, ev)
+			ev.Msg.head -= p.headerLen(fail)
+			bp.full(fail, Up, *ev)
+			return true
 		}
 		bp.c.hit[c]++
 		ev.Msg.head += p.total
@@ -615,29 +644,58 @@ func (bp *Bypass) receive(ev *Event) bool {
 	return false
 }
 
-func (bp *Bypass) upCCP(p *composed, ev *Event, plen int) bool {
+// headerLen is the full-format length of the headers of layers from..
+func (p *composed) headerLen(from int) int {
+	n := 0
+	for i := from; i < len(p.paths); i++ {
+		n += p.size[i]
+	}
+	return n
+}
+
+// applyBelow applies (marks and updates) layers 0..hi-1 of p to ev, whose
+// CCPs held.
+func (bp *Bypass) applyBelow(p *composed, hi int, ev *Event) {
+	for i := 0; i < hi; i++ {
+		q := p.paths[i]
+		if q.Mark != nil {
+			q.Mark(ev, bp.frameFor(p, i))
+		}
+		if q.Apply != nil {
+			q.Apply(ev, bp.frameFor(p, i))
+		}
+	}
+}
+
+// upCCP evaluates the CCPs of p for ev; it returns the first layer whose
+// CCP is false, or -1 if all hold.
+func (bp *Bypass) upCCP(p *composed, ev *Event, plen int) int {
 	f := &bp.frame
 	*f = Frame{p: p, vars: bp.vars, top: len(p.paths) - 1, plen: plen}
 	return bp.ccpUp(p, 0, ev)
 }
 
 // ccpUp evaluates the CCPs of layers lo.. of p for a copy of ev, marked
-// layer by layer as it would reach each.
-func (bp *Bypass) ccpUp(p *composed, lo int, ev *Event) bool {
+// layer by layer as it would reach each; it returns the first layer whose
+// CCP is false, or -1.
+func (bp *Bypass) ccpUp(p *composed, lo int, ev *Event) int {
 	bp.tmp = *ev
-	ok := true
-	for i := lo; i < len(p.paths) && ok; i++ {
+	fail := -1
+	for i := lo; i < len(p.paths); i++ {
 		q := p.paths[i]
 		if q.CCP != nil && !q.CCP(&bp.tmp, bp.frameFor(p, i)) {
-			ok = false
-		} else if q.Absorb {
+			fail = i
 			break
-		} else if q.Mark != nil {
+		}
+		if q.Absorb {
+			break
+		}
+		if q.Mark != nil {
 			q.Mark(&bp.tmp, bp.frameFor(p, i))
 		}
 	}
 	bp.tmp = Event{}
-	return ok
+	return fail
 }
 
 // decode reads a compressed header into bp.vars.
