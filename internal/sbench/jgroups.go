@@ -302,28 +302,9 @@ func jgroupsRoundTrip(ctx context.Context, cfg JGConfig) (res JGResult, err erro
 		if err := typeKey(key); err != nil {
 			return err
 		}
-		p, err := a.waitFor(ctx, off, prompt)
-		if err != nil {
-			return fmt.Errorf("sbench: no %q prompt: %w", prompt, err)
-		}
-		// See errStdinRace: let RoundTrip get past its skip first.
-		select {
-		case <-time.After(promptSettle):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
 		typed = append(typed, strconv.Itoa(v)+"⏎")
-		if _, err := in.Write([]byte(strconv.Itoa(v) + "\n")); err != nil {
-			return err
-		}
-		end, err := a.waitFor(ctx, p, menuEnd)
-		if err != nil {
-			return err
-		}
-		if strings.Contains(a.slice(p, end), "Exception") {
-			return errStdinRace
-		}
-		return nil
+		_, err := a.answer(ctx, in, off, prompt, v, menuEnd)
+		return err
 	}
 	run := func(n int) (report string, err error) {
 		if err := set("2", "num_msgs:", n); err != nil {
@@ -562,6 +543,34 @@ func (c *console) waitFor(ctx context.Context, from int, subs ...string) (int, e
 
 // waitRE waits until re matches at or after from; it returns the offset
 // just past the match.
+// answer waits (from offset off) for a tool's prompt, types v and a
+// newline into in, and waits for the menu again (menuEnd); it returns
+// where the prompt was. A JGroups tool that echoes an exception instead
+// gets errStdinRace (see there).
+func (c *console) answer(ctx context.Context, in io.Writer, off int, prompt string, v int, menuEnd string) (int, error) {
+	p, err := c.waitFor(ctx, off, prompt)
+	if err != nil {
+		return 0, fmt.Errorf("sbench: no %q prompt: %w", prompt, err)
+	}
+	// See errStdinRace: let the tool get past its skip first.
+	select {
+	case <-time.After(promptSettle):
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	if _, err := in.Write([]byte(strconv.Itoa(v) + "\n")); err != nil {
+		return 0, err
+	}
+	end, err := c.waitFor(ctx, p, menuEnd)
+	if err != nil {
+		return 0, err
+	}
+	if strings.Contains(c.slice(p, end), "Exception") {
+		return 0, errStdinRace
+	}
+	return p, nil
+}
+
 func (c *console) waitRE(ctx context.Context, from int, re *regexp.Regexp) (int, error) {
 	return c.wait(ctx, func(b []byte) int {
 		if loc := re.FindIndex(b[from:]); loc != nil {

@@ -328,25 +328,9 @@ func jgroupsMPerf(ctx context.Context, cfg MPerfConfig) (res MPerfResult, err er
 		if err := typeKey(key); err != nil {
 			return err
 		}
-		p, err := a.waitFor(ctx, offs[0], field+": ")
-		if err != nil {
-			return fmt.Errorf("sbench: no %q prompt: %w", field, err)
-		}
-		select { // see errStdinRace
-		case <-time.After(promptSettle):
-		case <-ctx.Done():
-			return ctx.Err()
-		}
 		typed = append(typed, strconv.Itoa(v)+"⏎")
-		if _, err := in.Write([]byte(strconv.Itoa(v) + "\n")); err != nil {
+		if _, err := a.answer(ctx, in, offs[0], field+": ", v, mperfMenuEnd); err != nil {
 			return err
-		}
-		end, err := a.waitFor(ctx, p, mperfMenuEnd)
-		if err != nil {
-			return err
-		}
-		if strings.Contains(a.slice(p, end), "Exception") {
-			return errStdinRace
 		}
 		// Every member applies the change and prints field=value (A's
 		// line may follow its own prompt directly).
