@@ -112,6 +112,12 @@ type Frame struct {
 	// its headers above and the payload, shared read-only (loop only)
 	keep      []byte
 	keepAbove int
+	// rx: a received datagram taking the up path, which the stack owns;
+	// rxHdr is the length of its header (compressed, or rxFull: the full
+	// format)
+	rx     []byte
+	rxHdr  int
+	rxFull bool
 }
 
 // Len is ev.Msg.Len() on entry to the layer in the full stack: going down,
@@ -161,15 +167,42 @@ func (f *Frame) AppendHeaders(b []byte, from int) []byte {
 // the bypass already holds them in one buffer (a cast delivered back to
 // its sender shares what the multicast layer kept); else nil. A layer that
 // keeps a message can keep this instead of a copy.
+//
+// A received datagram is such a buffer too (the transport hands it over):
+// in full format the headers are there already; a compressed one gets the
+// full-format headers of the layers from `from` up written where its
+// compressed header was, if they fit.
 func (f *Frame) Shared(from int) []byte {
-	if f.keep == nil || f.layer+from <= f.keepAbove {
+	lo := f.layer + from
+	switch {
+	case f.keep != nil:
+		if lo <= f.keepAbove {
+			return nil
+		}
+		off := 0
+		for i := f.keepAbove + 1; i < lo; i++ {
+			off += f.p.size[i]
+		}
+		return f.keep[off:]
+	case f.rx == nil:
+		return nil
+	case f.rxFull:
+		off := 0
+		for i := 0; i < lo; i++ {
+			off += f.p.size[i]
+		}
+		return f.rx[off:]
+	}
+	need := f.p.headerLen(lo)
+	if need > f.rxHdr {
 		return nil
 	}
-	off := 0
-	for i := f.keepAbove + 1; i < f.layer+from; i++ {
-		off += f.p.size[i]
-	}
-	return f.keep[off:]
+	at := f.rxHdr - need
+	saved := f.layer
+	f.layer = lo
+	f.AppendHeaders(f.rx[at:at], 0)
+	f.layer = saved
+	return f.rx[at:]
 }
 
 // composed is the bypass of one case: a path per layer, bottom first.
@@ -586,6 +619,7 @@ func (bp *Bypass) receive(ev *Event) bool {
 		if fail < 0 {
 			bp.c.hit[p.c]++
 			ev.Msg.head += hlen
+			bp.frame.rx, bp.frame.rxHdr = data, hlen
 			bp.applyUp(p, 0, ev)
 			return true
 		}
@@ -638,6 +672,7 @@ func (bp *Bypass) receive(ev *Event) bool {
 		}
 		bp.c.hit[c]++
 		ev.Msg.head += p.total
+		bp.frame.rx, bp.frame.rxHdr, bp.frame.rxFull = data, p.total, true
 		bp.applyUp(p, 0, ev)
 		return true
 	}
