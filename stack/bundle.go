@@ -20,9 +20,22 @@ const (
 // errBundle: a datagram that starts like a bundle but is not a valid one.
 var errBundle = errors.New("stack: malformed bundle")
 
+// outFrame is a frame waiting to be sent: the message itself (its
+// payload is immutable until the stack is done with it, see Node.Send),
+// so that it is copied once, into the datagram or bundle.
 type outFrame struct {
 	to Addr
-	b  []byte
+	m  *Msg
+	n  int // m.Len()
+}
+
+// appendMsgToBundle adds m's bytes as a frame of bundle.
+func appendMsgToBundle(bundle []byte, m *Msg, n int) []byte {
+	if len(bundle) == 0 {
+		bundle = append(bundle, bundleMagic, bundleVersion)
+	}
+	bundle = binary.AppendUvarint(bundle, uint64(n))
+	return m.AppendTo(bundle)
 }
 
 // appendToBundle adds frame to bundle (starting it if empty).

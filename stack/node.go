@@ -35,7 +35,6 @@ type Node struct {
 	run   Runner
 	tr    Transport
 	clock Clock
-	vec   [][]byte
 	out   []Event // top events of the current injection
 	// Events for the application, handed over by one goroutine at a time
 	// in the order the stack produced them (see inject).
@@ -54,6 +53,8 @@ type Node struct {
 	// goroutine at a time outside the lock, bundled per peer.
 	sendq      []outFrame
 	spareq     []outFrame
+	txvec      [][]byte // used by the one sending goroutine
+	txone      [1][]byte
 	sending    bool
 	batching   int // > 0: callers are mid-batch; the last one flushes
 	bundles    atomic.Uint64
@@ -265,7 +266,7 @@ func (n *Node) Close() error {
 	calls := n.calls
 	n.calls = map[uint64]func([]byte, error){}
 	for _, f := range n.sendq {
-		putFrame(f.b)
+		f.m.Free()
 	}
 	n.sendq = nil
 	n.mu.Unlock()
@@ -350,38 +351,40 @@ func (n *Node) flushLockedForce(force bool) {
 func (n *Node) transmit(q []outFrame) {
 	mtu := n.tr.MTU()
 	for i := range q {
-		if q[i].b == nil {
+		if q[i].m == nil {
 			continue // sent in an earlier peer's pass
 		}
 		to := q[i].to
 		count, total := 0, 0
 		for j := i; j < len(q); j++ {
-			if q[j].b != nil && q[j].to == to {
+			if q[j].m != nil && q[j].to == to {
 				count++
-				total += bundleFrameOverhead + len(q[j].b)
+				total += bundleFrameOverhead + q[j].n
 			}
 		}
 		if count == 1 {
-			n.send(to, q[i].b)
-			putFrame(q[i].b)
-			q[i].b = nil
+			n.txvec = q[i].m.Vec(n.txvec[:0])
+			n.sendVec(to, n.txvec)
+			clear(n.txvec)
+			q[i].m.Free()
+			q[i].m = nil
 			continue
 		}
 		bundle := getFrame(min(total+2, mtu))[:0]
 		frames := 0
 		for j := i; j < len(q); j++ {
 			f := q[j]
-			if f.b == nil || f.to != to {
+			if f.m == nil || f.to != to {
 				continue
 			}
-			if frames > 0 && len(bundle)+bundleFrameOverhead+len(f.b) > mtu {
+			if frames > 0 && len(bundle)+bundleFrameOverhead+f.n > mtu {
 				n.sendBundle(to, bundle, frames)
 				bundle, frames = bundle[:0], 0
 			}
-			bundle = appendToBundle(bundle, f.b)
+			bundle = appendMsgToBundle(bundle, f.m, f.n)
 			frames++
-			putFrame(f.b)
-			q[j].b = nil
+			f.m.Free()
+			q[j].m = nil
 		}
 		if frames > 0 {
 			n.sendBundle(to, bundle, frames)
@@ -403,7 +406,13 @@ func (n *Node) sendBundle(to Addr, bundle []byte, frames int) {
 }
 
 func (n *Node) send(to Addr, b []byte) {
-	if err := n.tr.Send(to, [][]byte{b}); err != nil {
+	n.txone[0] = b
+	n.sendVec(to, n.txone[:])
+	n.txone[0] = nil
+}
+
+func (n *Node) sendVec(to Addr, vec [][]byte) {
+	if err := n.tr.Send(to, vec); err != nil {
 		n.sendErrs.Add(1)
 		n.log.Debug("stack: transport send failed", "peer", to, "err", err)
 	}
@@ -413,20 +422,11 @@ func (n *Node) send(to Addr, b []byte) {
 func (n *Node) Bottom(ev Event) {
 	switch ev.Type {
 	case ESend:
-		// Queued for flushLocked, as a copy: layers never keep a message
-		// they passed down (pt2pt copies what it retransmits).
-		n.vec = ev.Msg.Vec(n.vec[:0])
-		size := 0
-		for _, b := range n.vec {
-			size += len(b)
-		}
-		b := getFrame(size)[:0]
-		for _, v := range n.vec {
-			b = append(b, v...)
-		}
-		clear(n.vec)
-		ev.Msg.Free()
-		n.sendq = append(n.sendq, outFrame{to: ev.Peer, b: b})
+		// Queued for flushLocked as it is: layers never keep a message
+		// they passed down (pt2pt keeps copies of headers and references
+		// to payloads, which do not change), so the frame is copied once,
+		// into the datagram or the bundle, outside the lock.
+		n.sendq = append(n.sendq, outFrame{to: ev.Peer, m: ev.Msg, n: ev.Msg.Len()})
 	case ETimerReq:
 		n.schedule(ev.Time)
 	}
