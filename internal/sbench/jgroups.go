@@ -78,6 +78,76 @@ func prepareJGroups(ctx context.Context, jar string, members int, mkStack func(j
 	return s, nil
 }
 
+// jgMember is one JVM of a JGroups benchmark run: its process, console
+// and stdin.
+type jgMember struct {
+	name string
+	cmd  *exec.Cmd
+	con  *console
+	in   io.WriteCloser
+}
+
+// startMember starts JGroups tool class as member name, bound to the
+// setup's i-th port (on CPU cpu when cpu >= 0), with args after the class.
+// Its stdin stays open and silent until the run closes it: at EOF the
+// tools' menu loops end.
+func (s *jgSetup) startMember(ctx context.Context, jvmArgs []string, i, cpu int, class, name string, args ...string) (*jgMember, error) {
+	argv := []string{s.java,
+		"-Djava.net.preferIPv4Stack=true",
+		"-Djgroups.bind_addr=127.0.0.1",
+		"-D" + BindPortProperty + "=" + strconv.Itoa(s.ports[i]),
+		"-Duser.language=en", "-Duser.country=US",
+	}
+	argv = append(argv, jvmArgs...)
+	argv = append(argv, "-cp", s.jar, class, "-props", s.stackFile, "-name", name)
+	argv = append(argv, args...)
+	if cpu >= 0 {
+		var err error
+		if argv, err = Pinned(cpu, argv); err != nil {
+			return nil, err
+		}
+	}
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	ownGroup(cmd)
+	cmd.WaitDelay = 3 * time.Second
+	con := newConsole()
+	cmd.Stdout, cmd.Stderr = con, con
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		in.Close()
+		return nil, fmt.Errorf("sbench: starting member %s: %w", name, err)
+	}
+	go func() { _ = cmd.Wait(); con.closeWith() }()
+	return &jgMember{name, cmd, con, in}, nil
+}
+
+// stopMembers kills every member's process group, reaps it, and returns
+// what the members printed, member by member.
+func stopMembers(ms []*jgMember) string {
+	for _, m := range ms {
+		_ = killGroup(m.cmd)
+		m.in.Close()
+		<-m.con.done
+	}
+	var out strings.Builder
+	for _, m := range ms {
+		fmt.Fprintf(&out, "==== member %s\n%s\n", m.name, stripANSI(m.con.String()))
+	}
+	return out.String()
+}
+
+// waitExited gives the members up to five seconds to leave by themselves.
+func waitExited(ctx context.Context, ms []*jgMember) {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	for _, m := range ms {
+		m.con.waitClosed(ctx)
+	}
+}
+
 // EnsureJGroups returns the path of the JGroups jar, first fetching it with
 // `mvn -q dependency:get -Dartifact=org.jgroups:jgroups:5.5.6.Final` if it is
 // not in the local Maven repository. It fails if java (needed to run the jar)
@@ -209,66 +279,29 @@ func jgroupsRoundTrip(ctx context.Context, cfg JGConfig) (res JGResult, err erro
 		return res, err
 	}
 	defer setup.cleanup()
-	java, ports := setup.java, setup.ports
 	res.Jar, res.StackXML, res.StackFile = setup.jar, setup.stackXML, setup.stackFile
 
 	names := []string{"A", "B"}
-	type member struct {
-		cmd *exec.Cmd
-		con *console
-		in  io.WriteCloser
-	}
-	var ms []member
+	var ms []*jgMember
 	defer func() {
 		// Whatever happened: kill both process groups and reap them.
-		for _, m := range ms {
-			_ = killGroup(m.cmd)
-			m.in.Close()
-			<-m.con.done
-		}
-		var out strings.Builder
-		for i, m := range ms {
-			fmt.Fprintf(&out, "==== member %s\n%s\n", names[i], stripANSI(m.con.String()))
-		}
-		res.Output = out.String()
+		res.Output = stopMembers(ms)
 		if err != nil && res.Output != "" {
 			err = fmt.Errorf("%w\n%s", err, tail(res.Output, 6000))
 		}
 	}()
-
 	start := func(i int) (*console, error) {
-		args := []string{
-			"-Djava.net.preferIPv4Stack=true",
-			"-Djgroups.bind_addr=127.0.0.1",
-			"-D" + BindPortProperty + "=" + strconv.Itoa(ports[i]),
-			"-Duser.language=en", "-Duser.country=US",
-		}
-		args = append(args, cfg.JVMArgs...)
-		args = append(args, "-cp", cfg.Jar, RoundTripClass, "-props", res.StackFile, "-name", names[i])
-		argv := append([]string{java}, args...)
+		cpu := -1
 		if len(cfg.CPUs) == 2 {
-			if argv, err = Pinned(cfg.CPUs[i], argv); err != nil {
-				return nil, err
-			}
+			cpu = cfg.CPUs[i]
 		}
-		cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-		ownGroup(cmd)
-		cmd.WaitDelay = 3 * time.Second
-		con := newConsole()
-		cmd.Stdout, cmd.Stderr = con, con
-		// B's stdin stays open and silent: at EOF RoundTrip's menu loop ends.
-		in, err := cmd.StdinPipe()
+		m, err := setup.startMember(ctx, cfg.JVMArgs, i, cpu, RoundTripClass, names[i])
 		if err != nil {
 			return nil, err
 		}
-		if err := cmd.Start(); err != nil {
-			in.Close()
-			return nil, fmt.Errorf("sbench: starting member %s: %w", names[i], err)
-		}
-		go func() { _ = cmd.Wait(); con.closeWith() }()
-		ms = append(ms, member{cmd, con, in})
-		res.Commands = append(res.Commands, shellJoin(cmd.Args))
-		return con, nil
+		ms = append(ms, m)
+		res.Commands = append(res.Commands, shellJoin(m.cmd.Args))
+		return m.con, nil
 	}
 
 	// A first, so that it is the coordinator B joins.
@@ -376,11 +409,7 @@ func jgroupsRoundTrip(ctx context.Context, cfg JGConfig) (res JGResult, err erro
 	// Exit all: A tells B to exit, then leaves.
 	typeKey("X") // best effort: both JVMs are killed on return anyway
 	res.Stdin = strings.Join(typed, " ")
-	exitCtx, exitCancel := context.WithTimeout(ctx, 5*time.Second)
-	defer exitCancel()
-	for _, m := range ms {
-		m.con.waitClosed(exitCtx)
-	}
+	waitExited(ctx, ms)
 	return res, nil
 }
 

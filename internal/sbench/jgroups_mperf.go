@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
-	"os/exec"
 	"regexp"
 	"strconv"
 	"strings"
@@ -226,61 +224,23 @@ func jgroupsMPerf(ctx context.Context, cfg MPerfConfig) (res MPerfResult, err er
 		return res, err
 	}
 	defer setup.cleanup()
-	java, ports := setup.java, setup.ports
 	res.Jar, res.StackXML, res.StackFile = setup.jar, setup.stackXML, setup.stackFile
 
-	type member struct {
-		name string
-		cmd  *exec.Cmd
-		con  *console
-		in   io.WriteCloser
-	}
-	var ms []member
+	var ms []*jgMember
 	defer func() {
-		for _, m := range ms {
-			_ = killGroup(m.cmd)
-			m.in.Close()
-			<-m.con.done
-		}
-		var out strings.Builder
-		for _, m := range ms {
-			fmt.Fprintf(&out, "==== member %s\n%s\n", m.name, stripANSI(m.con.String()))
-		}
-		res.Output = out.String()
+		res.Output = stopMembers(ms)
 		if err != nil && res.Output != "" {
 			err = fmt.Errorf("%w\n%s", err, tail(res.Output, 6000))
 		}
 	}()
-
 	start := func(i int) (*console, error) {
-		name := mperfNames[i : i+1]
-		args := []string{
-			"-Djava.net.preferIPv4Stack=true",
-			"-Djgroups.bind_addr=127.0.0.1",
-			"-D" + BindPortProperty + "=" + strconv.Itoa(ports[i]),
-			"-Duser.language=en", "-Duser.country=US",
-		}
-		args = append(args, cfg.JVMArgs...)
-		args = append(args, "-cp", cfg.Jar, MPerfClass, "-props", res.StackFile, "-name", name)
-		cmd := exec.CommandContext(ctx, java, args...)
-		ownGroup(cmd)
-		cmd.WaitDelay = 3 * time.Second
-		con := newConsole()
-		cmd.Stdout, cmd.Stderr = con, con
-		// The others' stdin stays open and silent: at EOF MPerf's menu
-		// loop ends and the member leaves.
-		in, err := cmd.StdinPipe()
+		m, err := setup.startMember(ctx, cfg.JVMArgs, i, -1, MPerfClass, mperfNames[i:i+1])
 		if err != nil {
 			return nil, err
 		}
-		if err := cmd.Start(); err != nil {
-			in.Close()
-			return nil, fmt.Errorf("sbench: starting member %s: %w", name, err)
-		}
-		go func() { _ = cmd.Wait(); con.closeWith() }()
-		ms = append(ms, member{name, cmd, con, in})
-		res.Commands = append(res.Commands, shellJoin(cmd.Args))
-		return con, nil
+		ms = append(ms, m)
+		res.Commands = append(res.Commands, shellJoin(m.cmd.Args))
+		return m.con, nil
 	}
 
 	// A first, so that it is the coordinator the others join.
@@ -394,11 +354,7 @@ func jgroupsMPerf(ctx context.Context, cfg MPerfConfig) (res MPerfResult, err er
 	// Exit all: A multicasts EXIT and every member exits.
 	typeKey("X") // best effort: the JVMs are killed on return anyway
 	res.Stdin = strings.Join(typed, " ")
-	exitCtx, exitCancel := context.WithTimeout(ctx, 5*time.Second)
-	defer exitCancel()
-	for _, m := range ms {
-		m.con.waitClosed(exitCtx)
-	}
+	waitExited(ctx, ms)
 	return res, nil
 }
 
