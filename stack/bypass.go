@@ -106,7 +106,6 @@ type Frame struct {
 	p     *composed
 	vars  []uint64
 	layer int
-	top   int // the top layer
 	plen  int // the payload's length
 	// keep: the bytes a multicast layer (keepAbove) kept of this cast,
 	// its headers above and the payload, shared read-only (loop only)
@@ -124,26 +123,15 @@ type Frame struct {
 // the payload and the headers of the layers above; going up, also the
 // layer's own header.
 func (f *Frame) Len() int {
-	n := f.plen
-	lo := f.layer + 1
-	if !f.p.c.down() {
-		lo = f.layer
+	if f.p.c.down() {
+		return f.plen + f.p.headerLen(f.layer+1)
 	}
-	for i := lo; i <= f.top; i++ {
-		n += f.p.size[i]
-	}
-	return n
+	return f.plen + f.p.headerLen(f.layer)
 }
 
 // HeaderLen is the full-format length of the headers of the layers from
 // `from` up (relative to the current layer, as for AppendHeaders).
-func (f *Frame) HeaderLen(from int) int {
-	n := 0
-	for i := f.layer + from; i <= f.top; i++ {
-		n += f.p.size[i]
-	}
-	return n
-}
+func (f *Frame) HeaderLen(from int) int { return f.p.headerLen(f.layer + from) }
 
 // AppendHeaders appends the full-format headers of the layers from `from`
 // up (outermost first) to b; from is relative to the current layer (0: its
@@ -179,19 +167,11 @@ func (f *Frame) Shared(from int) []byte {
 		if lo <= f.keepAbove {
 			return nil
 		}
-		off := 0
-		for i := f.keepAbove + 1; i < lo; i++ {
-			off += f.p.size[i]
-		}
-		return f.keep[off:]
+		return f.keep[f.p.headerLen(f.keepAbove+1)-f.p.headerLen(lo):]
 	case f.rx == nil:
 		return nil
 	case f.rxFull:
-		off := 0
-		for i := 0; i < lo; i++ {
-			off += f.p.size[i]
-		}
-		return f.rx[off:]
+		return f.rx[f.p.headerLen(0)-f.p.headerLen(lo):]
 	}
 	need := f.p.headerLen(lo)
 	if need > f.rxHdr {
@@ -213,13 +193,9 @@ type composed struct {
 	off     []int // first varying field of each layer in vars
 	nv      []int // varying fields of each layer
 	nvar    int
-	tmpl    [][]byte   // each layer's full header with its constants, varying fields zero
-	suf     [][]byte   // suf[i]: the templates of layers i.. concatenated
+	suf     [][]byte   // suf[i]: the full-format headers of layers i.., constants filled in
 	sufVars [][]sufVar // the varying fields in suf[i]
-	vpos    [][2]int   // each varying field's offset in its layer's header, and size
 	vsize   []int      // each varying field's size, in order
-	size    []int      // full-format header size of each layer
-	total   int        // all of them
 	mcast   int        // the Fanout layer (cast cases), else -1
 	loop    int        // the Loop layer (CastDown), else -1
 	up      *composed
@@ -240,35 +216,51 @@ func putN(b []byte, size int, x uint64) {
 	}
 }
 
+// getN reads what putN writes.
+func getN(b []byte, size int) uint64 {
+	switch size {
+	case 1:
+		return uint64(b[0])
+	case 2:
+		return uint64(binary.BigEndian.Uint16(b))
+	case 4:
+		return uint64(binary.BigEndian.Uint32(b))
+	default:
+		return binary.BigEndian.Uint64(b)
+	}
+}
+
 // prepare precomputes the templates and offsets of p's fields.
 func (p *composed) prepare() {
 	n := len(p.paths)
-	p.nv, p.tmpl = make([]int, n), make([][]byte, n)
-	for i, q := range p.paths {
+	p.nv = make([]int, n)
+	p.suf, p.sufVars = make([][]byte, n), make([][]sufVar, n)
+	for i := n - 1; i >= 0; i-- {
+		// Layer i's header, then (already built) those above it.
 		var h []byte
-		for _, fd := range q.Hdr {
+		var vs []sufVar
+		for _, fd := range p.paths[i].Hdr {
 			if !fd.Const {
+				vs = append(vs, sufVar{off: len(h), size: fd.Size, idx: p.off[i] + p.nv[i]})
 				p.nv[i]++
-				p.vpos = append(p.vpos, [2]int{len(h), fd.Size})
-				p.vsize = append(p.vsize, fd.Size)
 			}
 			h = append(h, make([]byte, fd.Size)...)
 			putN(h[len(h)-fd.Size:], fd.Size, fd.Value)
 		}
-		p.tmpl[i] = h
-	}
-	p.suf, p.sufVars = make([][]byte, n), make([][]sufVar, n)
-	for i := range n {
-		var b []byte
-		var vs []sufVar
-		for j := i; j < n; j++ {
-			for k := 0; k < p.nv[j]; k++ {
-				vp := p.vpos[p.off[j]+k]
-				vs = append(vs, sufVar{off: len(b) + vp[0], size: vp[1], idx: p.off[j] + k})
+		if i+1 < n {
+			for _, sv := range p.sufVars[i+1] {
+				vs = append(vs, sufVar{off: len(h) + sv.off, size: sv.size, idx: sv.idx})
 			}
-			b = append(b, p.tmpl[j]...)
+			h = append(h, p.suf[i+1]...)
 		}
-		p.suf[i], p.sufVars[i] = b, vs
+		p.suf[i], p.sufVars[i] = h, vs
+	}
+	p.vsize = p.vsize[:0]
+	if n == 0 {
+		return
+	}
+	for _, sv := range p.sufVars[0] {
+		p.vsize = append(p.vsize, sv.size)
 	}
 }
 
@@ -291,7 +283,6 @@ var ErrCompressed = errors.New("stack: malformed compressed header")
 type Bypass struct {
 	paths   [numCases]*composed
 	byID    map[uint32]*composed // up paths by id
-	layers  []Layer
 	enabled bool
 	s       *base
 	full    func(layer int, dir Dir, ev Event)
@@ -314,7 +305,7 @@ type Bypass struct {
 // Cases some layer has no path for are left to the full stack; an error
 // reports paths that are inconsistent (down and up headers that differ).
 func Optimize(layers []Layer) (*Bypass, error) {
-	bp := &Bypass{layers: layers, enabled: true, byID: map[uint32]*composed{}}
+	bp := &Bypass{enabled: true, byID: map[uint32]*composed{}}
 	get := func(i int, c Case) *Path {
 		if f, ok := layers[i].(Fast); ok {
 			return f.FastPath(c)
@@ -324,7 +315,7 @@ func Optimize(layers []Layer) (*Bypass, error) {
 	n := len(layers)
 	for _, kind := range []struct{ down, up, sdown, sup Case }{{SendDown, SendUp, SendDown, SendUp}, {CastDown, CastUp, SendDown, SendUp}} {
 		mk := func(c, below Case) *composed {
-			p := &composed{c: c, paths: make([]*Path, n), off: make([]int, n), size: make([]int, n), mcast: -1, loop: -1}
+			p := &composed{c: c, paths: make([]*Path, n), off: make([]int, n), mcast: -1, loop: -1}
 			if c == CastDown || c == CastUp {
 				// The multicast layer is the highest with a Fanout down path.
 				for i := n - 1; i >= 0; i-- {
@@ -349,12 +340,10 @@ func Optimize(layers []Layer) (*Bypass, error) {
 				p.paths[i] = q
 				p.off[i] = p.nvar
 				for _, fd := range q.Hdr {
-					p.size[i] += fd.Size
 					if !fd.Const {
 						p.nvar++
 					}
 				}
-				p.total += p.size[i]
 				if q.Loop != nil {
 					p.loop = i
 				}
@@ -393,17 +382,6 @@ func layerName(l Layer) string {
 		t = t.Elem()
 	}
 	return strings.ToLower(t.Name())
-}
-
-// Cases lists the cases the bypass covers.
-func (bp *Bypass) Cases() []Case {
-	var cs []Case
-	for c := range numCases {
-		if bp.paths[c] != nil {
-			cs = append(cs, c)
-		}
-	}
-	return cs
 }
 
 // SetEnabled turns the fast paths on or off. Off, every event takes the
@@ -465,7 +443,7 @@ func (bp *Bypass) down(p *composed, ev *Event) bool {
 	n := len(p.paths)
 	plen := ev.Msg.Len()
 	f := &bp.frame
-	*f = Frame{p: p, vars: bp.vars, top: n - 1, plen: plen}
+	*f = Frame{p: p, vars: bp.vars, plen: plen}
 	lo := 0
 	if p.mcast >= 0 {
 		lo = p.mcast
@@ -566,14 +544,10 @@ func (bp *Bypass) emit(p *composed, ev *Event) {
 // application must not modify a delivered body (see Node.OnDeliver).
 func (bp *Bypass) loopUp(p *composed, ev *Event, payload, keep []byte) {
 	up := p.up
-	n := len(up.paths)
-	f := &bp.frame
-	*f = Frame{p: up, vars: bp.vars, top: n - 1, plen: len(payload), keep: keep, keepAbove: p.mcast}
+	bp.frame = Frame{p: up, vars: bp.vars, plen: len(payload), keep: keep, keepAbove: p.mcast}
 	if bp.ccpUp(up, p.loop+1, ev) >= 0 {
 		bp.c.loopMiss++
-		f.layer = p.loop
-		b := f.AppendHeaders(make([]byte, 0, up.total+len(payload)), 1)
-		ev.Msg = Received(append(b, payload...))
+		ev.Msg = Received(up.fullFormat(bp.vars, p.loop+1, payload))
 		bp.full(p.loop+1, Up, *ev)
 		return
 	}
@@ -584,8 +558,15 @@ func (bp *Bypass) loopUp(p *composed, ev *Event, payload, keep []byte) {
 // applyUp applies layers lo.. of p to ev and passes the result to the top
 // unless a layer absorbs it.
 func (bp *Bypass) applyUp(p *composed, lo int, ev *Event) {
-	n := len(p.paths)
-	for i := lo; i < n; i++ {
+	if !bp.applyUpTo(p, lo, len(p.paths), ev) {
+		bp.s.exit(len(p.paths), Up, *ev)
+	}
+}
+
+// applyUpTo marks and updates layers lo..hi-1 of p for ev, whose CCPs
+// held, and reports whether one of them absorbed it.
+func (bp *Bypass) applyUpTo(p *composed, lo, hi int, ev *Event) bool {
+	for i := lo; i < hi; i++ {
 		q := p.paths[i]
 		if q.Mark != nil {
 			q.Mark(ev, bp.frameFor(p, i))
@@ -594,10 +575,10 @@ func (bp *Bypass) applyUp(p *composed, lo int, ev *Event) {
 			q.Apply(ev, bp.frameFor(p, i))
 		}
 		if q.Absorb {
-			return
+			return true
 		}
 	}
-	bp.s.exit(n, Up, *ev)
+	return false
 }
 
 // receive takes a datagram: compressed (decoded here; if a CCP is false,
@@ -629,7 +610,7 @@ func (bp *Bypass) receive(ev *Event) bool {
 			// of the others fit where the compressed header was.
 			bp.c.partial++
 			ev.Msg.head += hlen
-			bp.applyBelow(p, fail, ev)
+			bp.applyUpTo(p, 0, fail, ev)
 			bp.frame.layer = fail
 			bp.frame.AppendHeaders(data[hlen-need:hlen-need], 0)
 			ev.Msg.head -= need
@@ -637,9 +618,7 @@ func (bp *Bypass) receive(ev *Event) bool {
 			return true
 		}
 		bp.c.decompressed++
-		bp.frame = Frame{p: p, vars: bp.vars, top: len(p.paths) - 1}
-		b := bp.frame.AppendHeaders(make([]byte, 0, p.total+len(data)-hlen), 0)
-		b = append(b, data[hlen:]...)
+		b := p.fullFormat(bp.vars, 0, data[hlen:])
 		ev.Msg.Free()
 		ev.Msg = Received(b)
 		bp.full(0, Up, *ev)
@@ -653,7 +632,7 @@ func (bp *Bypass) receive(ev *Event) bool {
 		if p == nil || !bp.parseFull(p, data) {
 			continue
 		}
-		fail := bp.upCCP(p, ev, len(data)-p.total)
+		fail := bp.upCCP(p, ev, len(data)-p.headerLen(0))
 		if fail == 0 {
 			bp.c.miss[c]++
 			return false
@@ -664,49 +643,42 @@ func (bp *Bypass) receive(ev *Event) bool {
 			bp.c.miss[c]++
 			bp.c.partial++
 			// (Their updates see the payload alone, as on the fast path.)
-			ev.Msg.head += p.total
-			bp.applyBelow(p, fail, ev)
+			ev.Msg.head += p.headerLen(0)
+			bp.applyUpTo(p, 0, fail, ev)
 			ev.Msg.head -= p.headerLen(fail)
 			bp.full(fail, Up, *ev)
 			return true
 		}
 		bp.c.hit[c]++
-		ev.Msg.head += p.total
-		bp.frame.rx, bp.frame.rxHdr, bp.frame.rxFull = data, p.total, true
+		ev.Msg.head += p.headerLen(0)
+		bp.frame.rx, bp.frame.rxHdr, bp.frame.rxFull = data, p.headerLen(0), true
 		bp.applyUp(p, 0, ev)
 		return true
 	}
 	return false
 }
 
-// headerLen is the full-format length of the headers of layers from..
-func (p *composed) headerLen(from int) int {
-	n := 0
-	for i := from; i < len(p.paths); i++ {
-		n += p.size[i]
-	}
-	return n
+// fullFormat returns, in a new buffer, the full-format headers of layers
+// from.. (with the varying fields in vars) followed by payload.
+func (p *composed) fullFormat(vars []uint64, from int, payload []byte) []byte {
+	f := Frame{p: p, vars: vars, layer: from}
+	b := f.AppendHeaders(make([]byte, 0, p.headerLen(from)+len(payload)), 0)
+	return append(b, payload...)
 }
 
-// applyBelow applies (marks and updates) layers 0..hi-1 of p to ev, whose
-// CCPs held.
-func (bp *Bypass) applyBelow(p *composed, hi int, ev *Event) {
-	for i := 0; i < hi; i++ {
-		q := p.paths[i]
-		if q.Mark != nil {
-			q.Mark(ev, bp.frameFor(p, i))
-		}
-		if q.Apply != nil {
-			q.Apply(ev, bp.frameFor(p, i))
-		}
+// headerLen is the full-format length of the headers of layers from..
+func (p *composed) headerLen(from int) int {
+	if from >= len(p.suf) {
+		return 0
 	}
+	return len(p.suf[from])
 }
 
 // upCCP evaluates the CCPs of p for ev; it returns the first layer whose
 // CCP is false, or -1 if all hold.
 func (bp *Bypass) upCCP(p *composed, ev *Event, plen int) int {
 	f := &bp.frame
-	*f = Frame{p: p, vars: bp.vars, top: len(p.paths) - 1, plen: plen}
+	*f = Frame{p: p, vars: bp.vars, plen: plen}
 	return bp.ccpUp(p, 0, ev)
 }
 
@@ -757,23 +729,13 @@ func (bp *Bypass) decode(data []byte) (*composed, int, error) {
 // parseFull reads a full-format datagram as path p: every constant field
 // must match.
 func (bp *Bypass) parseFull(p *composed, data []byte) bool {
-	if len(data) < p.total {
+	if len(data) < p.headerLen(0) {
 		return false
 	}
 	at, k := 0, 0
 	for i := range p.paths {
 		for _, fd := range p.paths[i].Hdr {
-			var v uint64
-			switch fd.Size {
-			case 1:
-				v = uint64(data[at])
-			case 2:
-				v = uint64(binary.BigEndian.Uint16(data[at:]))
-			case 4:
-				v = uint64(binary.BigEndian.Uint32(data[at:]))
-			default:
-				v = binary.BigEndian.Uint64(data[at:])
-			}
+			v := getN(data[at:], fd.Size)
 			at += fd.Size
 			if fd.Const {
 				if v != fd.Value {
@@ -799,7 +761,5 @@ func (bp *Bypass) Decompress(data []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	f := Frame{p: p, vars: bp.vars, top: len(p.paths) - 1}
-	b := f.AppendHeaders(make([]byte, 0, p.total+len(data)-hlen), 0)
-	return append(b, data[hlen:]...), nil
+	return p.fullFormat(bp.vars, 0, data[hlen:]), nil
 }
