@@ -72,7 +72,12 @@ disk, how close Strata gets to the fsync-bound limit.`,
 				}
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(res)
 			}
-			return runJournalBench(ctx, cmd, quick, asJSON, gs, waits, dur, rounds, flushEvery, logBlocks, diskDir, tmpfsDir, peerSrc, plotPath)
+			if quick {
+				if err := quickDefaults(cmd, map[string]string{"goroutines": "1,8,32", "duration": "1s", "rounds": "2"}); err != nil {
+					return err
+				}
+			}
+			return runJournalBench(ctx, cmd, asJSON, gs, waits, dur, rounds, flushEvery, logBlocks, diskDir, tmpfsDir, peerSrc, plotPath)
 		},
 	}
 	f := c.Flags()
@@ -100,18 +105,7 @@ disk, how close Strata gets to the fsync-bound limit.`,
 	return c
 }
 
-func runJournalBench(ctx context.Context, cmd *cobra.Command, quick, asJSON bool, gs, waits string, dur time.Duration, rounds, flushEvery int, logBlocks uint64, diskDir, tmpfsDir, peerSrc, plotPath string) error {
-	if quick {
-		if !cmd.Flags().Changed("goroutines") {
-			gs = "1,8,32"
-		}
-		if !cmd.Flags().Changed("duration") {
-			dur = time.Second
-		}
-		if !cmd.Flags().Changed("rounds") {
-			rounds = 2
-		}
-	}
+func runJournalBench(ctx context.Context, cmd *cobra.Command, asJSON bool, gs, waits string, dur time.Duration, rounds, flushEvery int, logBlocks uint64, diskDir, tmpfsDir, peerSrc, plotPath string) error {
 	var cfg jbench.Config
 	var err error
 	if cfg.Goroutines, err = parseInts("--goroutines", gs, 1, 1024); err != nil {

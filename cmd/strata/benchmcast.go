@@ -85,17 +85,8 @@ is better.`,
 				return stackbench.ServeMcastMember(ctx, stdinContext(ctx), cfg, cmd.OutOrStdout())
 			}
 			if quick {
-				if !cmd.Flags().Changed("count") {
-					count = 200000
-				}
-				if !cmd.Flags().Changed("rounds") {
-					rounds = 1
-				}
-				if !cmd.Flags().Changed("jg-time") {
-					jgTime = 10
-				}
-				if !cmd.Flags().Changed("jg-warmup") {
-					jgWarmup = 15
+				if err := quickDefaults(cmd, map[string]string{"count": "200000", "rounds": "1", "jg-time": "10", "jg-warmup": "15"}); err != nil {
+					return err
 				}
 			}
 			members, err := parseInts("--members", membersFlag, 1, 16)

@@ -68,17 +68,8 @@ bandwidth Strata reaches).`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
 			if quick {
-				if !cmd.Flags().Changed("clients") {
-					clientsFlag = "1,4,16"
-				}
-				if !cmd.Flags().Changed("duration") {
-					dur = 2 * time.Second
-				}
-				if !cmd.Flags().Changed("rounds") {
-					rounds = 1
-				}
-				if !cmd.Flags().Changed("large-mb") {
-					largeMB = 32
+				if err := quickDefaults(cmd, map[string]string{"clients": "1,4,16", "duration": "2s", "rounds": "1", "large-mb": "32"}); err != nil {
+					return err
 				}
 			}
 			clients, err := parseInts("--clients", clientsFlag, 1, 256)

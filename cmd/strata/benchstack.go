@@ -78,14 +78,8 @@ Ratios are oriented so that > 1 means Strata is better.`,
 				return nil
 			}
 			if quick {
-				if !cmd.Flags().Changed("n") {
-					n = 20000
-				}
-				if !cmd.Flags().Changed("rounds") {
-					rounds = 1
-				}
-				if !cmd.Flags().Changed("code-n") {
-					codeN = 100000
+				if err := quickDefaults(cmd, map[string]string{"n": "20000", "rounds": "1", "code-n": "100000"}); err != nil {
+					return err
 				}
 			}
 			callers, err := parseInts("--callers", callersFlag, 1, 256)

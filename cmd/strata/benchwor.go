@@ -42,17 +42,8 @@ process; all share the machine's 2 cores with the clients.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
 			defer stop()
 			if quick {
-				if !cmd.Flags().Changed("clients") {
-					clientsFlag = "1,16"
-				}
-				if !cmd.Flags().Changed("duration") {
-					dur = time.Second
-				}
-				if !cmd.Flags().Changed("sizes") {
-					sizesFlag = "8"
-				}
-				if !cmd.Flags().Changed("rounds") {
-					rounds = 1
+				if err := quickDefaults(cmd, map[string]string{"clients": "1,16", "duration": "1s", "sizes": "8", "rounds": "1"}); err != nil {
+					return err
 				}
 			}
 			clients, err := parseInts("--clients", clientsFlag, 1, 256)
@@ -180,6 +171,20 @@ process; all share the machine's 2 cores with the clients.`,
 	f.StringVar(&plotPath, "plot", "strata-data/bench/wor-lengths.png", "write the sweep's plot here ('' to skip)")
 	f.BoolVar(&noEtcd, "no-etcd", false, "skip the etcd peer (3 members built from bench/etcd, go.etcd.io/etcd v3.6.16)")
 	return c
+}
+
+// quickDefaults gives the flags a --quick run changes their reduced
+// values, unless the user set them.
+func quickDefaults(cmd *cobra.Command, values map[string]string) error {
+	for name, v := range values {
+		if cmd.Flags().Changed(name) {
+			continue
+		}
+		if err := cmd.Flags().Set(name, v); err != nil {
+			return fmt.Errorf("--quick: --%s: %w", name, err)
+		}
+	}
+	return nil
 }
 
 func parseInts(flag, s string, lo, hi int) ([]int, error) {
