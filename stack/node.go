@@ -70,12 +70,10 @@ type Node struct {
 
 // NodeOptions configure a Node.
 type NodeOptions struct {
-	// The composition: functional (Compose) unless Imperative is set.
-	// Both give the same results; the functional one is faster here
-	// (see docs/benchmarks.md, code latency). Functional is kept for
-	// callers that say so explicitly.
-	Functional bool
-	Imperative bool   // use the Scheduler
+	// Imperative runs the Scheduler instead of the functional
+	// composition (Compose). Both give the same results; the functional
+	// one is faster here (docs/benchmarks.md, code latency).
+	Imperative bool
 	NoBypass   bool   // no fast paths: every event takes the full stack (compressed datagrams are still accepted)
 	Trace      Tracer // observe every event at every layer boundary
 	Logger     *slog.Logger
@@ -88,7 +86,7 @@ func NewNode(tr Transport, clock Clock, layers []Layer, opt NodeOptions) *Node {
 		n.log = slog.Default()
 	}
 	var err error
-	functional := opt.Functional || !opt.Imperative
+	functional := !opt.Imperative
 	n.run, err = NewRunner(layers, n, opt.Trace, functional, true)
 	if err != nil {
 		// Inconsistent fast-path declarations are a programming error in

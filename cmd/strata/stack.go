@@ -136,7 +136,7 @@ the same --seed prints the same trace.`,
 					fmt.Fprintf(out, "%10v  %s  %s %-8s %s\n", net.Now(), a, arrow, where, ev)
 				}
 				return stack.NewNode(tr, net.Clock(), layers.Build(ch.Specs, stack.Config{Local: a, Epoch: 1}),
-					stack.NodeOptions{Functional: functional, Imperative: !functional, Trace: trace}), nil
+					stack.NodeOptions{Imperative: !functional, Trace: trace}), nil
 			}
 			a, err := mk("sim:a")
 			if err != nil {

@@ -122,7 +122,7 @@ func TestMulticastUnderFaults(t *testing.T) {
 func TestTotalOrderUnderFaults(t *testing.T) {
 	for _, seed := range seeds(t, 15) {
 		for _, functional := range []bool{false, true} {
-			if err := groupRun(t, seed, "Total", true, stack.NodeOptions{Functional: functional, Imperative: !functional}); err != nil {
+			if err := groupRun(t, seed, "Total", true, stack.NodeOptions{Imperative: !functional}); err != nil {
 				t.Fatalf("seed %d functional=%v (replay: STRATA_SIM_SEED=%d go test ./stack/layers -run %s): %v", seed, functional, seed, t.Name(), err)
 			}
 		}
@@ -137,7 +137,7 @@ func TestGroupCompositionsAgree(t *testing.T) {
 		for i, functional := range []bool{false, true} {
 			var tr []string
 			nl := len(mustConfigure(t, "Total").Specs)
-			opts := stack.NodeOptions{Functional: functional, Imperative: !functional, Trace: func(layer int, dir stack.Dir, ev stack.Event) {
+			opts := stack.NodeOptions{Imperative: !functional, Trace: func(layer int, dir stack.Dir, ev stack.Event) {
 				if layer < 0 || layer >= nl {
 					tr = append(tr, fmt.Sprintf("%d %s %s seq=%d", layer, dir, ev, ev.Seq))
 				}

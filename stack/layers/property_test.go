@@ -193,7 +193,7 @@ func TestCompositionsAgree(t *testing.T) {
 		for i, functional := range []bool{false, true} {
 			var tr []string
 			layersN := len(mustConfigure(t, "Reliable,FIFO,Fragment,Flow").Specs)
-			opts := stack.NodeOptions{Functional: functional, Imperative: !functional, Trace: func(layer int, dir stack.Dir, ev stack.Event) {
+			opts := stack.NodeOptions{Imperative: !functional, Trace: func(layer int, dir stack.Dir, ev stack.Event) {
 				if layer < 0 || layer >= layersN {
 					tr = append(tr, fmt.Sprintf("%d %s %s", layer, dir, ev))
 				}

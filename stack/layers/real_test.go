@@ -76,7 +76,7 @@ func realRun(t *testing.T, kind, host string, seed uint64) {
 	for i := 0; i < 3; i++ {
 		tr := &lossy{Transport: listen(t, kind, host), rng: rand.New(rand.NewPCG(seed, uint64(i))), loss: 0.1, dup: 0.05}
 		cfg := stack.Config{Local: tr.Local(), Epoch: uint64(time.Now().UnixNano()), MTU: 1200, RTO: 5 * time.Millisecond, MaxRTO: 100 * time.Millisecond, Credit: 64 << 10}
-		n := stack.NewNode(tr, clock, Build(specs, cfg), stack.NodeOptions{Functional: i == 2, Imperative: i != 2})
+		n := stack.NewNode(tr, clock, Build(specs, cfg), stack.NodeOptions{Imperative: i != 2})
 		r := &rx{got: map[stack.Addr][][]byte{}}
 		n.OnDeliver(func(from stack.Addr, b []byte) {
 			r.mu.Lock()

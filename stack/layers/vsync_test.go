@@ -274,7 +274,7 @@ func checkVsync(logs map[stack.Addr]*vsyncLog) error {
 func TestVirtualSynchrony(t *testing.T) {
 	for _, seed := range seeds(t, 8) {
 		for _, functional := range []bool{false, true} {
-			if err := vsyncRun(t, seed, stack.NodeOptions{Functional: functional, Imperative: !functional}); err != nil {
+			if err := vsyncRun(t, seed, stack.NodeOptions{Imperative: !functional}); err != nil {
 				t.Fatalf("seed %d functional=%v (replay: STRATA_SIM_SEED=%d go test ./stack/layers -run %s): %v", seed, functional, seed, t.Name(), err)
 			}
 		}
@@ -286,7 +286,7 @@ func TestVirtualSynchrony(t *testing.T) {
 func TestTotalOrderAfterJoins(t *testing.T) {
 	for _, seed := range seeds(t, 5) {
 		for _, functional := range []bool{false, true} {
-			if err := joinsRun(t, seed, stack.NodeOptions{Functional: functional, Imperative: !functional}); err != nil {
+			if err := joinsRun(t, seed, stack.NodeOptions{Imperative: !functional}); err != nil {
 				t.Fatalf("seed %d functional=%v (replay: STRATA_SIM_SEED=%d go test ./stack/layers -run %s): %v", seed, functional, seed, t.Name(), err)
 			}
 		}
