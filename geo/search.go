@@ -1,0 +1,511 @@
+package geo
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"math/bits"
+	"slices"
+)
+
+// The exact search. With quorum sizes fixed, every latency of every
+// protocol is monotone in the site set: adding a site never raises an
+// order statistic nor removes a delegate. So "is there a site set of at
+// most n sites whose read and write latencies are within thresholds?" is
+// a covering question over bitmasks: for each front-end, at least q1a
+// chosen sites must lie in its read ball, and for at least one option
+// (delegate D and Phase 1 finish time t) the chosen sites must put q1a
+// sites in the option's Phase 1 ball and q2 in its Phase 2 ball. decide
+// answers it exactly by depth-first include/exclude search with two
+// prunes (the union of included and undecided sites must still cover
+// everything; and it must do so with the slots left). Minimising a latency
+// is a descent: find a plan, then ask for one strictly better than it,
+// until there is none; minimising storage or cost tries sizes in
+// increasing order of the objective.
+
+type opt struct{ need, m1, m2 uint64 }
+
+type cover struct {
+	rmask uint64
+	opts  []opt
+}
+
+type decider struct {
+	ctx            context.Context
+	covers         []cover
+	cr, c1, c2     int
+	checkR, checkW bool
+	nmax           int
+	order          []int
+	nodes          int
+	err            error
+	found          uint64
+}
+
+func pc(x uint64) int { return bits.OnesCount64(x) }
+
+// status reports whether I satisfies everything (sat) and whether some
+// superset of I within I|U and nmax sites might (alive).
+func (d *decider) status(I, U uint64) (sat, alive bool) {
+	slots := d.nmax - pc(I)
+	X := I | U
+	sat = true
+	bnd := func(m uint64, c int) bool { return pc(I&m)+min(slots, pc(U&m)) >= c }
+	for i := range d.covers {
+		cv := &d.covers[i]
+		if d.checkR && pc(I&cv.rmask) < d.cr {
+			sat = false
+			if !bnd(cv.rmask, d.cr) {
+				return false, false
+			}
+		}
+		if !d.checkW {
+			continue
+		}
+		ok := false
+		for _, o := range cv.opts {
+			if (o.need == 0 || I&o.need != 0) && pc(I&o.m1) >= d.c1 && pc(I&o.m2) >= d.c2 {
+				ok = true
+				break
+			}
+		}
+		if ok {
+			continue
+		}
+		sat = false
+		for _, o := range cv.opts {
+			if (o.need == 0 || X&o.need != 0) && bnd(o.m1, d.c1) && bnd(o.m2, d.c2) {
+				ok = true
+				break
+			}
+		}
+		if !ok {
+			return false, false
+		}
+	}
+	return sat, true
+}
+
+func (d *decider) rec(i int, I, U uint64) bool {
+	d.nodes++
+	if d.nodes&4095 == 0 && d.ctx.Err() != nil {
+		d.err = d.ctx.Err()
+		return false
+	}
+	if d.err != nil {
+		return false
+	}
+	sat, alive := d.status(I, U)
+	if sat {
+		d.found = I
+		return true
+	}
+	if !alive || i == len(d.order) {
+		return false
+	}
+	b := uint64(1) << d.order[i]
+	if pc(I) < d.nmax && d.rec(i+1, I|b, U&^b) {
+		return true
+	}
+	return d.rec(i+1, I, U&^b)
+}
+
+func le(v, t float64, strict bool) bool {
+	if strict {
+		return v < t
+	}
+	return v <= t
+}
+
+// covers builds the covering constraints of protocol p for a read
+// threshold r and a write threshold w (strict: latency must be below it).
+// The option lists do not depend on quorum sizes except through c1 > 0.
+func (in *inst) buildCovers(p Protocol, r float64, rs bool, w float64, ws bool) []cover {
+	cvs := make([]cover, len(in.fe))
+	for F := range in.fe {
+		rd, cf := in.rd[F], in.cf[F]
+		var rm uint64
+		for j := range in.m {
+			if le(rd[j], r, rs) {
+				rm |= 1 << j
+			}
+		}
+		cvs[F].rmask = rm
+		if math.IsInf(w, 1) && !ws {
+			continue
+		}
+		var opts []opt
+		add := func(o opt) {
+			if o.m2 != 0 {
+				opts = append(opts, o)
+			}
+		}
+		switch p {
+		case Pando:
+			// The front-end runs both phases: Phase 1 ends at t, one of
+			// its round trips.
+			for _, t := range distinct(rd) {
+				var m1, m2 uint64
+				for j := range in.m {
+					if rd[j] <= t {
+						m1 |= 1 << j
+					}
+					if le(rd[j]+t, w, ws) {
+						m2 |= 1 << j
+					}
+				}
+				add(opt{0, m1, m2})
+			}
+			// Delegate D: Phase 1 ends at max(d(F,D), q1a-th p1).
+			p1 := make([]float64, in.m)
+			for D := range in.m {
+				for j := range in.m {
+					p1[j] = (rd[j] + in.cc[j][D]) / 2
+				}
+				dFD := rd[D] / 2
+				ts := []float64{dFD}
+				for _, t := range distinct(p1) {
+					if t > dFD {
+						ts = append(ts, t)
+					}
+				}
+				ccD := in.cc[D]
+				for _, t := range ts {
+					var m1, m2 uint64
+					for j := range in.m {
+						if p1[j] <= t {
+							m1 |= 1 << j
+						}
+						if le((ccD[j]+cf[j])/2+t, w, ws) {
+							m2 |= 1 << j
+						}
+					}
+					add(opt{1 << D, m1, m2})
+				}
+			}
+		case EPaxos, RSPaxos:
+			if p == RSPaxos {
+				var m2 uint64
+				for j := range in.m {
+					if le(2*rd[j], w, ws) {
+						m2 |= 1 << j
+					}
+				}
+				add(opt{0, 0, m2})
+			}
+			for D := range in.m {
+				ccD := in.cc[D]
+				var m2 uint64
+				for j := range in.m {
+					v := rd[D] + ccD[j]
+					if p == RSPaxos {
+						v = rd[D] + 2*ccD[j]
+					}
+					if le(v, w, ws) {
+						m2 |= 1 << j
+					}
+				}
+				add(opt{1 << D, 0, m2})
+			}
+		}
+		cvs[F].opts = pruneDominated(opts)
+	}
+	return cvs
+}
+
+// pruneDominated drops exact duplicates and options that a front-end-run
+// option (no delegate needed) makes redundant.
+func pruneDominated(o []opt) []opt {
+	out := o[:0]
+	var free []opt
+	for _, a := range o {
+		if a.need == 0 {
+			free = append(free, a)
+		}
+	}
+	for i, a := range o {
+		if i > 0 && o[i-1] == a {
+			continue
+		}
+		dom := false
+		if a.need != 0 {
+			for _, b := range free {
+				if a.m1&b.m1 == a.m1 && a.m2&b.m2 == a.m2 {
+					dom = true
+					break
+				}
+			}
+		}
+		if !dom {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func distinct(v []float64) []float64 {
+	out := make([]float64, 0, len(v))
+	for _, x := range v {
+		if !math.IsInf(x, 1) {
+			out = append(out, x)
+		}
+	}
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// decide looks for at most c.n sites meeting the thresholds; it returns
+// them padded to exactly c.n sites.
+func (in *inst) decide(ctx context.Context, p Protocol, c cfg, r float64, rs bool, w float64, ws bool) (uint64, bool, error) {
+	d := &decider{ctx: ctx, nmax: c.n, cr: c.q1a, c2: c.q2}
+	if p == Pando {
+		d.c1 = c.q1a
+	}
+	d.checkR = !(math.IsInf(r, 1) && !rs)
+	d.checkW = !(math.IsInf(w, 1) && !ws)
+	d.covers = in.covers(p, r, rs, w, ws)
+	var useful uint64
+	for _, cv := range d.covers {
+		if d.checkR {
+			useful |= cv.rmask
+		}
+		for _, o := range cv.opts {
+			useful |= o.need | o.m1 | o.m2
+		}
+		if d.checkW && len(cv.opts) == 0 {
+			return 0, false, nil
+		}
+	}
+	var U uint64
+	for _, j := range in.order {
+		if useful&(1<<j) != 0 {
+			d.order = append(d.order, j)
+			U |= 1 << j
+		}
+	}
+	if !d.rec(0, 0, U) {
+		return 0, false, d.err
+	}
+	s := d.found
+	for _, j := range in.order {
+		if pc(s) >= c.n {
+			break
+		}
+		s |= 1 << j
+	}
+	return s, true, nil
+}
+
+func (in *inst) metric(p Protocol, c cfg) float64 {
+	if in.p.Objective == MinCost {
+		return in.cost(p, c)
+	}
+	return c.storage()
+}
+
+// solveSearch solves Pando, EPaxos and RS-Paxos problems.
+func (in *inst) solveSearch(ctx context.Context, p Protocol) (Plan, error) {
+	cfgs := in.configs(p)
+	if len(cfgs) == 0 {
+		return Plan{}, fmt.Errorf("%w: no %s configuration fits %d candidate sites, f = %d and the storage bound", ErrInfeasible, p, in.m, in.p.F)
+	}
+	switch in.p.Objective {
+	case MinStorage, MinCost:
+		slices.SortStableFunc(cfgs, func(a, b cfg) int {
+			ma, mb := in.metric(p, a), in.metric(p, b)
+			switch {
+			case ma < mb:
+				return -1
+			case ma > mb:
+				return 1
+			}
+			return (a.q1a + a.q2) - (b.q1a + b.q2)
+		})
+		for _, c := range cfgs {
+			s, ok, err := in.decide(ctx, p, c, in.rb, false, in.wb, false)
+			if err != nil {
+				return Plan{}, err
+			}
+			if ok {
+				return in.plan(p, s, c, -1), nil
+			}
+		}
+		return Plan{}, ErrInfeasible
+	}
+	// Latency objective: drop sizes dominated by smaller quorums on at
+	// least as many sites, then descend.
+	var keep []cfg
+	for i, a := range cfgs {
+		dom := false
+		for j, b := range cfgs {
+			if i != j && b.q1a <= a.q1a && b.q2 <= a.q2 && b.n >= a.n && (b != a || j < i) &&
+				(b.q1a < a.q1a || b.q2 < a.q2 || b.n > a.n || j < i) {
+				dom = true
+				break
+			}
+		}
+		if !dom {
+			keep = append(keep, a)
+		}
+	}
+	slices.SortStableFunc(keep, func(a, b cfg) int { return (a.q1a + a.q2) - (b.q1a + b.q2) })
+	best := math.Inf(1)
+	var bestPlan Plan
+	for _, c := range keep {
+		for {
+			r, rs, w, ws := in.rb, false, in.wb, false
+			if in.p.Objective == MinRead && !math.IsInf(best, 1) {
+				r, rs = best, true
+			}
+			if in.p.Objective == MinWrite && !math.IsInf(best, 1) {
+				w, ws = best, true
+			}
+			s, ok, err := in.decide(ctx, p, c, r, rs, w, ws)
+			if err != nil {
+				return Plan{}, err
+			}
+			if !ok {
+				break
+			}
+			pl := in.plan(p, s, c, -1)
+			v := pl.ReadMs
+			if in.p.Objective == MinWrite {
+				v = pl.WriteMs
+			}
+			if !(v < best) {
+				return Plan{}, fmt.Errorf("geo: internal error: search did not improve (%v then %v)", best, v)
+			}
+			best, bestPlan = v, pl
+		}
+	}
+	if math.IsInf(best, 1) {
+		return Plan{}, ErrInfeasible
+	}
+	return bestPlan, nil
+}
+
+// solveMultiPaxos tries every leader and size: the best sites for a leader
+// are the ones nearest to it.
+func (in *inst) solveMultiPaxos(ctx context.Context) (Plan, error) {
+	best := math.Inf(1)
+	var bestPlan Plan
+	found := false
+	for _, c := range in.configs(MultiPaxos) {
+		if ctx.Err() != nil {
+			return Plan{}, ctx.Err()
+		}
+		for L := range in.m {
+			_, near := kth(in.full(), c.n, func(j int) float64 { return in.cc[L][j] })
+			if near == 0 {
+				continue
+			}
+			near |= 1 << L
+			if pc(near) > c.n { // L tied out of its own nearest set
+				_, near = kth(near&^(1<<L), c.n-1, func(j int) float64 { return in.cc[L][j] })
+				near |= 1 << L
+			}
+			pl := in.plan(MultiPaxos, near, c, L)
+			if pl.ReadMs > in.rb || pl.WriteMs > in.wb {
+				continue
+			}
+			var v float64
+			switch in.p.Objective {
+			case MinRead:
+				v = pl.ReadMs
+			case MinWrite:
+				v = pl.WriteMs
+			default:
+				v = in.metric(MultiPaxos, c)
+			}
+			if v < best {
+				best, bestPlan, found = v, pl, true
+			}
+		}
+	}
+	if !found {
+		return Plan{}, ErrInfeasible
+	}
+	return bestPlan, nil
+}
+
+// plan turns sites and sizes into a Plan with its evaluated latencies.
+func (in *inst) plan(p Protocol, s uint64, c cfg, leader int) Plan {
+	name := func(j int) string { return in.mtx.Names[in.cand[j]] }
+	names := func(x uint64) []string {
+		out := []string{}
+		for ; x != 0; x &= x - 1 {
+			out = append(out, name(bits.TrailingZeros64(x)))
+		}
+		return out
+	}
+	ev := in.eval(p, s, c, leader)
+	pl := Plan{Protocol: p, F: in.p.F, Sites: names(s), K: c.k, R: c.n - c.k,
+		Q1a: c.q1a, Q1b: c.q1b, Q2: c.q2, Storage: c.storage()}
+	if p == MultiPaxos {
+		pl.Leader = name(leader)
+	}
+	for F, e := range ev {
+		fe := FrontEnd{Name: in.mtx.Names[in.fe[F]], ReadMs: e.read, WriteMs: e.write,
+			ReadQuorum: names(e.rq), WriteQuorum: names(e.wq)}
+		if e.del >= 0 && p != MultiPaxos {
+			fe.Delegate = name(e.del)
+		}
+		pl.FrontEnds = append(pl.FrontEnds, fe)
+		pl.ReadMs = math.Max(pl.ReadMs, e.read)
+		pl.WriteMs = math.Max(pl.WriteMs, e.write)
+	}
+	if in.p.Prices != nil {
+		pl.CostPerMonth = in.cost(p, c)
+	}
+	return pl
+}
+
+// Solve returns an optimal plan for the problem, or an error wrapping
+// ErrInfeasible or ErrBadProblem.
+func Solve(ctx context.Context, p Problem) (Plan, error) {
+	in, err := newInst(p)
+	if err != nil {
+		return Plan{}, err
+	}
+	var pl Plan
+	switch p.Protocol {
+	case Pando, EPaxos, RSPaxos:
+		pl, err = in.solveSearch(ctx, p.Protocol)
+	case MultiPaxos:
+		pl, err = in.solveMultiPaxos(ctx)
+	case LowerBound:
+		pl, err = in.solveLB(ctx)
+	}
+	if err != nil {
+		return Plan{}, fmt.Errorf("%s: %w", p.Protocol, err)
+	}
+	return pl, nil
+}
+
+func (in *inst) full() uint64 {
+	if in.m == 64 {
+		return ^uint64(0)
+	}
+	return uint64(1)<<in.m - 1
+}
+
+type coverKey struct {
+	p      Protocol
+	r, w   float64
+	rs, ws bool
+}
+
+// covers memoizes buildCovers: the descent and the size loop ask for the
+// same thresholds many times.
+func (in *inst) covers(p Protocol, r float64, rs bool, w float64, ws bool) []cover {
+	k := coverKey{p, r, w, rs, ws}
+	if c, ok := in.coverCache[k]; ok {
+		return c
+	}
+	if in.coverCache == nil || len(in.coverCache) > 4096 {
+		in.coverCache = map[coverKey][]cover{}
+	}
+	c := in.buildCovers(p, r, rs, w, ws)
+	in.coverCache[k] = c
+	return c
+}
