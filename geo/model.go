@@ -162,22 +162,17 @@ func kth(s uint64, q int, val func(j int) float64) (float64, uint64) {
 func (in *inst) eval(p Protocol, s uint64, c cfg, leader int) []feEval {
 	out := make([]feEval, len(in.fe))
 	for F := range in.fe {
-		rd, cf := in.rd[F], in.cf[F]
+		rd := in.rd[F]
 		e := &out[F]
 		e.del = -1
 		switch p {
 		case Pando:
 			e.read, e.rq = kth(s, c.q1a, func(j int) float64 { return rd[j] })
-			w2, wq := kth(s, c.q2, func(j int) float64 { return rd[j] })
-			e.write, e.wq = e.read+w2, wq
+			e.write, e.wq = in.pandoWrite(F, s, c, -1)
 			for x := s; x != 0; x &= x - 1 {
 				D := bits.TrailingZeros64(x)
-				ccD := in.cc[D]
-				p1, _ := kth(s, c.q1a, func(j int) float64 { return (rd[j] + in.cc[j][D]) / 2 })
-				t1 := math.Max(rd[D]/2, p1)
-				p2, q2 := kth(s, c.q2, func(j int) float64 { return (ccD[j] + cf[j]) / 2 })
-				if t1+p2 < e.write {
-					e.write, e.wq, e.del = t1+p2, q2, D
+				if w, wq := in.pandoWrite(F, s, c, D); w < e.write {
+					e.write, e.wq, e.del = w, wq, D
 				}
 			}
 		case EPaxos:
@@ -209,6 +204,25 @@ func (in *inst) eval(p Protocol, s uint64, c cfg, leader int) []feEval {
 		}
 	}
 	return out
+}
+
+// pandoWrite is front-end F's write latency on sites s with delegate D
+// (-1: the front-end runs both phases itself), and its Phase 2 quorum.
+// With a delegate, Phase 1 requests go F -> site and the promises go site
+// -> D; D starts Phase 2 once it holds q1a promises and F's value; the
+// acceptances go site -> F. One-way delays are half round trips.
+func (in *inst) pandoWrite(F int, s uint64, c cfg, D int) (float64, uint64) {
+	rd, cf := in.rd[F], in.cf[F]
+	if D < 0 {
+		p1, _ := kth(s, c.q1a, func(j int) float64 { return rd[j] })
+		p2, wq := kth(s, c.q2, func(j int) float64 { return rd[j] })
+		return p1 + p2, wq
+	}
+	ccD := in.cc[D]
+	p1, _ := kth(s, c.q1a, func(j int) float64 { return (rd[j] + in.cc[j][D]) / 2 })
+	t1 := math.Max(rd[D]/2, p1)
+	p2, wq := kth(s, c.q2, func(j int) float64 { return (ccD[j] + cf[j]) / 2 })
+	return t1 + p2, wq
 }
 
 // cost is the monthly dollar cost of sizes c (docs/geo.md, "Cost").
