@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"regexp"
+	"strings"
 
 	"strata/mpcal/tla"
 )
@@ -107,6 +108,16 @@ func (f *File) WithPlusCal(pcal string) []byte {
 	out.WriteString("\n\n" + BeginPlusCal + "\n")
 	out.WriteString(pcal)
 	out.WriteString(EndPlusCal + "\n")
+	out.Write(f.Src[f.Alg.End:])
+	return out.Bytes()
+}
+
+// WithAlgorithm returns the file's text with the algorithm block replaced
+// by text (for the formatter).
+func (f *File) WithAlgorithm(text string) []byte {
+	var out bytes.Buffer
+	out.Write(f.Src[:f.Alg.Start])
+	out.WriteString(strings.TrimRight(text, "\n"))
 	out.Write(f.Src[f.Alg.End:])
 	return out.Bytes()
 }

@@ -1,49 +1,76 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"strata/mpcal"
 	"strata/mpcal/tla"
+	"strata/mpcal/tlc"
 )
 
-// mpcalCmd groups the Modular PlusCal tools. So far: the TLA+ front end.
+// mpcalCmd groups the Modular PlusCal tools.
 func mpcalCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "mpcal",
-		Short: "Modular PlusCal tools (so far: parse and format TLA+ modules)",
-		Long: `Modular PlusCal (MPCal) models are TLA+ modules with an MPCal algorithm in
-a comment. This first part is the TLA+ front end: the lexer, the parser
-(TLA+ 1 and the parts of TLA+ 2 that TLC handles) and the printer. The
-PlusCal and MPCal parsers, the checks, the PlusCal generator and the TLC
-driver are not built yet.`,
+		Short: "Modular PlusCal: check, compile to PlusCal, model-check with TLC, format",
+		Long: `Modular PlusCal (MPCal) models are TLA+ modules with an MPCal algorithm
+(--mpcal Name { ... }) in a comment. Strata parses and checks them, compiles
+them to PlusCal (written back into the file between the
+"\* BEGIN PLUSCAL TRANSLATION" and "\* END PLUSCAL TRANSLATION" markers), and
+model-checks them with TLC from the TLA+ tools jar (installed by make setup).
+Errors are printed as file:line:col: kind: message. Plain PlusCal algorithms
+(--algorithm, C- or P-syntax) are checked and model-checked too.`,
 	}
-	c.AddCommand(mpcalFmtCmd())
+	c.AddCommand(mpcalFmtCmd(), mpcalPcalgenCmd(), mpcalCheckCmd())
 	return c
+}
+
+func readAlgorithm(path string) (*mpcal.File, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return mpcal.ParseFile(path, src)
 }
 
 func mpcalFmtCmd() *cobra.Command {
 	var write bool
 	c := &cobra.Command{
 		Use:   "fmt FILE.tla",
-		Short: "Parse a TLA+ module and print it formatted (errors as file:line:col: syntax: message)",
-		Long: `Parses FILE.tla and prints the module as Strata's printer writes it: one
-definition per line group, operators with the parentheses their precedence
-needs. The output parses back to the same syntax tree. Comments are not
-kept (use -w only on files whose comments you do not need).`,
+		Short: "Print a module's algorithm (or, without one, the module) formatted",
+		Long: `If FILE.tla holds an MPCal or PlusCal algorithm, prints the file with the
+algorithm block reformatted (C-syntax, two-space indentation; the comments
+inside the block are not kept) and the rest of the file unchanged. Without
+an algorithm, prints the whole TLA+ module as Strata's printer writes it
+(comments are not kept). Either way the output parses back to the same
+syntax tree.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			src, err := os.ReadFile(args[0])
 			if err != nil {
 				return err
 			}
-			m, err := tla.ParseModule(args[0], src)
-			if err != nil {
+			var out string
+			f, err := mpcal.ParseFile(args[0], src)
+			switch {
+			case errors.Is(err, mpcal.ErrNoAlgorithm):
+				m, err := tla.ParseModule(args[0], src)
+				if err != nil {
+					return err
+				}
+				out = tla.Format(m)
+			case err != nil:
 				return err
+			default:
+				out = string(f.WithAlgorithm(mpcal.FormatAlgorithm(f.Alg)))
 			}
-			out := tla.Format(m)
 			if write {
 				return os.WriteFile(args[0], []byte(out), 0o644)
 			}
@@ -51,6 +78,167 @@ kept (use -w only on files whose comments you do not need).`,
 			return err
 		},
 	}
-	c.Flags().BoolVarP(&write, "write", "w", false, "write the result back to FILE.tla (comments are lost)")
+	c.Flags().BoolVarP(&write, "write", "w", false, "write the result back to FILE.tla")
 	return c
+}
+
+func mpcalPcalgenCmd() *cobra.Command {
+	var stdout bool
+	c := &cobra.Command{
+		Use:   "pcalgen FILE.tla",
+		Short: "Check an MPCal model and write its PlusCal translation into the file",
+		Long: `Parses and checks the --mpcal algorithm in FILE.tla and compiles it to
+PlusCal: each archetype instance becomes a process with the archetype's
+body inlined, mapping macros inlined at each resource read and write,
+MPCal procedures specialised per ref binding. The PlusCal is written
+between the "\* BEGIN PLUSCAL TRANSLATION" and "\* END PLUSCAL TRANSLATION"
+markers (added after the MPCal block if missing); the MPCal block and the
+rest of the file are left untouched, so the TLA+ Toolbox or pcal.trans
+can translate it further. With --stdout the PlusCal is printed instead.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := readAlgorithm(args[0])
+			if err != nil {
+				return err
+			}
+			out, err := mpcal.Compile(f)
+			if err != nil {
+				return err
+			}
+			if stdout {
+				_, err = fmt.Fprint(cmd.OutOrStdout(), out.PlusCal())
+				return err
+			}
+			return os.WriteFile(args[0], f.WithPlusCal(out.PlusCal()), 0o644)
+		},
+	}
+	c.Flags().BoolVar(&stdout, "stdout", false, "print the PlusCal instead of writing it into FILE.tla")
+	return c
+}
+
+func mpcalCheckCmd() *cobra.Command {
+	var cfg string
+	var workers int
+	var keep bool
+	c := &cobra.Command{
+		Use:   "check FILE.tla",
+		Short: "Compile an MPCal (or PlusCal) model and model-check it with TLC",
+		Long: `Checks and compiles the algorithm in FILE.tla (MPCal to PlusCal), then, in a
+scratch directory (FILE.tla itself is not modified), runs the PlusCal
+translator and TLC from the TLA+ tools jar with FILE.cfg (or --config).
+TLC's progress is shown on stderr; the summary gives the states found,
+the distinct states, the depth and the time, and a counterexample is
+printed step by step with the MPCal source line of each step's label.
+Exit status 1 when TLC finds a violation or an error.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runMpcalCheck(cmd, args[0], cfg, workers, keep)
+		},
+	}
+	c.Flags().StringVar(&cfg, "config", "", "TLC model configuration (default: FILE.cfg)")
+	c.Flags().IntVar(&workers, "workers", 1, "TLC worker threads")
+	c.Flags().BoolVar(&keep, "keep", false, "keep the scratch directory (its path is printed)")
+	return c
+}
+
+func runMpcalCheck(cmd *cobra.Command, path, cfg string, workers int, keep bool) error {
+	f, err := readAlgorithm(path)
+	if err != nil {
+		return err
+	}
+	if err := mpcal.Check(f); err != nil {
+		return err
+	}
+	text := f.Src
+	var out *mpcal.Output
+	if f.Alg.MPCal {
+		if out, err = mpcal.Compile(f); err != nil {
+			return err
+		}
+		text = f.WithPlusCal(out.PlusCal())
+	}
+	if cfg == "" {
+		cfg = strings.TrimSuffix(path, ".tla") + ".cfg"
+	}
+	if _, err := os.Stat(cfg); err != nil {
+		return fmt.Errorf("no model configuration: %w (give one with --config)", err)
+	}
+	dir, err := os.MkdirTemp("", "strata-mpcal-")
+	if err != nil {
+		return err
+	}
+	if keep {
+		fmt.Fprintf(cmd.ErrOrStderr(), "scratch directory: %s\n", dir)
+	} else {
+		defer os.RemoveAll(dir)
+	}
+	// The module, its configuration, and the modules beside it that it
+	// may extend.
+	spec := filepath.Join(dir, filepath.Base(path))
+	if err := os.WriteFile(spec, text, 0o644); err != nil {
+		return err
+	}
+	if err := copyFile(cfg, filepath.Join(dir, strings.TrimSuffix(filepath.Base(path), ".tla")+".cfg")); err != nil {
+		return err
+	}
+	for _, m := range f.Module.Extends {
+		sib := filepath.Join(filepath.Dir(path), m+".tla")
+		if _, err := os.Stat(sib); err == nil {
+			if err := copyFile(sib, filepath.Join(dir, m+".tla")); err != nil {
+				return err
+			}
+		}
+	}
+	ctx := cmd.Context()
+	if err := tlc.Translate(ctx, spec); err != nil {
+		return fmt.Errorf("the PlusCal translator rejected the generated PlusCal (a compiler bug if the model is MPCal): %w", err)
+	}
+	stderr := cmd.ErrOrStderr()
+	res, err := tlc.Check(ctx, tlc.Options{Spec: spec, Workers: workers, Progress: func(p tlc.Progress) {
+		fmt.Fprintf(stderr, "tlc: %d states generated, %d distinct, %d on the queue, depth %d\n", p.Generated, p.Distinct, p.Queue, p.Depth)
+	}})
+	if err != nil {
+		return err
+	}
+	mapper := tlc.LabelMapper(text)
+	if out != nil {
+		mapper = sourceMapper(f, out)
+	}
+	if err := tlc.Render(cmd.OutOrStdout(), res, mapper); err != nil {
+		return err
+	}
+	if res.Outcome != tlc.OK {
+		return fmt.Errorf("model check of %s: %s", path, res.Outcome)
+	}
+	return nil
+}
+
+// sourceMapper shows, for a step of a trace, the MPCal source line of the
+// label the step executed.
+func sourceMapper(f *mpcal.File, out *mpcal.Output) tlc.Mapper {
+	lines := strings.Split(string(f.Src), "\n")
+	return func(s tlc.Step) string {
+		pos, ok := out.Labels[s.Action]
+		if !ok || pos.Line < 1 || pos.Line > len(lines) {
+			return ""
+		}
+		return fmt.Sprintf("%s:%d: %s  (%s)", f.Name, pos.Line, strings.TrimSpace(lines[pos.Line-1]), out.Origin[s.Action])
+	}
+}
+
+func copyFile(from, to string) error {
+	in, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	o, err := os.Create(to)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(o, in); err != nil {
+		o.Close()
+		return err
+	}
+	return o.Close()
 }
