@@ -1,0 +1,6 @@
+---- MODULE Semantic ----
+EXTENDS Naturals
+VARIABLE x
+Init == x = 0
+Next == x' = y + 1
+====

@@ -1,0 +1,6 @@
+---- MODULE Syntax ----
+EXTENDS Naturals
+VARIABLE x
+Init == x = 0
+Next == x' = x + + 1
+====
