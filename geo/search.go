@@ -36,78 +36,137 @@ type decider struct {
 	cr, c1, c2     int
 	checkR, checkW bool
 	nmax           int
-	order          []int
 	nodes          int
 	err            error
 	found          uint64
+	// alive[depth][F] lists the options of front-end F that may still be
+	// met below this node; an option dead at a node stays dead below it
+	// (the bound only falls as sites are decided).
+	alive [][][]int32
+	reqs  []req // scratch, valid only until the recursive call
 }
 
 func pc(x uint64) int { return bits.OnesCount64(x) }
 
-// status reports whether I satisfies everything (sat) and whether some
-// superset of I within I|U and nmax sites might (alive).
-func (d *decider) status(I, U uint64) (sat, alive bool) {
-	slots := d.nmax - pc(I)
-	X := I | U
-	sat = true
-	bnd := func(m uint64, c int) bool { return pc(I&m)+min(slots, pc(U&m)) >= c }
-	for i := range d.covers {
-		cv := &d.covers[i]
-		if d.checkR && pc(I&cv.rmask) < d.cr {
-			sat = false
-			if !bnd(cv.rmask, d.cr) {
-				return false, false
-			}
-		}
-		if !d.checkW {
-			continue
-		}
-		ok := false
-		for _, o := range cv.opts {
-			if (o.need == 0 || I&o.need != 0) && pc(I&o.m1) >= d.c1 && pc(I&o.m2) >= d.c2 {
-				ok = true
-				break
-			}
-		}
-		if ok {
-			continue
-		}
-		sat = false
-		for _, o := range cv.opts {
-			if (o.need == 0 || X&o.need != 0) && bnd(o.m1, d.c1) && bnd(o.m2, d.c2) {
-				ok = true
-				break
-			}
-		}
-		if !ok {
-			return false, false
-		}
-	}
-	return sat, true
+// req is one unsatisfied requirement at a node: at least deficit more
+// sites must be chosen among help.
+type req struct {
+	deficit int
+	help    uint64
 }
 
-func (d *decider) rec(i int, I, U uint64) bool {
+// rec explores the subtree where the sites in I are chosen and those in U
+// undecided; doneR and doneW mark front-ends whose read (write)
+// requirement I already meets (it stays met below).
+func (d *decider) rec(depth int, I, U, doneR, doneW uint64) bool {
 	d.nodes++
-	if d.nodes&4095 == 0 && d.ctx.Err() != nil {
+	if d.nodes&1023 == 0 && d.ctx.Err() != nil {
 		d.err = d.ctx.Err()
-		return false
 	}
 	if d.err != nil {
 		return false
 	}
-	sat, alive := d.status(I, U)
-	if sat {
+	nI := pc(I)
+	slots := d.nmax - nI
+	X := I | U
+	if depth+1 >= len(d.alive) {
+		d.alive = append(d.alive, make([][]int32, len(d.covers)))
+	}
+	cur := d.alive[depth+1]
+	reqs := d.reqs[:0]
+	for F := range d.covers {
+		cv := &d.covers[F]
+		if d.checkR && doneR&(1<<F) == 0 {
+			if have := pc(I & cv.rmask); have < d.cr {
+				if have+min(slots, pc(U&cv.rmask)) < d.cr {
+					return false
+				}
+				reqs = append(reqs, req{d.cr - have, cv.rmask & U})
+			} else {
+				doneR |= 1 << F
+			}
+		}
+		if !d.checkW || doneW&(1<<F) != 0 {
+			continue
+		}
+		cur[F] = cur[F][:0]
+		met := false
+		deficit := math.MaxInt
+		var help uint64
+		for _, i := range d.alive[depth][F] {
+			o := &cv.opts[i]
+			h1, h2 := pc(I&o.m1), pc(I&o.m2)
+			inI := o.need == 0 || I&o.need != 0
+			if inI && h1 >= d.c1 && h2 >= d.c2 {
+				met = true
+				break
+			}
+			if !(o.need == 0 || X&o.need != 0) ||
+				h1+min(slots, pc(U&o.m1)) < d.c1 || h2+min(slots, pc(U&o.m2)) < d.c2 {
+				continue // dead here, hence in the whole subtree
+			}
+			cur[F] = append(cur[F], i)
+			df := max(d.c1-h1, d.c2-h2)
+			if !inI {
+				df = max(df, 1)
+			}
+			deficit = min(deficit, df)
+			help |= (o.need | o.m1 | o.m2) & U
+		}
+		if met {
+			doneW |= 1 << F
+			continue
+		}
+		if len(cur[F]) == 0 {
+			return false
+		}
+		reqs = append(reqs, req{deficit, help})
+	}
+	d.reqs = reqs
+	if len(reqs) == 0 { // I meets everything
 		d.found = I
 		return true
 	}
-	if !alive || i == len(d.order) {
+	if slots == 0 {
 		return false
 	}
-	b := uint64(1) << d.order[i]
-	if pc(I) < d.nmax && d.rec(i+1, I|b, U&^b) {
+	// Packing bound: requirements that no common undecided site can help
+	// need their deficits summed. Greedy by deficit, largest first.
+	slices.SortFunc(reqs, func(a, b req) int { return b.deficit - a.deficit })
+	var used uint64
+	need := 0
+	for _, r := range reqs {
+		if r.help&used == 0 {
+			used |= r.help
+			need += r.deficit
+		}
+	}
+	if need > slots {
+		return false
+	}
+	// Branch on the undecided site that helps the most requirements,
+	// weighting each by how few sites can help it; include it first.
+	var any uint64
+	for _, r := range reqs {
+		any |= r.help
+	}
+	bestScore, b := -1.0, uint64(0)
+	for x := any; x != 0; x &= x - 1 {
+		bit := x & -x
+		sc := 0.0
+		for _, r := range reqs {
+			if r.help&bit != 0 {
+				sc += float64(r.deficit) / float64(pc(r.help))
+			}
+		}
+		if sc > bestScore {
+			bestScore, b = sc, bit
+		}
+	}
+	if d.rec(depth+1, I|b, U&^b, doneR, doneW) {
 		return true
 	}
-	return d.rec(i+1, I, U&^b)
+	return d.rec(depth+1, I, U&^b, doneR, doneW)
 }
 
 func le(v, t float64, strict bool) bool {
@@ -276,14 +335,14 @@ func (in *inst) decide(ctx context.Context, p Protocol, c cfg, r float64, rs boo
 			return 0, false, nil
 		}
 	}
-	var U uint64
-	for _, j := range in.order {
-		if useful&(1<<j) != 0 {
-			d.order = append(d.order, j)
-			U |= 1 << j
+	U := useful
+	d.alive = [][][]int32{make([][]int32, len(d.covers))}
+	for F, cv := range d.covers {
+		for i := range cv.opts {
+			d.alive[0][F] = append(d.alive[0][F], int32(i))
 		}
 	}
-	if !d.rec(0, 0, U) {
+	if !d.rec(0, 0, U, 0, 0) {
 		return 0, false, d.err
 	}
 	s := d.found
@@ -321,7 +380,11 @@ func (in *inst) solveSearch(ctx context.Context, p Protocol) (Plan, error) {
 			}
 			return (a.q1a + a.q2) - (b.q1a + b.q2)
 		})
+		var no []cfg // infeasible sizes: anything needing more of less is too
 		for _, c := range cfgs {
+			if implied(no, c) {
+				continue
+			}
 			s, ok, err := in.decide(ctx, p, c, in.rb, false, in.wb, false)
 			if err != nil {
 				return Plan{}, err
@@ -329,6 +392,7 @@ func (in *inst) solveSearch(ctx context.Context, p Protocol) (Plan, error) {
 			if ok {
 				return in.plan(p, s, c, -1), nil
 			}
+			no = append(no, c)
 		}
 		return Plan{}, ErrInfeasible
 	}
@@ -351,8 +415,9 @@ func (in *inst) solveSearch(ctx context.Context, p Protocol) (Plan, error) {
 	slices.SortStableFunc(keep, func(a, b cfg) int { return (a.q1a + a.q2) - (b.q1a + b.q2) })
 	best := math.Inf(1)
 	var bestPlan Plan
+	var no []cfg // infeasible at the current threshold, hence at stricter ones
 	for _, c := range keep {
-		for {
+		for !implied(no, c) {
 			r, rs, w, ws := in.rb, false, in.wb, false
 			if in.p.Objective == MinRead && !math.IsInf(best, 1) {
 				r, rs = best, true
@@ -365,6 +430,7 @@ func (in *inst) solveSearch(ctx context.Context, p Protocol) (Plan, error) {
 				return Plan{}, err
 			}
 			if !ok {
+				no = append(no, c)
 				break
 			}
 			pl := in.plan(p, s, c, -1)
@@ -382,6 +448,17 @@ func (in *inst) solveSearch(ctx context.Context, p Protocol) (Plan, error) {
 		return Plan{}, ErrInfeasible
 	}
 	return bestPlan, nil
+}
+
+// implied reports whether c is at least as hard as some infeasible sizes:
+// quorums no smaller and no more sites.
+func implied(no []cfg, c cfg) bool {
+	for _, x := range no {
+		if x.q1a <= c.q1a && x.q2 <= c.q2 && x.n >= c.n {
+			return true
+		}
+	}
+	return false
 }
 
 // solveMultiPaxos tries every leader and size: the best sites for a leader
