@@ -992,6 +992,7 @@ func dedupe(xs []int) []int {
 // in a step is allowed (the compiler rewrites it).
 func (c *checker) assignments(ss []Stmt, s *scope) {
 	var walk func(ss []Stmt, done map[string]bool, subst map[string]string, depth int) map[string]bool
+	expanding := map[string]bool{}
 	assign := func(name string, pos Pos, done map[string]bool, subst map[string]string) {
 		if to, ok := subst[name]; ok {
 			name = to
@@ -1059,9 +1060,10 @@ func (c *checker) assignments(ss []Stmt, s *scope) {
 				walk(x.Body, copySet(done), subst, depth+1)
 			case *MacroCall:
 				m := c.macros[x.Name]
-				if m == nil || len(m.Params) != len(x.Args) {
-					continue
+				if m == nil || len(m.Params) != len(x.Args) || expanding[m.Name] {
+					continue // recursion is reported by recursiveMacros
 				}
+				expanding[m.Name] = true
 				inner := map[string]string{}
 				for k, v := range subst {
 					inner[k] = v
@@ -1077,6 +1079,7 @@ func (c *checker) assignments(ss []Stmt, s *scope) {
 				// at the call.
 				before := len(c.errs)
 				done = walk(m.Body, done, inner, depth+1)
+				delete(expanding, m.Name)
 				for _, e := range c.errs[before:] {
 					if e.Kind == KindMultipleAssignment {
 						e.Pos = x.Pos

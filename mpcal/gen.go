@@ -66,6 +66,14 @@ func (r *resource) key() string {
 	return fmt.Sprintf("%s/%d/%s", r.name, r.index, m)
 }
 
+// maxOutput bounds the statements the compiler generates. Each path
+// through a step is generated separately (the statements after an
+// unlabeled if are copied into both branches, a continuation into every
+// yield of a mapping macro), so a step with many consecutive unlabeled ifs
+// grows exponentially; past this bound the compiler reports it instead of
+// running out of memory.
+const maxOutput = 200000
+
 // env is the translation context of one body.
 type env struct {
 	names  map[string]string    // source variable → output variable
@@ -105,6 +113,7 @@ type gen struct {
 	labels   map[string]Pos
 	origin   map[string]string
 	synth    map[string]bool // with names the compiler made up
+	budget   int             // statements left to generate (see maxOutput)
 	macros   map[string]*Macro
 	procs    map[string]*Procedure
 	archs    map[string]*Archetype
@@ -114,6 +123,7 @@ type gen struct {
 func newGen(f *File) *gen {
 	g := &gen{f: f, a: f.Alg, reserved: map[string]bool{}, mention: map[string]bool{},
 		specs: map[string]*Procedure{}, specOf: map[string]string{}, synth: map[string]bool{},
+		budget: maxOutput,
 		labels: map[string]Pos{}, origin: map[string]string{},
 		macros: map[string]*Macro{}, procs: map[string]*Procedure{},
 		archs: map[string]*Archetype{}, maps: map[string]*MappingMacro{}}

@@ -145,7 +145,13 @@ func (g *gen) write(target LHS, m *MappingMacro, value tla.Expr, e *env, k func(
 
 // tr translates lowered statements (or a mapping macro body) to PlusCal.
 func (g *gen) tr(ss []Stmt, e *env) []Stmt {
-	if len(ss) == 0 {
+	if len(ss) == 0 || g.budget < 0 {
+		return nil
+	}
+	g.budget--
+	if g.budget == 0 {
+		g.errorf(ss[0].Position(), KindUnsupported, "the algorithm expands to more than %d PlusCal statements: every path through a step is generated separately, so break long runs of unlabeled if, either and mapped reads with labels", maxOutput)
+		g.budget = -1
 		return nil
 	}
 	st, rest := ss[0], ss[1:]
@@ -495,6 +501,9 @@ func (g *gen) alias(ss []Stmt, multi map[string]bool, cur map[string]string) []S
 	}
 	if len(ss) == 0 {
 		return flush()
+	}
+	if g.budget--; g.budget < 0 {
+		return nil
 	}
 	st, rest := ss[0], ss[1:]
 	switch s := st.(type) {

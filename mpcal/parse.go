@@ -203,9 +203,13 @@ func (ps *parser) cDecls(a *Algorithm) {
 			}
 			a.Archetypes = append(a.Archetypes, ps.archetype())
 		case ps.is("fair") || ps.is("process"):
+			if a.Body != nil {
+				ps.fail(t.Pos, "an algorithm has either processes or a body, not both")
+				return
+			}
 			a.Processes = append(a.Processes, ps.cProcess(a.MPCal))
 		case ps.is("{"):
-			if len(a.Processes) > 0 {
+			if len(a.Processes) > 0 || a.Body != nil {
 				ps.fail(t.Pos, "an algorithm has either processes or a body, not both")
 				return
 			}
