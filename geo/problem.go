@@ -167,6 +167,10 @@ type inst struct {
 	order []int // candidates, nearest to the access set first
 
 	coverCache map[coverKey][]cover
+	// decisions already made, per protocol and sizes (see decide)
+	memoYes map[memoKey][]witness
+	memoNo  map[memoKey][]thr
+	lbCache map[string]lbResult
 }
 
 func bound(v float64) float64 {

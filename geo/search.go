@@ -316,6 +316,73 @@ func distinct(v []float64) []float64 {
 // decide looks for at most c.n sites meeting the thresholds; it returns
 // them padded to exactly c.n sites.
 func (in *inst) decide(ctx context.Context, p Protocol, c cfg, r float64, rs bool, w float64, ws bool) (uint64, bool, error) {
+	// Answers already known: a site set found earlier that meets these
+	// thresholds, or an earlier failure at thresholds no stricter.
+	key := memoKey{p, c.q1a, c.q2, c.n}
+	t := thr{r, w, rs, ws}
+	for _, x := range in.memoYes[key] {
+		if le(x.read, r, rs) && le(x.write, w, ws) {
+			return x.s, true, nil
+		}
+	}
+	for _, x := range in.memoNo[key] {
+		if t.asStrictAs(x) {
+			return 0, false, nil
+		}
+	}
+	s, ok, err := in.decideSearch(ctx, p, c, r, rs, w, ws)
+	if err != nil {
+		return 0, false, err
+	}
+	if in.memoYes == nil {
+		in.memoYes, in.memoNo = map[memoKey][]witness{}, map[memoKey][]thr{}
+	}
+	if ok {
+		x := witness{s: s}
+		for _, e := range in.eval(p, s, c, -1) {
+			x.read, x.write = math.Max(x.read, e.read), math.Max(x.write, e.write)
+		}
+		in.memoYes[key] = appendCapped(in.memoYes[key], x)
+	} else {
+		in.memoNo[key] = appendCapped(in.memoNo[key], t)
+	}
+	return s, ok, nil
+}
+
+type memoKey struct {
+	p           Protocol
+	q1a, q2, nn int
+}
+
+// thr is a pair of thresholds; strict ones exclude their value.
+type thr struct {
+	r, w   float64
+	rs, ws bool
+}
+
+func stricterOrEq(x float64, xs bool, y float64, ys bool) bool {
+	return x < y || (x == y && (xs || !ys))
+}
+
+// asStrictAs reports whether meeting t implies meeting u.
+func (t thr) asStrictAs(u thr) bool {
+	return stricterOrEq(t.r, t.rs, u.r, u.rs) && stricterOrEq(t.w, t.ws, u.w, u.ws)
+}
+
+type witness struct {
+	s           uint64
+	read, write float64
+}
+
+func appendCapped[T any](l []T, x T) []T {
+	if len(l) >= 32 {
+		l = l[1:]
+	}
+	return append(l, x)
+}
+
+// decideSearch runs the search for decide.
+func (in *inst) decideSearch(ctx context.Context, p Protocol, c cfg, r float64, rs bool, w float64, ws bool) (uint64, bool, error) {
 	d := &decider{ctx: ctx, nmax: c.n, cr: c.q1a, c2: c.q2}
 	if p == Pando {
 		d.c1 = c.q1a
@@ -544,17 +611,32 @@ func Solve(ctx context.Context, p Problem) (Plan, error) {
 	if err != nil {
 		return Plan{}, err
 	}
+	return in.solve(ctx)
+}
+
+// query re-targets a resolved instance (same matrix, access set,
+// candidates and f) at another protocol, objective and bounds, keeping
+// its caches: the campaign asks one instance many questions.
+func (in *inst) query(ctx context.Context, proto Protocol, obj Objective, rb, wb, sb float64) (Plan, error) {
+	in.p.Protocol, in.p.Objective = proto, obj
+	in.p.ReadBound, in.p.WriteBound, in.p.StorageBound = rb, wb, sb
+	in.rb, in.wb, in.sb = bound(rb), bound(wb), bound(sb)
+	return in.solve(ctx)
+}
+
+func (in *inst) solve(ctx context.Context) (Plan, error) {
 	var pl Plan
-	switch p.Protocol {
+	var err error
+	switch in.p.Protocol {
 	case Pando, EPaxos, RSPaxos:
-		pl, err = in.solveSearch(ctx, p.Protocol)
+		pl, err = in.solveSearch(ctx, in.p.Protocol)
 	case MultiPaxos:
 		pl, err = in.solveMultiPaxos(ctx)
 	case LowerBound:
 		pl, err = in.solveLB(ctx)
 	}
 	if err != nil {
-		return Plan{}, fmt.Errorf("%s: %w", p.Protocol, err)
+		return Plan{}, fmt.Errorf("%s: %w", in.p.Protocol, err)
 	}
 	return pl, nil
 }
