@@ -44,18 +44,18 @@ type GapOptions struct {
 
 // GapResult is GapVolume for one access set.
 type GapResult struct {
-	Access    []string           `json:"access"`
-	ReadCap   float64            `json:"read_cap_ms"`
-	WriteCap  float64            `json:"write_cap_ms"`
-	Gap       map[string]float64 `json:"gap"` // by protocol name, and EPRSP
-	Summary   Summary            `json:"summary"`
-	Solves    int                `json:"solves"`
+	Access   []string           `json:"access"`
+	ReadCap  float64            `json:"read_cap_ms"`
+	WriteCap float64            `json:"write_cap_ms"`
+	Gap      map[string]float64 `json:"gap"` // by protocol name, and EPRSP
+	Summary  Summary            `json:"summary"`
+	Solves   int                `json:"solves"`
 	// BelowBound counts (grid row, staircase step) points where a
 	// protocol needs less storage than the bound; zero when the matrix
 	// obeys the triangle inequality, which the bound's one-round model
 	// relies on.
-	BelowBound int `json:"below_bound"`
-	Protocols []Protocol         `json:"-"`
+	BelowBound int        `json:"below_bound"`
+	Protocols  []Protocol `json:"-"`
 }
 
 // Summary holds, per metric ("read", "write", "storage") and approach,
