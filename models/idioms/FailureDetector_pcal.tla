@@ -8,7 +8,7 @@
 \*
 \* FailureDetector_pcal.cfg checks (ExploreFail = TRUE)
 \*   - NoFalseSuspicion (invariant): a client gives up only on a failed server;
-\*   - ReplyOK (invariant): a client that got an answer got the right one;
+\*   - ReplyOK (invariant): outcomes are "waiting", "done" or "gaveUp";
 \*   - AllClientsFinish (property): every client eventually stops waiting, with
 \*     a reply or because the detector reported the crash (weak fairness).
 EXTENDS Naturals, Sequences, TLC
