@@ -102,28 +102,29 @@ func (e *env) clone() *env {
 }
 
 type gen struct {
-	f        *File
-	a        *Algorithm
-	reserved map[string]bool // names that exist in the output's TLA+ namespace
-	mention  map[string]bool // every identifier in the file
-	errs     ErrorList
-	out      *Algorithm
-	specs    map[string]*Procedure // specialised procedures by key
-	specOf   map[string]string     // key → output name
-	labels   map[string]Pos
-	origin   map[string]string
-	synth    map[string]bool // with names the compiler made up
-	budget   int             // statements left to generate (see maxOutput)
-	macros   map[string]*Macro
-	procs    map[string]*Procedure
-	archs    map[string]*Archetype
-	maps     map[string]*MappingMacro
+	f          *File
+	a          *Algorithm
+	reserved   map[string]bool // names that exist in the output's TLA+ namespace
+	mention    map[string]bool // every identifier in the file
+	errs       ErrorList
+	out        *Algorithm
+	specs      map[string]*Procedure // specialised procedures by key
+	specOf     map[string]string     // key → output name
+	labels     map[string]Pos
+	origin     map[string]string
+	synth      map[string]bool // with names the compiler made up
+	budget     int             // statements left to generate (see maxOutput)
+	nextSuffix map[string]int
+	macros     map[string]*Macro
+	procs      map[string]*Procedure
+	archs      map[string]*Archetype
+	maps       map[string]*MappingMacro
 }
 
 func newGen(f *File) *gen {
 	g := &gen{f: f, a: f.Alg, reserved: map[string]bool{}, mention: map[string]bool{},
 		specs: map[string]*Procedure{}, specOf: map[string]string{}, synth: map[string]bool{},
-		budget: maxOutput,
+		budget: maxOutput, nextSuffix: map[string]int{},
 		labels: map[string]Pos{}, origin: map[string]string{},
 		macros: map[string]*Macro{}, procs: map[string]*Procedure{},
 		archs: map[string]*Archetype{}, maps: map[string]*MappingMacro{}}
@@ -188,10 +189,13 @@ func (g *gen) keep(name string) string {
 // mentioned anywhere in the file.
 func (g *gen) fresh(base string) string {
 	base = strings.TrimPrefix(base, "$")
-	for i := 0; ; i++ {
+	// Counting on from the last number given for this base keeps naming
+	// linear in the number of names.
+	for i := g.nextSuffix[base]; ; i++ {
 		n := base + strconv.Itoa(i)
 		if !g.reserved[n] && !g.mention[n] {
 			g.reserved[n] = true
+			g.nextSuffix[base] = i + 1
 			return n
 		}
 	}
