@@ -53,6 +53,6 @@ Start with:  strata up`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(upCmd(), journalCmd(), stackCmd(), worCmd(), nfsCmd(), mpcalCmd(), benchCmd())
+	root.AddCommand(upCmd(), journalCmd(), stackCmd(), worCmd(), nfsCmd(), mpcalCmd(), benchCmd(), geoCmd())
 	return root
 }
