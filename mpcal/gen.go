@@ -16,6 +16,9 @@ type Output struct {
 	// of the label it came from, so that a TLC trace (whose actions are
 	// named after labels) can be shown in the user's source terms.
 	Labels map[string]Pos
+	// Stmts maps each output label to the position of the MPCal statement
+	// the label is on.
+	Stmts map[string]Pos
 	// Origin maps each output label to "archetype A" / "procedure P" /
 	// "process P" and the source label name.
 	Origin map[string]string
@@ -111,6 +114,7 @@ type gen struct {
 	specs      map[string]*Procedure // specialised procedures by key
 	specOf     map[string]string     // key → output name
 	labels     map[string]Pos
+	stmts      map[string]Pos
 	origin     map[string]string
 	synth      map[string]bool // with names the compiler made up
 	budget     int             // statements left to generate (see maxOutput)
@@ -125,7 +129,7 @@ func newGen(f *File) *gen {
 	g := &gen{f: f, a: f.Alg, reserved: map[string]bool{}, mention: map[string]bool{},
 		specs: map[string]*Procedure{}, specOf: map[string]string{}, synth: map[string]bool{},
 		budget: maxOutput, nextSuffix: map[string]int{},
-		labels: map[string]Pos{}, origin: map[string]string{},
+		labels: map[string]Pos{}, stmts: map[string]Pos{}, origin: map[string]string{},
 		macros: map[string]*Macro{}, procs: map[string]*Procedure{},
 		archs: map[string]*Archetype{}, maps: map[string]*MappingMacro{}}
 	if toks, err := tla.Tokenize(f.Name, f.Src); err == nil {
@@ -237,7 +241,7 @@ func (g *gen) run() *Output {
 	for _, k := range keys {
 		g.out.Procedures = append(g.out.Procedures, g.specs[k])
 	}
-	return &Output{Alg: g.out, Labels: g.labels, Origin: g.origin}
+	return &Output{Alg: g.out, Labels: g.labels, Stmts: g.stmts, Origin: g.origin}
 }
 
 func (g *gen) claimLabels(ss []Stmt) {
@@ -265,6 +269,7 @@ func (g *gen) labelEnv(ss []Stmt, e *env, origin string, plain bool) {
 				}
 				e.labels[l.Label] = out
 				g.labels[out] = l.Pos
+				g.stmts[out] = l.Stmt.Position()
 				g.origin[out] = origin + " label " + l.Label
 			}
 			for _, b := range children(inner) {

@@ -222,7 +222,12 @@ func sourceMapper(f *mpcal.File, out *mpcal.Output) tlc.Mapper {
 		if !ok || pos.Line < 1 || pos.Line > len(lines) {
 			return ""
 		}
-		return fmt.Sprintf("%s:%d: %s  (%s)", f.Name, pos.Line, strings.TrimSpace(lines[pos.Line-1]), out.Origin[s.Action])
+		text := strings.TrimSpace(lines[pos.Line-1])
+		// A label alone on its line: show the statement under it too.
+		if sp := out.Stmts[s.Action]; sp.Line > pos.Line && sp.Line <= len(lines) {
+			text += " " + strings.TrimSpace(lines[sp.Line-1])
+		}
+		return fmt.Sprintf("%s:%d: %s  (%s)", f.Name, pos.Line, text, out.Origin[s.Action])
 	}
 }
 
