@@ -111,8 +111,8 @@ type gen struct {
 	mention    map[string]bool // every identifier in the file
 	errs       ErrorList
 	out        *Algorithm
-	specs      map[string]*Procedure // specialised procedures by key
-	specOf     map[string]string     // key → output name
+	specs      []*Procedure      // specialised procedures, in creation order
+	specOf     map[string]string // key → output name
 	labels     map[string]Pos
 	stmts      map[string]Pos
 	origin     map[string]string
@@ -127,7 +127,7 @@ type gen struct {
 
 func newGen(f *File) *gen {
 	g := &gen{f: f, a: f.Alg, reserved: map[string]bool{}, mention: map[string]bool{},
-		specs: map[string]*Procedure{}, specOf: map[string]string{}, synth: map[string]bool{},
+		specOf: map[string]string{}, synth: map[string]bool{},
 		budget: maxOutput, nextSuffix: map[string]int{},
 		labels: map[string]Pos{}, stmts: map[string]Pos{}, origin: map[string]string{},
 		macros: map[string]*Macro{}, procs: map[string]*Procedure{},
@@ -230,17 +230,8 @@ func (g *gen) run() *Output {
 		e := &env{names: map[string]string{}, res: map[string]*resource{}, labels: map[string]string{}, where: "algorithm " + a.Name}
 		g.out.Body = g.body(a.Body, e, false, "algorithm "+a.Name)
 	}
-	// Specialised procedures in the order they were created.
-	var keys []string
-	for k := range g.specs {
-		keys = append(keys, k)
-	}
-	sort.Slice(keys, func(i, j int) bool {
-		return g.specs[keys[i]].Pos.Offset < g.specs[keys[j]].Pos.Offset || (g.specs[keys[i]].Pos.Offset == g.specs[keys[j]].Pos.Offset && keys[i] < keys[j])
-	})
-	for _, k := range keys {
-		g.out.Procedures = append(g.out.Procedures, g.specs[k])
-	}
+	// Specialised procedures in the order they were first called.
+	g.out.Procedures = g.specs
 	return &Output{Alg: g.out, Labels: g.labels, Stmts: g.stmts, Origin: g.origin}
 }
 

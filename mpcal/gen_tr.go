@@ -377,7 +377,7 @@ func (g *gen) spec(p *Procedure, bind []*resource) string {
 	name := g.keep(p.Name)
 	g.specOf[key] = name
 	out := &Procedure{Pos: p.Pos, Name: name}
-	g.specs[key] = out
+	g.specs = append(g.specs, out)
 	e := &env{names: map[string]string{}, res: map[string]*resource{}, labels: map[string]string{}, where: "procedure " + p.Name}
 	for i, par := range p.Params {
 		if par.Ref {
