@@ -6,7 +6,7 @@ export GOFLAGS := -buildvcs=false
 # An older Go fetches the toolchain go.mod names through the module proxy.
 export GOTOOLCHAIN := auto
 
-.PHONY: all build setup lint test test-long fuzz bench-journal bench-stack bench-mcast bench-wor bench-nfs up demo clean
+.PHONY: all build setup lint test test-long fuzz bench-journal bench-stack bench-mcast bench-wor bench-nfs bench-mpcal up demo clean
 
 all: build
 
@@ -55,6 +55,9 @@ fuzz: setup
 	$(GO) test ./nfs/rpc -run '^$$' -fuzz FuzzAuthSys -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 	$(GO) test ./nfs/rpc -run '^$$' -fuzz FuzzRecordReader -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 	$(GO) test ./nfs -run '^$$' -fuzz FuzzNFSArgs -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
+	$(GO) test ./mpcal/tla -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
+	$(GO) test ./mpcal/tla -run '^$$' -fuzz FuzzRoundTripTrees -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
+	$(GO) test ./mpcal -run '^$$' -fuzz FuzzParseAlgorithm -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 
 bench-journal: build
 	$(BIN)/strata bench journal
@@ -70,6 +73,9 @@ bench-wor: build
 
 bench-nfs: build
 	$(BIN)/strata bench nfs
+
+bench-mpcal: build
+	$(BIN)/strata bench mpcal
 
 # Strata's main job on an embedded default: a local 3-server cluster.
 up: build
