@@ -217,8 +217,9 @@ type decoder struct {
 	inSANY   bool
 	sany     []string // SANY's untagged lines (its errors)
 	progress func(Progress)
-	depth    int // deepest Progress(N) seen
-	stats    bool
+	depth    int      // deepest Progress(N) seen
+	stats    bool     // the final statistics were read
+	more     []string // further error text, for the Message of an Error
 }
 
 // ParseOutput decodes the output of `tlc2.TLC -tool` (TLC 2.18). It fails
@@ -371,7 +372,7 @@ func (d *decoder) end() {
 		// error, noise after a failed assertion (it points at Assert).
 		// The last position is the innermost expression.
 		if r.Outcome == Error {
-			r.Message = joinNonEmpty(r.Message, strings.TrimSpace(body))
+			d.more = append(d.more, strings.TrimSpace(body))
 			if all := nestedRe.FindAllStringSubmatch(body, -1); len(all) > 0 && r.Pos.IsZero() {
 				g := all[len(all)-1]
 				r.Pos, _ = parseLoc(fmt.Sprintf("line %s, col %s to line %s, col %s of module %s", g[1], g[2], g[3], g[4], g[5]))
@@ -389,7 +390,7 @@ func (d *decoder) end() {
 		case classError, classBug:
 			msg := strings.TrimSpace(body)
 			if r.Outcome == Error {
-				r.Message = joinNonEmpty(r.Message, msg)
+				d.more = append(d.more, msg)
 			} else {
 				d.verdict(Error, "", msg)
 			}
@@ -443,6 +444,10 @@ func (d *decoder) report(p Progress) {
 func (d *decoder) result() *Result {
 	d.end()
 	r := d.res
+	if len(d.more) > 0 {
+		r.Message = strings.Join(append([]string{r.Message}, d.more...), "\n")
+		r.Message = strings.TrimPrefix(r.Message, "\n")
+	}
 	if r.Depth == 0 {
 		r.Depth = d.depth
 	}
@@ -606,14 +611,4 @@ func parseState(lines []string) ([]string, map[string]string) {
 		return nil, nil
 	}
 	return vars, state
-}
-
-func joinNonEmpty(a, b string) string {
-	switch {
-	case a == "":
-		return b
-	case b == "":
-		return a
-	}
-	return a + "\n" + b
 }

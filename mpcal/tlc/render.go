@@ -3,7 +3,6 @@ package tlc
 import (
 	"fmt"
 	"io"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -205,7 +204,7 @@ func LabelMapper(tlaText []byte) Mapper {
 			return ""
 		}
 		text := strings.TrimSpace(lines[n-1])
-		if loc := labelAt(st.Action).FindStringIndex(text); loc != nil && strings.TrimSpace(text[loc[1]:]) == "" {
+		if end, ok := afterLabel(text, st.Action); ok && strings.TrimSpace(text[end:]) == "" {
 			for _, next := range lines[n:] {
 				if next = strings.TrimSpace(next); next != "" {
 					text += " " + next
@@ -217,9 +216,25 @@ func LabelMapper(tlaText []byte) Mapper {
 	}
 }
 
-// labelAt matches the definition of label l: the name and its colon.
-func labelAt(l string) *regexp.Regexp {
-	return regexp.MustCompile(`\b` + regexp.QuoteMeta(l) + `\s*:`)
+// afterLabel is the offset in text just after the definition of label l
+// (the name as a whole word, then a colon).
+func afterLabel(text, l string) (int, bool) {
+	for i := 0; l != "" && i < len(text); {
+		j := strings.Index(text[i:], l)
+		if j < 0 {
+			return 0, false
+		}
+		j += i
+		k := j + len(l)
+		if (j == 0 || !isIdentByte(text[j-1])) && (k == len(text) || !isIdentByte(text[k])) {
+			rest := strings.TrimLeft(text[k:], " \t")
+			if strings.HasPrefix(rest, ":") {
+				return len(text) - len(rest) + 1, true
+			}
+		}
+		i = j + 1
+	}
+	return 0, false
 }
 
 // labelFollows are the tokens after which an identifier and a colon are a
@@ -233,6 +248,7 @@ var labelFollows = map[string]bool{
 // blocks to their line numbers (the first definition of each).
 func plusCalLabels(src string) map[string]int {
 	labels := map[string]int{}
+	line, counted := 1, 0 // the line number at offset counted
 	for off := 0; off < len(src); {
 		i := algorithmStart(src[off:])
 		if i < 0 {
@@ -240,7 +256,9 @@ func plusCalLabels(src string) map[string]int {
 		}
 		start := off + i
 		end := commentEnd(src, start)
-		toks := plusCalTokens(src[start:end], strings.Count(src[:start], "\n")+1)
+		line += strings.Count(src[counted:start], "\n")
+		counted = start
+		toks := plusCalTokens(src[start:end], line)
 		for k := 1; k+1 < len(toks); k++ {
 			t := toks[k]
 			if !t.ident || toks[k+1].text != ":" {

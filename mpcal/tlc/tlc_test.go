@@ -104,9 +104,22 @@ func TestCheckInvariantViolated(t *testing.T) {
 }
 
 func TestCheckDeadlock(t *testing.T) {
-	r := check(t, Options{Spec: "testdata/Dead.tla"})
+	var raw strings.Builder
+	r := check(t, Options{Spec: "testdata/Dead.tla", Output: &raw, JVMArgs: []string{"-Xmx256m"}})
 	if r.Outcome != Deadlock || len(r.Trace) != 4 || r.Trace[3].State["x"] != "3" {
 		t.Fatalf("got %v with trace %+v; want a deadlock at x = 3 after 4 states", r.Outcome, r.Trace)
+	}
+	if !strings.Contains(raw.String(), "@!@!@STARTMSG 2114:1 @!@!@\nDeadlock reached.") {
+		t.Errorf("Options.Output did not get TLC's report:\n%s", raw.String())
+	}
+}
+
+// TestCheckNoVerdict: a JVM that dies before TLC says anything is an
+// error carrying what it printed.
+func TestCheckNoVerdict(t *testing.T) {
+	r, err := Check(context.Background(), Options{Spec: "testdata/Dead.tla", JVMArgs: []string{"-XX:+NoSuchOptionForStrata"}})
+	if err == nil || r != nil || !strings.Contains(err.Error(), "without a verdict") || !strings.Contains(err.Error(), "NoSuchOptionForStrata") {
+		t.Errorf("got %v, %v", r, err)
 	}
 }
 
