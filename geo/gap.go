@@ -54,8 +54,7 @@ type GapResult struct {
 	// protocol needs less storage than the bound; zero when the matrix
 	// obeys the triangle inequality, which the bound's one-round model
 	// relies on.
-	BelowBound int        `json:"below_bound"`
-	Protocols  []Protocol `json:"-"`
+	BelowBound int `json:"below_bound"`
 }
 
 // Summary holds, per metric ("read", "write", "storage") and approach,
