@@ -311,10 +311,22 @@ func shortList(s []string) string {
 }
 
 func printComparison(out io.Writer, plans []geo.Plan) {
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "protocol\tsites\tk\tstorage\tread ms\twrite ms")
+	cost := false
 	for _, pl := range plans {
-		fmt.Fprintf(tw, "%s\t%d\t%d\t%.3g\t%s\t%s\n", pl.Protocol, len(pl.Sites), pl.K, pl.Storage, geoMs(pl.ReadMs), geoMs(pl.WriteMs))
+		cost = cost || pl.CostPerMonth > 0
+	}
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprint(tw, "protocol\tsites\tk\tstorage\tread ms\twrite ms")
+	if cost {
+		fmt.Fprint(tw, "\t$/month")
+	}
+	fmt.Fprintln(tw)
+	for _, pl := range plans {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%.3g\t%s\t%s", pl.Protocol, len(pl.Sites), pl.K, pl.Storage, geoMs(pl.ReadMs), geoMs(pl.WriteMs))
+		if cost {
+			fmt.Fprintf(tw, "\t%.4g", pl.CostPerMonth)
+		}
+		fmt.Fprintln(tw)
 	}
 	tw.Flush()
 }
