@@ -263,3 +263,113 @@ func TestSolveMatchesBruteForce(t *testing.T) {
 	}
 	t.Logf("%d queries, %d feasible", queries, feasible)
 }
+
+// bruteLBPoints enumerates every choice of a read and a write quorum per
+// front-end (any subsets of the candidates) that meets the bound's
+// combinatorial rules, with the storage of its best fractions (the LP,
+// tested on its own in TestCoverLPAgainstGrid).
+func bruteLBPoints(m *Matrix, access, cands []string, f int) []point {
+	nc := len(cands)
+	rtt := func(fe string, j int) float64 { return m.RTT[m.Index(fe)][m.Index(cands[j])] }
+	nF := len(access)
+	var out []point
+	q := make([]int, 2*nF) // R_0, W_0, R_1, W_1, ... as bitmasks
+	var rec func(i int)
+	rec = func(i int) {
+		if i < 2*nF {
+			for x := 1; x < 1<<nc; x++ {
+				q[i] = x
+				rec(i + 1)
+			}
+			return
+		}
+		var rows []uint64
+		pt := point{}
+		for F := range nF {
+			R, W := q[2*F], q[2*F+1]
+			if pc(uint64(R)) < f+1 || pc(uint64(W)) < f+1 {
+				return
+			}
+			for G := range nF {
+				if R&q[2*G+1] == 0 || (F != G && W&q[2*G+1] == 0) {
+					return
+				}
+			}
+			rows = append(rows, uint64(R))
+			for X := 0; X < 1<<nc; X++ {
+				if X&W == X && pc(uint64(X)) == f {
+					rows = append(rows, uint64(W&^X))
+				}
+			}
+			for j := range nc {
+				if R&(1<<j) != 0 {
+					pt.read = math.Max(pt.read, rtt(access[F], j))
+				}
+				if W&(1<<j) != 0 {
+					pt.write = math.Max(pt.write, rtt(access[F], j))
+				}
+			}
+		}
+		v, _, err := coverLP(rows, nc)
+		if err != nil {
+			panic(err)
+		}
+		pt.storage = v
+		out = append(out, pt)
+	}
+	rec(0)
+	return out
+}
+
+func TestLowerBoundMatchesBruteForce(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	checked := 0
+	for inst := range 4 {
+		nc, access := 6, []string{"x0"}
+		if inst >= 2 {
+			nc, access = 4, []string{"x0", "x1"}
+		}
+		m := randomInstance(rng, nc, 2, inst%2 == 0)
+		var cands []string
+		for i := range nc {
+			cands = append(cands, fmt.Sprintf("c%d", i))
+		}
+		pts := bruteLBPoints(m, access, cands, 1)
+		for q := range 12 {
+			obj := []Objective{MinRead, MinWrite, MinStorage}[q%3]
+			rb, wb, sb := 40+rng.Float64()*150, 60+rng.Float64()*200, []float64{0, 1.5, 2, 3}[rng.IntN(4)]
+			switch obj {
+			case MinRead:
+				rb = 0
+			case MinWrite:
+				wb = 0
+			case MinStorage:
+				sb = 0
+			}
+			want, ok := bruteBest(pts, obj, rb, wb, sb)
+			p := Problem{Matrix: m, Access: access, Candidates: cands, F: 1, ReadBound: rb, WriteBound: wb,
+				StorageBound: sb, Objective: obj, Protocol: LowerBound}
+			pl, err := Solve(context.Background(), p)
+			if !ok {
+				if !errors.Is(err, ErrInfeasible) {
+					t.Errorf("instance %d %s: brute force finds nothing, Solve %+v %v", inst, obj, pl, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Errorf("instance %d %s r≤%.1f w≤%.1f s≤%g: brute force %.4f, Solve: %v", inst, obj, rb, wb, sb, want, err)
+				continue
+			}
+			checked++
+			if got := objValue(pl, obj); math.Abs(got-want) > 1e-6 {
+				t.Errorf("instance %d %s r≤%.1f w≤%.1f s≤%g: Solve %.4f, brute force %.4f", inst, obj, rb, wb, sb, got, want)
+			}
+			if err := pl.Check(p); err != nil {
+				t.Errorf("instance %d %s: %v", inst, obj, err)
+			}
+		}
+	}
+	if checked < 15 {
+		t.Errorf("only %d feasible comparisons", checked)
+	}
+}
