@@ -42,8 +42,8 @@ Quorums   == {Q \in SUBSET Acceptors : Cardinality(Q) >= Majority}
   \* A set of messages that are never removed: loss, duplication, reordering.
   mapping macro MessageSet {
     read {
-      with (m \in $variable) {
-        yield m;
+      with (sent \in $variable) {
+        yield sent;
       };
     }
     write {

@@ -2,7 +2,7 @@
 \* Golden: archetype local variables with \in initial values (one initial
 \* state per choice), one depending on a constant, beside "=" and
 \* uninitialised locals.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal archetype_local_in {

@@ -2,7 +2,7 @@
 \* Golden: non-ref archetype parameters (they become process-local variables
 \* initialised with the instance's argument expressions), assigned inside the
 \* archetype like locals, beside a ref parameter.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal archetype_nonref_param {

@@ -1,7 +1,7 @@
 ---- MODULE archetype_ref_index ----
 \* Golden: a ref x[_] parameter without a mapping: indexed reads and writes
 \* go straight to the global function; self as the index; two instances.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal archetype_ref_index {

@@ -1,7 +1,7 @@
 ---- MODULE await_when ----
 \* Golden: await and its synonym when, as a first statement of a step and
 \* after an assignment in the same step, synchronising two instances.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal await_when {

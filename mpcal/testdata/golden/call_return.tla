@@ -3,7 +3,7 @@
 \* a parameter and a local, called from plain processes inside an MPCal
 \* block; return, the label after a call, a call followed directly by goto,
 \* nested calls.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal call_return {

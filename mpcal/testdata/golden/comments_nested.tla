@@ -2,7 +2,7 @@
 \* Golden: comments everywhere inside the MPCal block: end-of-line \* comments,
 \* (* ... *) comments, and a nested (* (* ... *) *) comment, also between
 \* tokens of a statement.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal comments_nested {

@@ -1,7 +1,7 @@
 ---- MODULE crash_idiom ----
 \* Golden: the crash idiom (Listing 9) at the end of a step: an either whose
 \* first branch awaits a constant and jumps to a fail label.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 CONSTANT ExploreFail
 

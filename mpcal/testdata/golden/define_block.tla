@@ -1,7 +1,7 @@
 ---- MODULE define_block ----
 \* Golden: a define block whose operators use constants, parameters and one
 \* another, used from an archetype's expressions and its while condition.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 CONSTANT N
 

@@ -1,7 +1,7 @@
 ---- MODULE either_or ----
 \* Golden: either/or with two and three branches, one branch with an await,
 \* one with a nested either, in two archetype instances.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal either_or {

@@ -1,7 +1,7 @@
 ---- MODULE except_at ----
 \* Golden: EXCEPT with @, several updates in one EXCEPT, a nested path
 \* ![i][j], a record field path !.f, in a define and in assignments.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal except_at {

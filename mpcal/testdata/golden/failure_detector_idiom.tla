@@ -2,7 +2,7 @@
 \* Golden: the failure-detector idiom (Listing 10): either send, or await
 \* fd[id] (an indexed resource mapped by a failure-detector mapping macro)
 \* and handle the failure.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal failure_detector_idiom {

@@ -1,7 +1,7 @@
 ---- MODULE goto_labels ----
 \* Golden: goto backwards and forwards, goto inside if and either branches,
 \* and the labels required after them.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal goto_labels {

@@ -1,7 +1,7 @@
 ---- MODULE if_case_expr ----
 \* Golden: IF/THEN/ELSE and CASE expressions (with and without OTHER, with a
 \* nested IF inside a CASE arm) in a define block and in statements.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal if_case_expr {

@@ -1,7 +1,7 @@
 ---- MODULE if_else ----
 \* Golden: if / else if / else statements, nested, without labels inside,
 \* and an if without else.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal if_else {

@@ -1,7 +1,7 @@
 ---- MODULE junctions_numbers ----
 \* Golden: aligned /\ and \/ lists (the indentation rule), => <=> ~ and
 \* precedence, # and /=, \in and \notin, and the number syntaxes \b \o \h.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal junctions_numbers {

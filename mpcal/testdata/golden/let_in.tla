@@ -2,7 +2,7 @@
 \* Golden: LET/IN in a define block, in an assignment and in an await, with
 \* several definitions in one LET, a local operator with a parameter and a
 \* nested LET.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal let_in {

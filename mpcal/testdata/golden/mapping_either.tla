@@ -1,7 +1,7 @@
 ---- MODULE mapping_either ----
 \* Golden: a mapping macro whose read body has an either (a flaky sensor that
 \* yields the value or a stale zero), and whose write body has an if.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal mapping_either {

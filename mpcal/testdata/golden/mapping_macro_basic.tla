@@ -1,7 +1,7 @@
 ---- MODULE mapping_macro_basic ----
 \* Golden: a mapping macro on a non-indexed ref: read transforms $variable,
 \* write transforms $value; reads and writes in separate steps.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal mapping_macro_basic {

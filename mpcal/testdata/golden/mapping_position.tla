@@ -2,7 +2,7 @@
 \* Golden: "mapping @2 via M" maps the instance's second argument by its
 \* position (the same global is passed twice, mapped only in position 2);
 \* "mapping @1[_] via" maps an indexed argument by position.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal mapping_position {

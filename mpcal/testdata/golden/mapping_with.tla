@@ -1,7 +1,7 @@
 ---- MODULE mapping_with ----
 \* Golden: mapping macros using with: the read picks any element of a set
 \* (with \in), the write binds an intermediate value (with =) and awaits.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal mapping_with {

@@ -3,7 +3,7 @@
 \* instances, to a mapped resource and to an unmapped one (the compiler
 \* specialises the procedure per binding), plus a ref a[_] procedure
 \* parameter.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal mpcal_procedure_mapped {
@@ -13,9 +13,9 @@ EXTENDS Naturals, TLC
     return;
   }
 
-  procedure Mark(ref flags[_], i) {
+  procedure Mark(ref flags[_], idx) {
   mark:
-    flags[i] := TRUE;
+    flags[idx] := TRUE;
     return;
   }
 
@@ -31,7 +31,7 @@ EXTENDS Naturals, TLC
     call Mark(ref flags[_], self);
   }
 
-  variables x = 0, y = 0, flags = [i \in 1..2 |-> FALSE];
+  variables x = 0, y = 0, flags = [k \in 1..2 |-> FALSE];
 
   process (Mapped \in {1}) == instance AUse(ref x, ref flags[_])
     mapping x via Tens;

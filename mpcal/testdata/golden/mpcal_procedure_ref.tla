@@ -2,7 +2,7 @@
 \* Golden: an MPCal procedure with a ref parameter and a non-ref parameter,
 \* called from an archetype with "ref" on the argument; the procedure calls
 \* another MPCal procedure passing its own ref parameter on.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal mpcal_procedure_ref {

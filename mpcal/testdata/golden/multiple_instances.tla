@@ -2,7 +2,7 @@
 \* Golden: one archetype instantiated by three process declarations bound to
 \* different globals, with and without a mapping macro, so that its locals
 \* are duplicated per process (the compiler renames them).
-EXTENDS Integers, TLC
+EXTENDS Integers, Sequences, TLC
 
 (*
 --mpcal multiple_instances {

@@ -2,7 +2,7 @@
 \* Golden: labels inside if and either branches (so the statement after the
 \* if/either needs its own label), and a label as the first statement of a
 \* branch.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal nested_labels {

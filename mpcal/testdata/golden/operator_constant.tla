@@ -1,7 +1,7 @@
 ---- MODULE operator_constant ----
 \* Golden: operator constants (CONSTANT F(_,_), CONSTANT G(_)) used in a
 \* define block and in an archetype; the cfg substitutes definitions.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 CONSTANTS F(_, _), G(_), Base
 

@@ -1,7 +1,7 @@
 ---- MODULE parallel_assign ----
 \* Golden: labels and := with || (a swap of two globals and of two locals in
 \* one statement; an indexed left-hand side in a || group).
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal parallel_assign {

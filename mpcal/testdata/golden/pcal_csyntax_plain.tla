@@ -2,7 +2,7 @@
 \* Golden: plain PlusCal in C-syntax (an algorithm block, no MPCal construct):
 \* global and process variables, define, a fair+ process, a process with
 \* "=", when, print; passed through unchanged.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --algorithm pcal_csyntax_plain {

@@ -1,7 +1,7 @@
 ---- MODULE pcal_fair_algorithm ----
 \* Golden: plain PlusCal, P-syntax fair algorithm (every process weakly
 \* fair), with a liveness property; passed through unchanged.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --fair algorithm pcal_fair_algorithm

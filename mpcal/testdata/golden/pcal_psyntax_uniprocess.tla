@@ -2,7 +2,7 @@
 \* Golden: plain PlusCal in P-syntax (no MPCal), a uniprocess algorithm:
 \* variables, while ... do ... end while, if ... elsif ... else ... end if,
 \* the compiler must pass it through.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 CONSTANT N
 

@@ -1,7 +1,7 @@
 ---- MODULE plain_process_calls_ref ----
 \* Golden: a plain PlusCal process inside an MPCal block calling an MPCal
 \* procedure with "ref" on a global and on its own local variable.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal plain_process_calls_ref {

@@ -1,7 +1,7 @@
 ---- MODULE print_assert_skip ----
 \* Golden: print (with and without parentheses), assert (with and without
 \* parentheses) and skip statements.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal print_assert_skip {

@@ -1,7 +1,7 @@
 ---- MODULE procedure_locals ----
 \* Golden: a procedure with several locals with and without initial values,
 \* several parameters, a loop inside the procedure and recursion.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal procedure_locals {
@@ -15,6 +15,9 @@ EXTENDS Naturals, TLC
     };
   cDone:
     scratch := acc;
+  cRet:
+    \* not in cDone: return restores the locals, so it cannot share a step
+    \* with an assignment to one of them
     result := result + scratch;
     return;
   }

@@ -2,7 +2,7 @@
 \* Golden: processes declared with "=" (a single process; its archetype does
 \* not use self) and with "\in" over a range and over a constant set, both
 \* plain and as instances.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 CONSTANT Workers
 

@@ -2,7 +2,7 @@
 \* Golden: a fair process, a fair+ process and an unfair process (all
 \* instances of archetypes), with a liveness property that needs the
 \* fairness.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal process_fairness {

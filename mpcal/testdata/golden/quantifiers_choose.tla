@@ -1,7 +1,7 @@
 ---- MODULE quantifiers_choose ----
 \* Golden: bounded \A and \E (several bound variables, tuple binding), CHOOSE,
 \* in a define block, an await and an assert.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 CONSTANT S
 

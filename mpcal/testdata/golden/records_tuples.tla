@@ -1,7 +1,7 @@
 ---- MODULE records_tuples ----
 \* Golden: record constructors, record sets [f : S], field access, tuples,
 \* tuple indexing and a set of tuples (\X).
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal records_tuples {

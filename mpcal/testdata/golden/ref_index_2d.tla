@@ -2,7 +2,7 @@
 \* Golden: repeated [_]: an archetype parameter ref m[_][_] indexed with two
 \* indices, unmapped in one instance and mapped by a mapping macro (whose
 \* $variable is then m[i][j]) in another.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal ref_index_2d {

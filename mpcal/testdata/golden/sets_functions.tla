@@ -1,7 +1,7 @@
 ---- MODULE sets_functions ----
 \* Golden: set constructors (filter, map), SUBSET, UNION, \cup, \cap, \,
 \* Cardinality, function constructors, [S -> T], DOMAIN, function application.
-EXTENDS Naturals, FiniteSets, TLC
+EXTENDS Naturals, FiniteSets, Sequences, TLC
 
 CONSTANT Nodes
 

@@ -1,7 +1,7 @@
 ---- MODULE while_loop ----
 \* Golden: while loops: a loop whose body has labels, a nested loop, and the
 \* labelled statement after a loop.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 CONSTANT N
 

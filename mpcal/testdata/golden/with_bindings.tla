@@ -1,7 +1,7 @@
 ---- MODULE with_bindings ----
 \* Golden: with statements with several bindings mixing \in and =, a binding
 \* that depends on an earlier one, and nested withs.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal with_bindings {

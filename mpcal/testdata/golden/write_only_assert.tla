@@ -2,7 +2,7 @@
 \* Golden: a read-only mapping macro whose write body is "assert FALSE" then
 \* a yield (never executed), and a read body that ignores $variable and
 \* yields an expression of constants.
-EXTENDS Naturals, TLC
+EXTENDS Naturals, Sequences, TLC
 
 CONSTANT Page
 
