@@ -1,22 +1,29 @@
 ---- MODULE junctions_numbers ----
 \* Golden: aligned /\ and \/ lists (the indentation rule), => <=> ~ and
-\* precedence, # and /=, \in and \notin, and the number syntaxes \b \o \h.
+\* precedence, # and /=, \in and \notin, and the number syntaxes \b \o \h
+\* (in TLA+ definitions outside the algorithm: pcal.trans rejects them inside).
 EXTENDS Naturals, Sequences, TLC
+
+Five == \b101
+Fifteen == \o17
+Big == \hFF
+ThirtyOne == \h1F
+Three == \b11
 
 (*
 --mpcal junctions_numbers {
   define {
     Ok(x) == /\ x >= 0
-             /\ \/ x = \b101
-                \/ x = \o17
-                \/ x = \hFF
+             /\ \/ x = Five
+                \/ x = Fifteen
+                \/ x = Big
              /\ ~(x # x)
     Implies(a, b) == (a => b) <=> (~a \/ b)
   }
 
   archetype ANum(ref out) {
   num:
-    out := IF Ok(15) /\ Implies(TRUE, FALSE) = TRUE THEN \h1F + \b11 ELSE 0;
+    out := IF Ok(15) /\ Implies(TRUE, FALSE) = TRUE THEN ThirtyOne + Three ELSE 0;
   check:
     assert /\ out \notin {1, 2}
            /\ \/ out = 34

@@ -19,7 +19,7 @@ EXTENDS Naturals, Sequences, TLC
 
   variables x = 0;
 
-  process (Print \in {1}) == instance APrint(ref x);
+  process (Printer \in {1}) == instance APrint(ref x);
 }
 
 \* BEGIN PLUSCAL TRANSLATION
