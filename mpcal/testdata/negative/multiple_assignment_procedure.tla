@@ -1,16 +1,14 @@
-\* EXPECT: multiple-assignment 13:7 y assigned before and inside an if in one step of a procedure
+\* EXPECT: multiple-assignment 11:7 the global x assigned before and inside an if in one step of a procedure
 ---- MODULE multiple_assignment_procedure ----
 EXTENDS Naturals, Sequences, TLC
 
 (*
 --mpcal multiple_assignment_procedure {
-  procedure Proc()
-    variables y = 0;
-  {
+  procedure Proc() {
   p1:
-    y := 10;
+    x := 10;
     if (TRUE) {
-      y := 11;
+      x := 11;
     };
     return;
   }
