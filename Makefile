@@ -6,7 +6,7 @@ export GOFLAGS := -buildvcs=false
 # An older Go fetches the toolchain go.mod names through the module proxy.
 export GOTOOLCHAIN := auto
 
-.PHONY: all build setup lint test test-long fuzz bench-journal bench-stack bench-mcast bench-wor bench-nfs bench-mpcal up demo clean
+.PHONY: all build setup lint test test-long fuzz bench-journal bench-stack bench-mcast bench-wor bench-nfs bench-mpcal bench-geo up demo clean
 
 all: build
 
@@ -76,6 +76,9 @@ bench-nfs: build
 
 bench-mpcal: build
 	$(BIN)/strata bench mpcal
+
+bench-geo: build
+	$(BIN)/strata bench geo
 
 # Strata's main job on an embedded default: a local 3-server cluster.
 up: build
