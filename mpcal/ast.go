@@ -49,24 +49,27 @@ type Param struct {
 
 // Macro is a PlusCal macro: its body is expanded at each call.
 type Macro struct {
-	Pos    Pos
-	Name   string
-	Params []*Param
-	Body   []Stmt
+	Pos     Pos
+	NamePos Pos
+	Name    string
+	Params  []*Param
+	Body    []Stmt
 }
 
 // Procedure is a PlusCal procedure or an MPCal one (with ref parameters).
 type Procedure struct {
-	Pos    Pos
-	Name   string
-	Params []*Param
-	Locals []*VarDecl
-	Body   []Stmt
+	Pos     Pos
+	NamePos Pos
+	Name    string
+	Params  []*Param
+	Locals  []*VarDecl
+	Body    []Stmt
 }
 
 // MappingMacro gives the read and write semantics of a mapped resource.
 type MappingMacro struct {
 	Pos      Pos
+	NamePos  Pos
 	Name     string
 	ReadPos  Pos
 	Read     []Stmt
@@ -80,11 +83,12 @@ type MappingMacro struct {
 
 // Archetype is an MPCal process template.
 type Archetype struct {
-	Pos    Pos
-	Name   string
-	Params []*Param
-	Locals []*VarDecl
-	Body   []Stmt
+	Pos     Pos
+	NamePos Pos
+	Name    string
+	Params  []*Param
+	Locals  []*VarDecl
+	Body    []Stmt
 }
 
 // Fairness of a process.
@@ -111,6 +115,7 @@ func (f Fairness) String() string {
 // instance.
 type Process struct {
 	Pos      Pos
+	NamePos  Pos
 	Fair     Fairness
 	Name     string
 	Op       string // "=" or "\\in"
@@ -123,6 +128,7 @@ type Process struct {
 // Instance is "instance A(args) mapping ... via M ...".
 type Instance struct {
 	Pos       Pos
+	NamePos   Pos
 	Archetype string
 	Args      []*Arg
 	Mappings  []*Mapping

@@ -198,6 +198,9 @@ func (c *checker) declarations() {
 		c.globals[g.Name] = g
 	}
 	for _, d := range a.Defines {
+		if _, fwd := d.(*tla.Recursive); fwd {
+			continue // RECURSIVE F(_) announces a definition that follows
+		}
 		for _, n := range unitDefNames(d) {
 			if c.module[n] {
 				c.errorf(unitPos(d), KindRedefinition, "definition %s is already defined by the module", n)
@@ -207,26 +210,26 @@ func (c *checker) declarations() {
 		}
 	}
 	for _, m := range a.Macros {
-		declare(m.Name, m.Pos, "macro")
+		declare(m.Name, m.NamePos, "macro")
 		c.macros[m.Name] = m
 		c.paramList(m.Params, nil)
 	}
 	for _, p := range a.Procedures {
-		declare(p.Name, p.Pos, "procedure")
+		declare(p.Name, p.NamePos, "procedure")
 		c.procs[p.Name] = p
 		c.paramList(p.Params, p.Locals)
 	}
 	for _, m := range a.MappingMacros {
-		declare(m.Name, m.Pos, "mapping macro")
+		declare(m.Name, m.NamePos, "mapping macro")
 		c.mappings[m.Name] = m
 	}
 	for _, ar := range a.Archetypes {
-		declare(ar.Name, ar.Pos, "archetype")
+		declare(ar.Name, ar.NamePos, "archetype")
 		c.archetypes[ar.Name] = ar
 		c.paramList(ar.Params, ar.Locals)
 	}
 	for _, p := range a.Processes {
-		declare(p.Name, p.Pos, "process")
+		declare(p.Name, p.NamePos, "process")
 		c.paramList(nil, p.Locals)
 	}
 }
@@ -437,7 +440,11 @@ func (c *checker) expr(e tla.Expr, s *scope) {
 			}
 			c.name(id.Name, id.Pos, s, bs)
 			if depth < p.Index {
-				c.errorf(x.Pos, KindArityMismatch, "%s is declared %s%s and must be indexed %d time(s), not %d", id.Name, id.Name, strings.Repeat("[_]", p.Index), p.Index, depth)
+				at := x.Pos
+				if len(x.Args) > 0 {
+					at = x.Args[0].Position()
+				}
+				c.errorf(at, KindArityMismatch, "%s is declared %s%s and must be indexed %d time(s), not %d", id.Name, id.Name, strings.Repeat("[_]", p.Index), p.Index, depth)
 			}
 			// Visit the indices (and anything applied above), not the base.
 			for f := tla.Expr(x); ; {
@@ -802,8 +809,11 @@ func (c *checker) call(x *Call, s *scope) {
 			c.errorf(a.Pos, KindRefMismatch, "parameter %s of %s is a ref parameter: pass ref and a variable", p.Params[i].Name, p.Name)
 		case a.Ref:
 			// The referenced resource's index arity must match.
-			if rp := s.refs[a.Name]; rp != nil && rp.Index != p.Params[i].Index {
-				c.errorf(a.Pos, KindArityMismatch, "ref %s has %d [_] but parameter %s of %s has %d", a.Name, rp.Index, p.Params[i].Name, p.Name, p.Params[i].Index)
+			want := p.Params[i].Index
+			if rp := s.refs[a.Name]; rp != nil && rp.Index != want {
+				c.errorf(a.Pos, KindArityMismatch, "ref %s has %d [_] but parameter %s of %s has %d", a.Name, rp.Index, p.Params[i].Name, p.Name, want)
+			} else if a.Index > 0 && a.Index != want {
+				c.errorf(a.Pos, KindArityMismatch, "ref %s%s does not match parameter %s%s of %s", a.Name, strings.Repeat("[_]", a.Index), p.Params[i].Name, strings.Repeat("[_]", want), p.Name)
 			}
 		}
 	}
@@ -828,11 +838,11 @@ func (c *checker) instance(p *Process, s *scope) {
 		}
 	}
 	if ar == nil {
-		c.errorf(in.Pos, KindUndefined, "archetype %s is not defined", in.Archetype)
+		c.errorf(in.NamePos, KindUndefined, "archetype %s is not defined", in.Archetype)
 		return
 	}
 	if len(in.Args) != len(ar.Params) {
-		c.errorf(in.Pos, KindArgumentCount, "archetype %s takes %d argument(s), not %d", ar.Name, len(ar.Params), len(in.Args))
+		c.errorf(in.NamePos, KindArgumentCount, "archetype %s takes %d argument(s), not %d", ar.Name, len(ar.Params), len(in.Args))
 		return
 	}
 	for i, a := range in.Args {
@@ -987,9 +997,10 @@ func dedupe(xs []int) []int {
 }
 
 // assignments reports a variable assigned twice in one step (on some
-// path between labels), PlusCal's rule. Macro calls count the macro's
-// assignments. Ref parameters are resources: writing one several times
-// in a step is allowed (the compiler rewrites it).
+// path between labels), PlusCal's rule, which MPCal keeps for the
+// assignments written in the source (ref parameters included); macro
+// calls count the macro's assignments. Assignments hidden in mapping
+// macros are the compiler's business: it rewrites them.
 func (c *checker) assignments(ss []Stmt, s *scope) {
 	var walk func(ss []Stmt, done map[string]bool, subst map[string]string, depth int) map[string]bool
 	expanding := map[string]bool{}
@@ -999,9 +1010,6 @@ func (c *checker) assignments(ss []Stmt, s *scope) {
 			if name == "" {
 				return
 			}
-		}
-		if s.names[name] == nkRefParam {
-			return
 		}
 		if done[name] {
 			c.errorf(pos, KindMultipleAssignment, "%s is assigned more than once in one step (add a label between the assignments)", name)

@@ -40,11 +40,6 @@ var (
 // parsed), else a --algorithm block.
 func ParseFile(name string, src []byte) (*File, error) {
 	f := &File{Name: name, Src: src, PlusCalStart: -1, PlusCalEnd: -1}
-	m, err := tla.ParseModule(name, src)
-	if err != nil {
-		return nil, err
-	}
-	f.Module = m
 	start := -1
 	if loc := mpcalRe.FindIndex(src); loc != nil {
 		start = loc[0]
@@ -62,11 +57,19 @@ func ParseFile(name string, src []byte) (*File, error) {
 	} else {
 		return nil, fmt.Errorf("%s: no --mpcal or --algorithm block in a comment: %w", name, ErrNoAlgorithm)
 	}
+	// The algorithm first: in a file cut short inside it, the error the
+	// user needs is where the algorithm breaks off, not that the comment
+	// around it is unterminated.
 	a, err := ParseAlgorithm(name, src, start)
 	if err != nil {
 		return nil, err
 	}
 	f.Alg = a
+	m, err := tla.ParseModule(name, src)
+	if err != nil {
+		return nil, err
+	}
+	f.Module = m
 	if f.PlusCalStart >= 0 && f.PlusCalStart < a.End {
 		return nil, fmt.Errorf("%s: %q lies inside the --mpcal block", name, BeginPlusCal)
 	}

@@ -56,7 +56,8 @@ func Compile(f *File) (*Output, error) {
 // for in one instance: a global variable (or the process's own local),
 // accessed directly or through a mapping macro.
 type resource struct {
-	name    string // output variable
+	name    string     // output variable
+	fixed   []tla.Expr // an index always applied first (v[self] for a hoisted local)
 	index   int
 	mapping *MappingMacro
 }
@@ -66,7 +67,11 @@ func (r *resource) key() string {
 	if r.mapping != nil {
 		m = r.mapping.Name
 	}
-	return fmt.Sprintf("%s/%d/%s", r.name, r.index, m)
+	f := ""
+	if r.fixed != nil {
+		f = "[self]"
+	}
+	return fmt.Sprintf("%s%s/%d/%s", r.name, f, r.index, m)
 }
 
 // maxOutput bounds the statements the compiler generates. Each path
@@ -207,7 +212,7 @@ func (g *gen) fresh(base string) string {
 
 func (g *gen) run() *Output {
 	a := g.a
-	g.out = &Algorithm{Name: a.Name, Globals: a.Globals, Defines: a.Defines}
+	g.out = &Algorithm{Name: a.Name, Globals: append([]*VarDecl(nil), a.Globals...), Defines: a.Defines}
 	// Plain-process labels keep their names; claim them first so that
 	// instances' copies of archetype labels get fresh names on a clash.
 	for _, p := range a.Processes {
@@ -279,6 +284,7 @@ func (g *gen) instance(p *Process) *Process {
 		e.self = p.ID
 	}
 	out := &Process{Pos: p.Pos, Fair: p.Fair, Name: p.Name, Op: p.Op, ID: p.ID}
+	hoist := g.refLocals(ar.Body)
 	mapOf := map[int]*MappingMacro{}
 	for _, m := range in.Mappings {
 		idx := m.Position - 1
@@ -298,25 +304,79 @@ func (g *gen) instance(p *Process) *Process {
 			continue
 		}
 		name := g.keep(par.Name)
-		e.names[par.Name] = name
 		init := g.plainExpr(arg.Expr, &env{names: map[string]string{}, res: map[string]*resource{}, self: e.self})
-		out.Locals = append(out.Locals, &VarDecl{Pos: par.Pos, Name: name, Op: "=", Init: init})
+		g.local(p, out, e, hoist, par.Name, &VarDecl{Pos: par.Pos, Name: name, Op: "=", Init: init})
 		if m := mapOf[i]; m != nil {
-			e.res[par.Name] = &resource{name: name, mapping: m}
+			r := e.res[par.Name]
+			if r == nil {
+				r = &resource{name: name}
+				e.res[par.Name] = r
+			}
+			r.mapping = m
 		}
 	}
 	for _, l := range ar.Locals {
-		name := g.keep(l.Name)
-		d := &VarDecl{Pos: l.Pos, Name: name, Op: l.Op}
-		if l.Init != nil {
-			d.Init = g.plainExpr(l.Init, e)
-		}
-		e.names[l.Name] = name
-		out.Locals = append(out.Locals, d)
+		g.local(p, out, e, hoist, l.Name, g.localDecl(l, e))
 	}
 	g.labelEnv(ar.Body, e, "archetype "+ar.Name, false)
 	out.Body = g.body(ar.Body, e, false, "archetype "+ar.Name)
 	return out
+}
+
+// localDecl translates a local variable's declaration to a process
+// variable with a free name.
+func (g *gen) localDecl(l *VarDecl, e *env) *VarDecl {
+	d := &VarDecl{Pos: l.Pos, Name: g.keep(l.Name), Op: l.Op}
+	if l.Init != nil {
+		d.Init = g.plainExpr(l.Init, e)
+	}
+	return d
+}
+
+// refLocals returns the names a body (or a macro it calls) passes by ref
+// to a procedure.
+func (g *gen) refLocals(body []Stmt) map[string]bool {
+	out := map[string]bool{}
+	walkStmts(g.expandMacros(body, 0), func(s Stmt) Stmt {
+		if c, ok := s.(*Call); ok {
+			for _, a := range c.Args {
+				if a.Ref {
+					out[a.Name] = true
+				}
+			}
+		}
+		return s
+	})
+	return out
+}
+
+// local declares a process-local variable. One that the body passes by
+// ref to a procedure cannot stay a process variable (PlusCal procedures
+// cannot reach those): it becomes a global variable holding one value per
+// process, [self \in S |-> init], which is how the PlusCal translator
+// represents process variables anyway, so the state space is the same;
+// the process and the procedures reach it as v[self].
+func (g *gen) local(p *Process, out *Process, e *env, hoist map[string]bool, src string, d *VarDecl) {
+	if !hoist[src] {
+		e.names[src] = d.Name
+		out.Locals = append(out.Locals, d)
+		return
+	}
+	r := &resource{name: d.Name}
+	if p.Op == "\\in" {
+		self := []tla.Bound{{Names: []*tla.Ident{{Name: "self"}}, Set: p.ID}}
+		switch d.Op {
+		case "=":
+			d = &VarDecl{Pos: d.Pos, Name: d.Name, Op: "=", Init: &tla.FuncCons{Bounds: self, Body: d.Init}}
+		case "\\in":
+			d = &VarDecl{Pos: d.Pos, Name: d.Name, Op: "\\in", Init: &tla.FuncSet{Dom: p.ID, Rng: d.Init}}
+		default:
+			d = &VarDecl{Pos: d.Pos, Name: d.Name, Op: "=", Init: &tla.FuncCons{Bounds: self, Body: &tla.Ident{Name: "defaultInitValue"}}}
+		}
+		r.fixed = []tla.Expr{&tla.Ident{Name: "self"}}
+	}
+	g.out.Globals = append(g.out.Globals, d)
+	e.res[src] = r
 }
 
 func (g *gen) plainProcess(p *Process) *Process {
@@ -325,14 +385,9 @@ func (g *gen) plainProcess(p *Process) *Process {
 		e.self = p.ID
 	}
 	out := &Process{Pos: p.Pos, Fair: p.Fair, Name: p.Name, Op: p.Op, ID: p.ID}
+	hoist := g.refLocals(p.Body)
 	for _, l := range p.Locals {
-		name := g.keep(l.Name)
-		d := &VarDecl{Pos: l.Pos, Name: name, Op: l.Op}
-		if l.Init != nil {
-			d.Init = g.plainExpr(l.Init, e)
-		}
-		e.names[l.Name] = name
-		out.Locals = append(out.Locals, d)
+		g.local(p, out, e, hoist, l.Name, g.localDecl(l, e))
 	}
 	g.labelEnv(p.Body, e, "process "+p.Name, true)
 	out.Body = g.body(p.Body, e, false, "process "+p.Name)

@@ -18,6 +18,9 @@ type read struct {
 
 func (r *read) target() LHS {
 	l := LHS{Name: r.res.name}
+	if r.res.fixed != nil {
+		l.Sels = append(l.Sels, Selector{Index: r.res.fixed})
+	}
 	for _, ix := range r.index {
 		l.Sels = append(l.Sels, Selector{Index: ix})
 	}
@@ -49,7 +52,11 @@ func (g *gen) rx(x tla.Expr, e *env, reads *[]*read) tla.Expr {
 			}
 			if r := e.res[x.Name]; r != nil {
 				if r.mapping == nil {
-					return &tla.Ident{Loc: x.Loc, Name: r.name}, true
+					var v tla.Expr = &tla.Ident{Loc: x.Loc, Name: r.name}
+					if r.fixed != nil {
+						v = &tla.FuncApp{Loc: x.Loc, Func: v, Args: r.fixed}
+					}
+					return v, true
 				}
 				rd := &read{res: r, name: g.fresh("yielded_" + r.name)}
 				*reads = append(*reads, rd)
@@ -255,8 +262,11 @@ func (g *gen) target(l LHS, e *env, reads *[]*read) (LHS, *resource) {
 	case e.res[l.Name] != nil:
 		r := e.res[l.Name]
 		out.Name = r.name
+		if r.fixed != nil {
+			out.Sels = append([]Selector{{Index: r.fixed}}, out.Sels...)
+		}
 		if r.mapping != nil {
-			if len(out.Sels) != r.index {
+			if len(out.Sels) != r.index+len(r.fixed) {
 				g.errorf(l.Pos, KindArityMismatch, "a write to the mapped resource %s must assign it whole: %d index(es), not %d", l.Name, r.index, len(out.Sels))
 			}
 			return out, r
@@ -344,9 +354,6 @@ func (g *gen) call(s *Call, e *env, k func() []Stmt) []Stmt {
 			case e.res[a.Name] != nil:
 				r := *e.res[a.Name]
 				bind[i] = &r
-			case e.names[a.Name] != "":
-				g.errorf(a.Pos, KindUnsupported, "ref %s: a PlusCal procedure cannot reach a process's local variable; pass a global variable or a ref parameter", a.Name)
-				return k()
 			default:
 				bind[i] = &resource{name: a.Name, index: p.Params[i].Index}
 			}

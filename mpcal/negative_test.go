@@ -114,11 +114,6 @@ var inlineNegatives = []struct {
   variables g = [i \in 1..N |-> 0];
   process (P \in 1..2) == instance B(ref g[_]) mapping g[_] via M;
 }`},
-	{"ref-local-to-procedure", KindUnsupported, `--mpcal A {
-  procedure Q(ref r) { q: r := 1; return; }
-  archetype B() variables loc = 0; { l: call Q(@@ref loc); m: skip; }
-  process (P \in 1..2) == instance B();
-}`},
 	{"initial-read", KindUnsupported, `--mpcal A {
   mapping macro M { read { yield $variable; } write { yield $value; } }
   archetype B(ref x) variables y = @@x; { l: skip; }

@@ -230,7 +230,7 @@ func (ps *parser) varDecls(pSyntax bool) []*VarDecl {
 	var out []*VarDecl
 	for !ps.failed() {
 		t := ps.peek()
-		if t.Kind != tla.TokIdent || isDeclWord(t.Text, pSyntax) {
+		if t.Kind != tla.TokIdent || isDeclWord(t.Text, pSyntax) || ps.isAt(1, ":") {
 			break
 		}
 		name, pos := ps.ident()
@@ -327,7 +327,7 @@ func (ps *parser) underscores() int {
 
 func (ps *parser) cMacro() *Macro {
 	m := &Macro{Pos: ps.next().Pos}
-	m.Name, _ = ps.ident()
+	m.Name, m.NamePos = ps.ident()
 	m.Params = ps.params(false)
 	m.Body = ps.block()
 	ps.accept(";")
@@ -336,7 +336,7 @@ func (ps *parser) cMacro() *Macro {
 
 func (ps *parser) cProcedure(mpcal bool) *Procedure {
 	pr := &Procedure{Pos: ps.next().Pos}
-	pr.Name, _ = ps.ident()
+	pr.Name, pr.NamePos = ps.ident()
 	pr.Params = ps.params(mpcal)
 	if ps.accept("variables") || ps.accept("variable") {
 		pr.Locals = ps.varDecls(false)
@@ -348,7 +348,7 @@ func (ps *parser) cProcedure(mpcal bool) *Procedure {
 
 func (ps *parser) archetype() *Archetype {
 	ar := &Archetype{Pos: ps.next().Pos}
-	ar.Name, _ = ps.ident()
+	ar.Name, ar.NamePos = ps.ident()
 	ar.Params = ps.params(true)
 	if ps.accept("variables") || ps.accept("variable") {
 		ar.Locals = ps.varDecls(false)
@@ -361,7 +361,7 @@ func (ps *parser) archetype() *Archetype {
 func (ps *parser) mappingMacro() *MappingMacro {
 	mm := &MappingMacro{Pos: ps.next().Pos}
 	ps.next() // macro
-	mm.Name, _ = ps.ident()
+	mm.Name, mm.NamePos = ps.ident()
 	ps.expect("{")
 	for !ps.failed() && !ps.is("}") {
 		t := ps.peek()
@@ -409,7 +409,7 @@ func (ps *parser) cProcess(mpcal bool) *Process {
 	pr := &Process{Pos: pos, Fair: fair}
 	ps.expect("process")
 	ps.expect("(")
-	pr.Name, _ = ps.ident()
+	pr.Name, pr.NamePos = ps.ident()
 	pr.Op, pr.ID = ps.processID()
 	ps.expect(")")
 	if ps.is("==") {
@@ -447,11 +447,11 @@ func (ps *parser) processID() (string, tla.Expr) {
 
 func (ps *parser) instance() *Instance {
 	in := &Instance{Pos: ps.expect("instance").Pos}
-	in.Archetype, _ = ps.ident()
+	in.Archetype, in.NamePos = ps.ident()
 	ps.expect("(")
 	if !ps.accept(")") {
 		for !ps.failed() {
-			in.Args = append(in.Args, ps.arg(true))
+			in.Args = append(in.Args, ps.arg())
 			if !ps.accept(",") {
 				break
 			}
@@ -482,17 +482,15 @@ func (ps *parser) instance() *Instance {
 	return in
 }
 
-// arg reads an argument: "ref x" (with [_] in an instance) or an
-// expression.
-func (ps *parser) arg(instance bool) *Arg {
+// arg reads an argument of an instance or a call: "ref x", "ref x[_]" or
+// an expression.
+func (ps *parser) arg() *Arg {
 	a := &Arg{Pos: ps.peek().Pos}
 	if ps.is("ref") {
 		ps.next()
 		a.Ref = true
 		a.Name, _ = ps.ident()
-		if instance {
-			a.Index = ps.underscores()
-		}
+		a.Index = ps.underscores()
 		return a
 	}
 	a.Expr = ps.expr()
@@ -700,7 +698,7 @@ func (ps *parser) simpleStmt(depth int) Stmt {
 		ps.expect("(")
 		if !ps.accept(")") {
 			for !ps.failed() {
-				c.Args = append(c.Args, ps.arg(false))
+				c.Args = append(c.Args, ps.arg())
 				if !ps.accept(",") {
 					break
 				}
@@ -802,7 +800,7 @@ func (ps *parser) pDecls(a *Algorithm) {
 		case ps.is("macro"):
 			ps.next()
 			m := &Macro{Pos: t.Pos}
-			m.Name, _ = ps.ident()
+			m.Name, m.NamePos = ps.ident()
 			m.Params = ps.params(false)
 			ps.expect("begin")
 			m.Body = ps.pStmts(0, "end")
@@ -811,7 +809,7 @@ func (ps *parser) pDecls(a *Algorithm) {
 		case ps.is("procedure"):
 			ps.next()
 			pr := &Procedure{Pos: t.Pos}
-			pr.Name, _ = ps.ident()
+			pr.Name, pr.NamePos = ps.ident()
 			pr.Params = ps.params(false)
 			if ps.accept("variables") || ps.accept("variable") {
 				pr.Locals = ps.varDecls(true)
@@ -824,7 +822,7 @@ func (ps *parser) pDecls(a *Algorithm) {
 			pr := &Process{Pos: t.Pos, Fair: ps.fairness()}
 			ps.expect("process")
 			paren := ps.accept("(")
-			pr.Name, _ = ps.ident()
+			pr.Name, pr.NamePos = ps.ident()
 			pr.Op, pr.ID = ps.processID()
 			if paren {
 				ps.expect(")")
