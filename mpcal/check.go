@@ -801,22 +801,34 @@ func (c *checker) call(x *Call, s *scope) {
 		c.errorf(x.NamePos, KindArgumentCount, "procedure %s takes %d argument(s), not %d", x.Proc, len(p.Params), len(x.Args))
 		return
 	}
-	for i, a := range x.Args {
+	c.matchArgs(p.Name, p.Params, x.Args, func(a *Arg, par *Param) {
+		// The referenced resource's index arity must match.
+		if rp := s.refs[a.Name]; rp != nil && rp.Index != par.Index {
+			c.errorf(a.Pos, KindArityMismatch, "ref %s has %d [_] but parameter %s of %s has %d", a.Name, rp.Index, par.Name, p.Name, par.Index)
+		} else if a.Index > 0 && a.Index != par.Index {
+			c.arityMismatch(a, par, p.Name)
+		}
+	})
+}
+
+// matchArgs checks each argument's ref kind against its parameter's, and
+// refs with refArity.
+func (c *checker) matchArgs(def string, params []*Param, args []*Arg, refArity func(*Arg, *Param)) {
+	for i, a := range args {
+		par := params[i]
 		switch {
-		case a.Ref && !p.Params[i].Ref:
-			c.errorf(a.Pos, KindRefMismatch, "parameter %s of %s is not a ref parameter: pass a value, not ref %s", p.Params[i].Name, p.Name, a.Name)
-		case !a.Ref && p.Params[i].Ref:
-			c.errorf(a.Pos, KindRefMismatch, "parameter %s of %s is a ref parameter: pass ref and a variable", p.Params[i].Name, p.Name)
+		case a.Ref && !par.Ref:
+			c.errorf(a.Pos, KindRefMismatch, "parameter %s of %s is not a ref parameter: pass a value, not ref %s", par.Name, def, a.Name)
+		case !a.Ref && par.Ref:
+			c.errorf(a.Pos, KindRefMismatch, "parameter %s of %s is a ref parameter: pass ref and a variable", par.Name, def)
 		case a.Ref:
-			// The referenced resource's index arity must match.
-			want := p.Params[i].Index
-			if rp := s.refs[a.Name]; rp != nil && rp.Index != want {
-				c.errorf(a.Pos, KindArityMismatch, "ref %s has %d [_] but parameter %s of %s has %d", a.Name, rp.Index, p.Params[i].Name, p.Name, want)
-			} else if a.Index > 0 && a.Index != want {
-				c.errorf(a.Pos, KindArityMismatch, "ref %s%s does not match parameter %s%s of %s", a.Name, strings.Repeat("[_]", a.Index), p.Params[i].Name, strings.Repeat("[_]", want), p.Name)
-			}
+			refArity(a, par)
 		}
 	}
+}
+
+func (c *checker) arityMismatch(a *Arg, par *Param, def string) {
+	c.errorf(a.Pos, KindArityMismatch, "ref %s%s does not match parameter %s%s of %s", a.Name, strings.Repeat("[_]", a.Index), par.Name, strings.Repeat("[_]", par.Index), def)
 }
 
 // instance checks an archetype instance: argument count, ref kinds,
@@ -845,17 +857,11 @@ func (c *checker) instance(p *Process, s *scope) {
 		c.errorf(in.NamePos, KindArgumentCount, "archetype %s takes %d argument(s), not %d", ar.Name, len(ar.Params), len(in.Args))
 		return
 	}
-	for i, a := range in.Args {
-		par := ar.Params[i]
-		switch {
-		case a.Ref && !par.Ref:
-			c.errorf(a.Pos, KindRefMismatch, "parameter %s of %s is not a ref parameter: pass a value, not ref %s", par.Name, ar.Name, a.Name)
-		case !a.Ref && par.Ref:
-			c.errorf(a.Pos, KindRefMismatch, "parameter %s of %s is a ref parameter: pass ref and a global variable", par.Name, ar.Name)
-		case a.Ref && a.Index != par.Index:
-			c.errorf(a.Pos, KindArityMismatch, "ref %s%s does not match parameter %s%s of %s", a.Name, strings.Repeat("[_]", a.Index), par.Name, strings.Repeat("[_]", par.Index), ar.Name)
+	c.matchArgs(ar.Name, ar.Params, in.Args, func(a *Arg, par *Param) {
+		if a.Index != par.Index {
+			c.arityMismatch(a, par, ar.Name)
 		}
-	}
+	})
 	mapped := map[int]Pos{}
 	for _, m := range in.Mappings {
 		idx := -1

@@ -336,26 +336,28 @@ func (ps *parser) cMacro() *Macro {
 
 func (ps *parser) cProcedure(mpcal bool) *Procedure {
 	pr := &Procedure{Pos: ps.next().Pos}
-	pr.Name, pr.NamePos = ps.ident()
-	pr.Params = ps.params(mpcal)
-	if ps.accept("variables") || ps.accept("variable") {
-		pr.Locals = ps.varDecls(false)
-	}
-	pr.Body = ps.block()
-	ps.accept(";")
+	pr.Name, pr.NamePos, pr.Params, pr.Locals, pr.Body = ps.cDefinition(mpcal)
 	return pr
 }
 
 func (ps *parser) archetype() *Archetype {
 	ar := &Archetype{Pos: ps.next().Pos}
-	ar.Name, ar.NamePos = ps.ident()
-	ar.Params = ps.params(true)
-	if ps.accept("variables") || ps.accept("variable") {
-		ar.Locals = ps.varDecls(false)
-	}
-	ar.Body = ps.block()
-	ps.accept(";")
+	ar.Name, ar.NamePos, ar.Params, ar.Locals, ar.Body = ps.cDefinition(true)
 	return ar
+}
+
+// cDefinition reads what follows "procedure" or "archetype": the name,
+// parameters, local variables and body.
+func (ps *parser) cDefinition(refs bool) (string, Pos, []*Param, []*VarDecl, []Stmt) {
+	name, pos := ps.ident()
+	params := ps.params(refs)
+	var locals []*VarDecl
+	if ps.accept("variables") || ps.accept("variable") {
+		locals = ps.varDecls(false)
+	}
+	body := ps.block()
+	ps.accept(";")
+	return name, pos, params, locals, body
 }
 
 func (ps *parser) mappingMacro() *MappingMacro {
@@ -563,6 +565,22 @@ func (ps *parser) cBody(depth int) []Stmt {
 	return []Stmt{s}
 }
 
+// label reads "name:" (not "name :=") with an optional + or - (fairness
+// of the step), or returns nil.
+func (ps *parser) label() *Labeled {
+	t := ps.peek()
+	if t.Kind != tla.TokIdent || !ps.isAt(1, ":") {
+		return nil
+	}
+	ps.next()
+	ps.next()
+	l := &Labeled{Pos: t.Pos, Label: t.Text}
+	if ps.is("+") || ps.is("-") {
+		l.Mod = ps.next().Text
+	}
+	return l
+}
+
 func (ps *parser) cStmt(depth int) Stmt {
 	if ps.failed() {
 		return nil
@@ -572,14 +590,7 @@ func (ps *parser) cStmt(depth int) Stmt {
 		ps.fail(t.Pos, "statements nested too deeply")
 		return nil
 	}
-	// A label: name ":" (but not ":=").
-	if t.Kind == tla.TokIdent && ps.isAt(1, ":") {
-		ps.next()
-		ps.next()
-		l := &Labeled{Pos: t.Pos, Label: t.Text}
-		if ps.is("+") || ps.is("-") {
-			l.Mod = ps.next().Text
-		}
+	if l := ps.label(); l != nil {
 		if ps.is("}") || ps.is(";") {
 			ps.fail(ps.peek().Pos, "expected a statement after label %s, found %s", t.Text, describe(ps.peek()))
 			return nil
@@ -899,13 +910,7 @@ func (ps *parser) pStmt(depth int) Stmt {
 		ps.fail(t.Pos, "statements nested too deeply")
 		return nil
 	}
-	if t.Kind == tla.TokIdent && ps.isAt(1, ":") {
-		ps.next()
-		ps.next()
-		l := &Labeled{Pos: t.Pos, Label: t.Text}
-		if ps.is("+") || ps.is("-") {
-			l.Mod = ps.next().Text
-		}
+	if l := ps.label(); l != nil {
 		l.Stmt = ps.pStmt(depth + 1)
 		if l.Stmt == nil {
 			return nil
