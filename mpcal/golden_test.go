@@ -19,8 +19,10 @@ var update = flag.Bool("update", false, "rewrite the golden PlusCal files (testd
 // PlusCal equals the expected file (regenerate with -update and review
 // the diff), and, written into the module, it is accepted by the PlusCal
 // translator and by SANY; where the input has a .cfg, TLC checks it
-// without finding an error, and where a hand-written PlusCal equivalent
-// NAME_pcal.tla exists TLC finds the same number of distinct states.
+// without finding an error and finds as many states as it found on a
+// PlusCal translation written by hand (figures in the corpus README), and
+// where a hand-written PlusCal equivalent NAME_pcal.tla exists TLC finds
+// the same number of distinct states in it.
 // Plain PlusCal inputs are checked and translated as they are.
 func TestGolden(t *testing.T) {
 	files, _ := filepath.Glob("testdata/golden/*.tla")
@@ -33,11 +35,22 @@ func TestGolden(t *testing.T) {
 	if len(inputs) < 40 {
 		t.Errorf("the golden corpus has %d inputs, want at least 40", len(inputs))
 	}
+	figures := handFigures(t)
+	if len(figures) < 40 {
+		t.Errorf("the corpus README records TLC figures for %d inputs, want at least 40", len(figures))
+	}
 	for _, path := range inputs {
 		t.Run(filepath.Base(path), func(t *testing.T) {
 			t.Parallel()
 			text := compileGolden(t, path)
 			res := runTools(t, path, text)
+			name := strings.TrimSuffix(filepath.Base(path), ".tla")
+			if want, ok := figures[name]; ok && res != nil {
+				if res.Distinct != want[1] || res.Generated != want[0] {
+					t.Errorf("TLC: %d generated / %d distinct states; the hand translation recorded in testdata/golden/README.md: %d / %d",
+						res.Generated, res.Distinct, want[0], want[1])
+				}
+			}
 			hand := strings.TrimSuffix(path, ".tla") + "_pcal.tla"
 			if _, err := os.Stat(hand); err != nil || res == nil {
 				return
@@ -152,4 +165,30 @@ func lineDiff(want, got string) string {
 		}
 	}
 	return ""
+}
+
+// handFigures reads, from the corpus README, the states TLC found (states
+// generated, distinct) on a PlusCal translation of each input written by
+// hand, independently of the compiler: the compiled MPCal must give the
+// same figures.
+func handFigures(t *testing.T) map[string][2]int64 {
+	src, err := os.ReadFile("testdata/golden/README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][2]int64{}
+	for _, line := range strings.Split(string(src), "\n") {
+		f := strings.Split(line, "|")
+		if len(f) != 6 || !strings.HasPrefix(strings.TrimSpace(f[1]), "`") {
+			continue
+		}
+		name := strings.Trim(strings.TrimSpace(f[1]), "`")
+		gen, err1 := strconv.ParseInt(strings.TrimSpace(f[2]), 10, 64)
+		dis, err2 := strconv.ParseInt(strings.TrimSpace(f[3]), 10, 64)
+		if err1 != nil || err2 != nil {
+			continue
+		}
+		out[name] = [2]int64{gen, dis}
+	}
+	return out
 }
