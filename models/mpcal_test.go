@@ -24,33 +24,11 @@ func checkModel(t *testing.T, path string) *tlc.Result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	text := src
-	if f.Alg.MPCal {
-		out, err := mpcal.Compile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		text = f.WithPlusCal(out.PlusCal())
-	} else if err := mpcal.Check(f); err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	spec := filepath.Join(dir, filepath.Base(path))
-	if err := os.WriteFile(spec, text, 0o644); err != nil {
-		t.Fatal(err)
-	}
 	cfg, err := os.ReadFile(strings.TrimSuffix(path, ".tla") + ".cfg")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(strings.TrimSuffix(spec, ".tla")+".cfg", cfg, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	ctx := context.Background()
-	if err := tlc.Translate(ctx, spec); err != nil {
-		t.Fatalf("pcal.trans rejects %s: %v", path, err)
-	}
-	res, err := tlc.Check(ctx, tlc.Options{Spec: spec, Workers: 1})
+	res, _, err := mpcal.ModelCheck(context.Background(), f, cfg, t.TempDir(), tlc.Options{Workers: 1})
 	if err != nil {
 		t.Fatal(err)
 	}

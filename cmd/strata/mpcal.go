@@ -3,9 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -146,21 +144,11 @@ func runMpcalCheck(cmd *cobra.Command, path, cfg string, workers int, keep bool)
 	if err != nil {
 		return err
 	}
-	if err := mpcal.Check(f); err != nil {
-		return err
-	}
-	text := f.Src
-	var out *mpcal.Output
-	if f.Alg.MPCal {
-		if out, err = mpcal.Compile(f); err != nil {
-			return err
-		}
-		text = f.WithPlusCal(out.PlusCal())
-	}
 	if cfg == "" {
 		cfg = strings.TrimSuffix(path, ".tla") + ".cfg"
 	}
-	if _, err := os.Stat(cfg); err != nil {
+	cfgText, err := os.ReadFile(cfg)
+	if err != nil {
 		return fmt.Errorf("no model configuration: %w (give one with --config)", err)
 	}
 	dir, err := os.MkdirTemp("", "strata-mpcal-")
@@ -172,35 +160,14 @@ func runMpcalCheck(cmd *cobra.Command, path, cfg string, workers int, keep bool)
 	} else {
 		defer os.RemoveAll(dir)
 	}
-	// The module, its configuration, and the modules beside it that it
-	// may extend.
-	spec := filepath.Join(dir, filepath.Base(path))
-	if err := os.WriteFile(spec, text, 0o644); err != nil {
-		return err
-	}
-	if err := copyFile(cfg, filepath.Join(dir, strings.TrimSuffix(filepath.Base(path), ".tla")+".cfg")); err != nil {
-		return err
-	}
-	for _, m := range f.Module.Extends {
-		sib := filepath.Join(filepath.Dir(path), m+".tla")
-		if _, err := os.Stat(sib); err == nil {
-			if err := copyFile(sib, filepath.Join(dir, m+".tla")); err != nil {
-				return err
-			}
-		}
-	}
-	ctx := cmd.Context()
-	if err := tlc.Translate(ctx, spec); err != nil {
-		return fmt.Errorf("the PlusCal translator rejected the generated PlusCal (a compiler bug if the model is MPCal): %w", err)
-	}
 	stderr := cmd.ErrOrStderr()
-	res, err := tlc.Check(ctx, tlc.Options{Spec: spec, Workers: workers, Progress: func(p tlc.Progress) {
+	res, out, err := mpcal.ModelCheck(cmd.Context(), f, cfgText, dir, tlc.Options{Workers: workers, Progress: func(p tlc.Progress) {
 		fmt.Fprintf(stderr, "tlc: %d states generated, %d distinct, %d on the queue, depth %d\n", p.Generated, p.Distinct, p.Queue, p.Depth)
 	}})
 	if err != nil {
 		return err
 	}
-	mapper := tlc.LabelMapper(text)
+	mapper := tlc.LabelMapper(f.Src)
 	if out != nil {
 		mapper = sourceMapper(f, out)
 	}
@@ -229,21 +196,4 @@ func sourceMapper(f *mpcal.File, out *mpcal.Output) tlc.Mapper {
 		}
 		return fmt.Sprintf("%s:%d: %s  (%s)", f.Name, pos.Line, text, out.Origin[s.Action])
 	}
-}
-
-func copyFile(from, to string) error {
-	in, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	o, err := os.Create(to)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(o, in); err != nil {
-		o.Close()
-		return err
-	}
-	return o.Close()
 }
