@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"strata/internal/freeport"
+	"strata/internal/procgroup"
 )
 
 // JGroupsVersion is the JGroups release the benchmark runs.
@@ -108,7 +109,7 @@ func (s *jgSetup) startMember(ctx context.Context, jvmArgs []string, i, cpu int,
 		}
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	ownGroup(cmd)
+	procgroup.Own(cmd)
 	cmd.WaitDelay = 3 * time.Second
 	con := newConsole()
 	cmd.Stdout, cmd.Stderr = con, con
@@ -128,7 +129,7 @@ func (s *jgSetup) startMember(ctx context.Context, jvmArgs []string, i, cpu int,
 // what the members printed, member by member.
 func stopMembers(ms []*jgMember) string {
 	for _, m := range ms {
-		_ = killGroup(m.cmd)
+		_ = procgroup.Kill(m.cmd)
 		m.in.Close()
 		<-m.con.done
 	}
@@ -168,7 +169,7 @@ func EnsureJGroups(ctx context.Context) (jarPath string, err error) {
 		return "", fmt.Errorf("sbench: %s is missing and mvn is not on PATH to fetch %s (on Debian: apt-get install maven): %w", jar, JGroupsArtifact, err)
 	}
 	cmd := exec.CommandContext(ctx, mvn, "-q", "dependency:get", "-Dartifact="+JGroupsArtifact)
-	ownGroup(cmd)
+	procgroup.Own(cmd)
 	cmd.WaitDelay = 5 * time.Second
 	out, err := cmd.CombinedOutput()
 	if err != nil {

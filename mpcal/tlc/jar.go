@@ -9,6 +9,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"time"
+
+	"strata/internal/procgroup"
 )
 
 // JarEnv names the environment variable that overrides where the TLA+
@@ -75,7 +77,7 @@ func (t tools) command(ctx context.Context, dir, tmp string, jvmArgs []string, m
 	all = append(all, args...)
 	cmd := exec.CommandContext(ctx, t.java, all...)
 	cmd.Dir = dir
-	ownGroup(cmd)
+	procgroup.Own(cmd)
 	// Once the JVM is dead, don't wait long for pipes held open by
 	// anything it started.
 	cmd.WaitDelay = 2 * time.Second
