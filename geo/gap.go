@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"strata/internal/stats"
 )
 
 // GapVolume (§5.1.1) compares a protocol's achievable (read, write,
@@ -574,23 +576,14 @@ feed:
 			for _, r := range res.Sets[t] {
 				v = append(v, r.Gap[a])
 			}
-			res.Median[t][a] = median(v)
+			res.Median[t][a] = math.NaN()
+			if len(v) > 0 {
+				res.Median[t][a] = stats.Median(v)
+			}
 		}
 		for _, r := range res.Sets[t] {
 			res.Summary[t].merge(r.Summary)
 		}
 	}
 	return res, nil
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return math.NaN()
-	}
-	s := slices.Clone(v)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
 }

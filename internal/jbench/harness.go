@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"strata/internal/plot"
+	"strata/internal/stats"
 	"strata/journal/disk"
 )
 
@@ -217,18 +218,6 @@ func runOne(ctx context.Context, cfg Config, sys, dir string, c *Case) (Result, 
 	return res, nil
 }
 
-func median(xs []float64) float64 {
-	if len(xs) == 0 {
-		return 0
-	}
-	s := slices.Clone(xs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
-}
-
 func medianResult(rs []Result) Result {
 	s := slices.Clone(rs)
 	slices.SortFunc(s, func(a, b Result) int {
@@ -253,9 +242,9 @@ func summarize(c *Case) {
 			lat = append(lat, c.Peer[i].P50us/c.Strata[i].P50us)
 		}
 	}
-	c.StrataOps, c.PeerOps = median(so), median(po)
-	c.Ratio, c.RatioMin, c.RatioMax = median(ratios), slices.Min(ratios), slices.Max(ratios)
-	c.LatRatio = median(lat)
+	c.StrataOps, c.PeerOps = stats.Median(so), stats.Median(po)
+	c.Ratio, c.RatioMin, c.RatioMax = stats.Median(ratios), slices.Min(ratios), slices.Max(ratios)
+	c.LatRatio = stats.Median(lat)
 }
 
 func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
