@@ -2,6 +2,7 @@ package mpcal
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -72,6 +73,13 @@ func (c *checker) errorf(pos Pos, kind, format string, args ...any) {
 // Check runs the PlusCal and MPCal semantic checks on a parsed file and
 // returns an ErrorList (sorted by position) or nil.
 func Check(f *File) error {
+	_, err := check(f)
+	return err
+}
+
+// check runs the checks and returns the checker too (its module names
+// serve the generator without reading the extended modules again).
+func check(f *File) (*checker, error) {
 	c := &checker{file: f.Name, alg: f.Alg, module: map[string]bool{},
 		globals: map[string]*VarDecl{}, defines: map[string]bool{},
 		macros: map[string]*Macro{}, procs: map[string]*Procedure{},
@@ -80,10 +88,10 @@ func Check(f *File) error {
 	c.declarations()
 	c.bodies()
 	if len(c.errs) == 0 {
-		return nil
+		return c, nil
 	}
 	c.errs.sort()
-	return c.errs
+	return c, c.errs
 }
 
 // moduleNames collects the module's constants, variables and definitions
@@ -152,32 +160,12 @@ func (c *checker) units(us []tla.Unit, skip func(tla.Unit) bool) {
 		case *tla.Instance:
 			c.unknown = true
 		default:
-			for _, n := range unitDefNames(u) {
+			for _, n := range tla.UnitNames(u) {
 				c.module[n] = true
 			}
 		}
 	}
 }
-
-func unitDefNames(u tla.Unit) []string {
-	switch u := u.(type) {
-	case *tla.OpDef:
-		return []string{u.Name}
-	case *tla.FuncDef:
-		return []string{u.Name}
-	case *tla.ModuleDef:
-		return []string{u.Name}
-	case *tla.Recursive:
-		var out []string
-		for _, d := range u.Decls {
-			out = append(out, d.Name)
-		}
-		return out
-	}
-	return nil
-}
-
-func unitPos(u tla.Unit) Pos { return u.Position() }
 
 // declarations checks the algorithm's top-level names.
 func (c *checker) declarations() {
@@ -201,11 +189,11 @@ func (c *checker) declarations() {
 		if _, fwd := d.(*tla.Recursive); fwd {
 			continue // RECURSIVE F(_) announces a definition that follows
 		}
-		for _, n := range unitDefNames(d) {
+		for _, n := range tla.UnitNames(d) {
 			if c.module[n] {
-				c.errorf(unitPos(d), KindRedefinition, "definition %s is already defined by the module", n)
+				c.errorf(d.Position(), KindRedefinition, "definition %s is already defined by the module", n)
 			}
-			declare(n, unitPos(d), "definition")
+			declare(n, d.Position(), "definition")
 			c.defines[n] = true
 		}
 	}
@@ -463,7 +451,7 @@ func (c *checker) expr(e tla.Expr, s *scope) {
 			if l, ok := x.(*tla.Let); ok {
 				in := s.clone()
 				for _, d := range l.Defs {
-					for _, n := range unitDefNames(d) {
+					for _, n := range tla.UnitNames(d) {
 						in.names[n] = nkConst
 					}
 				}
@@ -479,33 +467,26 @@ func (c *checker) expr(e tla.Expr, s *scope) {
 }
 
 func (c *checker) exprIn(e tla.Expr, s *scope, bs *tla.Scope) {
-	if e == nil {
-		return
+	if e != nil {
+		c.expr(e, withBound(s, bs))
 	}
-	// Re-enter with the bound names of the enclosing expression as names.
-	in := s
-	if bs != nil {
-		in = s.clone()
-		for sc := bs; sc != nil; sc = scopeParent(sc) {
-			for _, n := range scopeNames(sc) {
-				in.names[n] = nkBound
-			}
-		}
-	}
-	c.expr(e, in)
 }
 
-func (c *checker) unitIn(u tla.Unit, s *scope, bs *tla.Scope) {
-	in := s
-	if bs != nil {
-		in = s.clone()
-		for sc := bs; sc != nil; sc = scopeParent(sc) {
-			for _, n := range scopeNames(sc) {
-				in.names[n] = nkBound
-			}
+func (c *checker) unitIn(u tla.Unit, s *scope, bs *tla.Scope) { c.unit(u, withBound(s, bs)) }
+
+// withBound returns s with the names bound by an enclosing expression
+// (bs) added, to check a sub-expression on its own.
+func withBound(s *scope, bs *tla.Scope) *scope {
+	if bs == nil {
+		return s
+	}
+	in := s.clone()
+	for sc := bs; sc != nil; sc = sc.Parent() {
+		for _, n := range sc.Names() {
+			in.names[n] = nkBound
 		}
 	}
-	c.unit(u, in)
+	return in
 }
 
 func (c *checker) name(n string, pos Pos, s *scope, bs *tla.Scope) {
@@ -1023,13 +1004,6 @@ func (c *checker) assignments(ss []Stmt, s *scope) {
 		}
 		done[name] = true
 	}
-	copySet := func(m map[string]bool) map[string]bool {
-		n := make(map[string]bool, len(m))
-		for k := range m {
-			n[k] = true
-		}
-		return n
-	}
 	walk = func(ss []Stmt, done map[string]bool, subst map[string]string, depth int) map[string]bool {
 		if depth > 64 {
 			return done
@@ -1054,16 +1028,16 @@ func (c *checker) assignments(ss []Stmt, s *scope) {
 					assign(p.LHS.Name, p.LHS.Pos, done, subst)
 				}
 			case *If:
-				a := walk(x.Then, copySet(done), subst, depth+1)
-				b := walk(x.Else, copySet(done), subst, depth+1)
+				a := walk(x.Then, maps.Clone(done), subst, depth+1)
+				b := walk(x.Else, maps.Clone(done), subst, depth+1)
 				for k := range b {
 					a[k] = true
 				}
 				done = a
 			case *Either:
-				out := copySet(done)
+				out := maps.Clone(done)
 				for _, br := range x.Branches {
-					for k := range walk(br, copySet(done), subst, depth+1) {
+					for k := range walk(br, maps.Clone(done), subst, depth+1) {
 						out[k] = true
 					}
 				}
@@ -1071,7 +1045,7 @@ func (c *checker) assignments(ss []Stmt, s *scope) {
 			case *With:
 				done = walk(x.Body, done, subst, depth+1)
 			case *While:
-				walk(x.Body, copySet(done), subst, depth+1)
+				walk(x.Body, maps.Clone(done), subst, depth+1)
 			case *MacroCall:
 				m := c.macros[x.Name]
 				if m == nil || len(m.Params) != len(x.Args) || expanding[m.Name] {
@@ -1110,7 +1084,3 @@ func (c *checker) assignments(ss []Stmt, s *scope) {
 	}
 	walk(ss, map[string]bool{}, map[string]string{}, 0)
 }
-
-// scopeParent and scopeNames expose tla.Scope's chain to this package.
-func scopeParent(s *tla.Scope) *tla.Scope { return s.Parent() }
-func scopeNames(s *tla.Scope) []string    { return s.Names() }

@@ -68,31 +68,21 @@ func (l ErrorList) sort() {
 	})
 }
 
-// Diagnostic is the position and kind of an error, whatever its type.
-type Diagnostic struct {
-	Pos  Pos
-	Kind string
-	Msg  string
-}
-
 // Diagnostics returns the errors in err (a syntax error, an ErrorList or
-// an *Error), or nil if err carries no position.
-func Diagnostics(err error) []Diagnostic {
+// an *Error) as *Errors, a syntax error with kind "syntax"; nil if err
+// carries no position.
+func Diagnostics(err error) []*Error {
 	var te *tla.Error
 	if errors.As(err, &te) {
-		return []Diagnostic{{Pos: te.Pos, Kind: KindSyntax, Msg: te.Msg}}
+		return []*Error{{Pos: te.Pos, Kind: KindSyntax, Msg: te.Msg}}
 	}
 	var l ErrorList
 	if errors.As(err, &l) {
-		var out []Diagnostic
-		for _, e := range l {
-			out = append(out, Diagnostic{Pos: e.Pos, Kind: e.Kind, Msg: e.Msg})
-		}
-		return out
+		return l
 	}
 	var e *Error
 	if errors.As(err, &e) {
-		return []Diagnostic{{Pos: e.Pos, Kind: e.Kind, Msg: e.Msg}}
+		return []*Error{e}
 	}
 	return nil
 }

@@ -37,13 +37,14 @@ func (o *Output) PlusCal() string { return FormatAlgorithm(o.Alg) }
 // once in a step rewritten through with bindings so the output is valid
 // PlusCal.
 func Compile(f *File) (*Output, error) {
-	if err := Check(f); err != nil {
+	c, err := check(f)
+	if err != nil {
 		return nil, err
 	}
 	if !f.Alg.MPCal {
 		return nil, fmt.Errorf("%s: the algorithm is plain PlusCal (--algorithm), not MPCal: pcal.trans translates it directly", f.Name)
 	}
-	g := newGen(f)
+	g := newGen(f, c.module)
 	out := g.run()
 	if len(g.errs) > 0 {
 		g.errs.sort()
@@ -130,7 +131,7 @@ type gen struct {
 	maps       map[string]*MappingMacro
 }
 
-func newGen(f *File) *gen {
+func newGen(f *File, module map[string]bool) *gen {
 	g := &gen{f: f, a: f.Alg, reserved: map[string]bool{}, mention: map[string]bool{},
 		specOf: map[string]string{}, synth: map[string]bool{},
 		budget: maxOutput, nextSuffix: map[string]int{},
@@ -144,9 +145,7 @@ func newGen(f *File) *gen {
 			}
 		}
 	}
-	c := &checker{module: map[string]bool{}}
-	c.moduleNames(f)
-	for n := range c.module {
+	for n := range module {
 		g.reserved[n] = true
 	}
 	for _, n := range []string{"self", "pc", "stack", "Done", "Error", "defaultInitValue", "vars", "ProcSet", "Init", "Next", "Spec", "Termination", "Terminating"} {
@@ -156,7 +155,7 @@ func newGen(f *File) *gen {
 		g.reserved[v.Name] = true
 	}
 	for _, d := range g.a.Defines {
-		for _, n := range unitDefNames(d) {
+		for _, n := range tla.UnitNames(d) {
 			g.reserved[n] = true
 		}
 	}

@@ -1,6 +1,7 @@
 package mpcal
 
 import (
+	"maps"
 	"sort"
 	"strings"
 
@@ -438,12 +439,12 @@ func (g *gen) fixAssign(ss []Stmt) []Stmt {
 					}
 				}
 			case *If:
-				count(concat(s.Then, ss[i+1:]), copyCount(done))
-				count(concat(s.Else, ss[i+1:]), copyCount(done))
+				count(concat(s.Then, ss[i+1:]), maps.Clone(done))
+				count(concat(s.Else, ss[i+1:]), maps.Clone(done))
 				return
 			case *Either:
 				for _, b := range s.Branches {
-					count(concat(b, ss[i+1:]), copyCount(done))
+					count(concat(b, ss[i+1:]), maps.Clone(done))
 				}
 				return
 			case *With:
@@ -457,14 +458,6 @@ func (g *gen) fixAssign(ss []Stmt) []Stmt {
 		return ss
 	}
 	return g.alias(ss, multi, map[string]string{})
-}
-
-func copyCount(m map[string]int) map[string]int {
-	n := make(map[string]int, len(m))
-	for k, v := range m {
-		n[k] = v
-	}
-	return n
 }
 
 // alias rewrites ss given the current alias of each multiply-assigned
@@ -520,11 +513,11 @@ func (g *gen) alias(ss []Stmt, multi map[string]bool, cur map[string]string) []S
 		c := mapExprs(s, sub, subLHS)
 		return append(append(flush(), c), g.alias(rest, multi, map[string]string{})...)
 	case *If:
-		return []Stmt{&If{Pos: s.Pos, Cond: sub(s.Cond), Then: g.alias(concat(s.Then, rest), multi, copyAlias(cur)), Else: g.alias(concat(s.Else, rest), multi, copyAlias(cur))}}
+		return []Stmt{&If{Pos: s.Pos, Cond: sub(s.Cond), Then: g.alias(concat(s.Then, rest), multi, maps.Clone(cur)), Else: g.alias(concat(s.Else, rest), multi, maps.Clone(cur))}}
 	case *Either:
 		out := &Either{Pos: s.Pos}
 		for _, b := range s.Branches {
-			out.Branches = append(out.Branches, g.alias(concat(b, rest), multi, copyAlias(cur)))
+			out.Branches = append(out.Branches, g.alias(concat(b, rest), multi, maps.Clone(cur)))
 		}
 		return []Stmt{out}
 	case *With:
@@ -562,7 +555,7 @@ func (g *gen) alias(ss []Stmt, multi map[string]bool, cur map[string]string) []S
 			return append(out, g.alias(rest, multi, cur)...)
 		}
 		w := &With{Pos: s.Pos}
-		next := copyAlias(cur)
+		next := maps.Clone(cur)
 		for _, n := range order {
 			var old tla.Expr = &tla.Ident{Name: n}
 			if cur[n] != "" {
@@ -594,12 +587,4 @@ func (g *gen) alias(ss []Stmt, multi map[string]bool, cur map[string]string) []S
 	default:
 		return append([]Stmt{mapExprs(st, sub, subLHS)}, g.alias(rest, multi, cur)...)
 	}
-}
-
-func copyAlias(m map[string]string) map[string]string {
-	n := make(map[string]string, len(m))
-	for k, v := range m {
-		n[k] = v
-	}
-	return n
 }

@@ -18,17 +18,16 @@ import (
 // result and, for MPCal, the compiler's output (for mapping a trace back
 // to the source). The file on disk is not modified.
 func ModelCheck(ctx context.Context, f *File, cfg []byte, dir string, opt tlc.Options) (*tlc.Result, *Output, error) {
-	if err := Check(f); err != nil {
-		return nil, nil, err
-	}
 	text := f.Src
 	var out *Output
 	if f.Alg.MPCal {
 		var err error
-		if out, err = Compile(f); err != nil {
+		if out, err = Compile(f); err != nil { // Compile checks first
 			return nil, nil, err
 		}
 		text = f.WithPlusCal(out.PlusCal())
+	} else if err := Check(f); err != nil {
+		return nil, nil, err
 	}
 	base := filepath.Base(f.Name)
 	spec := filepath.Join(dir, base)

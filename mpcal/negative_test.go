@@ -12,7 +12,7 @@ import (
 
 // diagnose runs the whole front end (parse, check, compile) and returns
 // the diagnostics of the first stage that fails.
-func diagnose(name string, src []byte) ([]Diagnostic, error) {
+func diagnose(name string, src []byte) ([]*Error, error) {
 	f, err := ParseFile(name, src)
 	if err == nil {
 		if f.Alg.MPCal {

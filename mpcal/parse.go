@@ -923,22 +923,9 @@ func (ps *parser) pStmt(depth int) Stmt {
 		return &Skip{Pos: t.Pos}
 	case ps.is("if"):
 		ps.next()
-		s := &If{Pos: t.Pos, Cond: ps.expr()}
-		ps.expect("then")
-		s.Then = ps.pStmts(depth+1, "else", "elsif", "end")
-		switch {
-		case ps.is("elsif"):
-			// elsif c then ... is if c then ... nested in the else branch.
-			ps.next()
-			inner := &If{Pos: t.Pos}
-			ps.pIfTail(inner, depth+1)
-			s.Else = []Stmt{inner}
-			return s
-		case ps.accept("else"):
-			s.Else = ps.pStmts(depth+1, "end")
-		}
-		ps.expect("end")
-		ps.expect("if")
+		s := &If{}
+		ps.pIfTail(s, depth)
+		s.Pos = t.Pos
 		return s
 	case ps.is("while"):
 		ps.next()
@@ -971,7 +958,8 @@ func (ps *parser) pStmt(depth int) Stmt {
 	return ps.simpleStmt(depth)
 }
 
-// pIfTail reads "c then ... [elsif ...] [else ...] end if" after elsif.
+// pIfTail reads "c then ... [elsif ...] [else ...] end if" after if or
+// elsif; an elsif is an if nested in the else branch.
 func (ps *parser) pIfTail(s *If, depth int) {
 	if depth > maxStmtDepth {
 		ps.fail(ps.peek().Pos, "statements nested too deeply")

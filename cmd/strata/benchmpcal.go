@@ -64,15 +64,15 @@ One process at a time; pcal.trans's JVM uses both cores.`,
 
 // mpcalBenchResult is one input's medians.
 type mpcalBenchResult struct {
-	Input      string  `json:"input"`
-	Lines      int     `json:"lines"`
-	StrataMs   float64 `json:"strata_ms"`   // strata mpcal pcalgen, whole process
-	PcalMs     float64 `json:"pcal_ms"`     // java pcal.trans, whole process
-	InProcMs   float64 `json:"inproc_ms"`   // parse + check + generate in this process
-	RatioLo    float64 `json:"ratio_min"`   // spread of the per-round ratios
-	RatioHi    float64 `json:"ratio_max"`   //
-	Ratio      float64 `json:"ratio"`       // median of per-round pcal/strata
-	StrataRuns int     `json:"strata_runs"` //
+	Input    string  `json:"input"`
+	Lines    int     `json:"lines"`
+	StrataMs float64 `json:"strata_ms"` // strata mpcal pcalgen, whole process
+	PcalMs   float64 `json:"pcal_ms"`   // java pcal.trans, whole process
+	InProcMs float64 `json:"inproc_ms"` // parse + check + generate in this process
+	RatioLo  float64 `json:"ratio_min"` // spread of the per-round ratios
+	RatioHi  float64 `json:"ratio_max"`
+	Ratio    float64 `json:"ratio"` // median of per-round pcal/strata
+	Rounds   int     `json:"rounds"`
 }
 
 func runMpcalBench(ctx context.Context, cmd *cobra.Command, asJSON bool, rounds int, sizes []int, modelsDir string) error {
@@ -161,7 +161,7 @@ func runMpcalBench(ctx context.Context, cmd *cobra.Command, asJSON bool, rounds 
 		lo, hi := stats.Range(rs)
 		res := mpcalBenchResult{Input: in.name, Lines: bytes.Count(in.src, []byte("\n")),
 			StrataMs: stats.Median(st), PcalMs: stats.Median(pc), InProcMs: stats.Median(ip),
-			Ratio: stats.Median(rs), RatioLo: lo, RatioHi: hi, StrataRuns: len(st)}
+			Ratio: stats.Median(rs), RatioLo: lo, RatioHi: hi, Rounds: len(st)}
 		results = append(results, res)
 		ratios[fmt.Sprintf("time strata/pcal.trans %s", in.name)] = res.Ratio
 	}

@@ -43,7 +43,9 @@ func boundNamesOf(bs []Bound) []string {
 	return out
 }
 
-func unitNames(u Unit) []string {
+// UnitNames returns the names a definition unit defines (operators,
+// functions, named instances, RECURSIVE declarations); nil for others.
+func UnitNames(u Unit) []string {
 	switch u := u.(type) {
 	case *OpDef:
 		return []string{u.Name}
@@ -170,7 +172,7 @@ func rewrite(e Expr, s *Scope, f func(Expr, *Scope) (Expr, bool)) Expr {
 		c := *x
 		var names []string
 		for _, d := range x.Defs {
-			names = append(names, unitNames(d)...)
+			names = append(names, UnitNames(d)...)
 		}
 		inner := s.with(names...)
 		c.Defs = make([]Unit, len(x.Defs))
