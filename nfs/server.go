@@ -423,7 +423,7 @@ func (s *Server) read(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
 	var a fs.Attr
 	if st == nfsOK {
 		if err = s.may(h, c, permR, true); err == nil {
-			data, eof, a, err = s.fs.Read(h, off, min(count, MaxIO))
+			data, eof, a, err = s.fs.ReadTouch(h, off, min(count, MaxIO), now())
 		}
 		st = status(err)
 	}
@@ -819,7 +819,7 @@ func (s *Server) fsinfo(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
 func (s *Server) pathconf(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
 	st, err := s.attrReply(r, w)
 	if st == nfsOK {
-		w.Uint32(1 << 16) // linkmax
+		w.Uint32(fs.MaxLinks) // linkmax
 		w.Uint32(fs.MaxName)
 		w.Bool(true)  // no_trunc: long names are refused, not truncated
 		w.Bool(true)  // chown_restricted

@@ -66,6 +66,7 @@ const (
 	errFBig        = 27
 	errNoSpc       = 28
 	errROFS        = 30
+	errMLink       = 31
 	errNameTooLong = 63
 	errNotEmpty    = 66
 	errStale       = 70
@@ -116,6 +117,8 @@ func status(err error) uint32 {
 		return errStale
 	case errors.Is(err, fs.ErrNoSpace):
 		return errNoSpc
+	case errors.Is(err, fs.ErrMLink):
+		return errMLink
 	case errors.Is(err, fs.ErrInval):
 		return errInval
 	case errors.Is(err, fs.ErrFBig):

@@ -28,7 +28,10 @@ import (
 // splits its halves move to two new blocks. Every node but the root holds at
 // least one entry or child; a node that empties is freed and removed from
 // its parent, and a root left with one child absorbs it, so an empty
-// directory is exactly one block (an empty leaf root).
+// directory is exactly one block (an empty leaf root). A leaf under a
+// quarter full after a removal, or an internal node under a quarter of its
+// keys, is merged with its neighbour when the two fit in one node, so a
+// directory that shrank takes blocks in proportion to what it holds.
 
 const (
 	kindLeaf     = 1
@@ -486,7 +489,7 @@ func (t *tx) innerInsert(dir *inode, path []pathStep, level int, key, child uint
 	in.children = append(in.children, 0)
 	copy(in.children[st.idx+2:], in.children[st.idx+1:])
 	in.children[st.idx+1] = child
-	if len(in.keys) <= maxInternalN {
+	if len(in.keys) <= t.f.innerMax {
 		copy(buf.Data, encodeInner(in))
 		t.dirtyBuf(buf)
 		return nil
@@ -537,6 +540,9 @@ func (t *tx) dirRemove(dir *inode, key uint64) error {
 		clear(b[end-sz : end])
 		binary.LittleEndian.PutUint16(b[2:], uint16(n-1))
 		t.dirtyBuf(buf)
+		if len(path) > 1 && end-sz < mergeBelow {
+			return t.mergeLeaf(dir, path)
+		}
 		return nil
 	}
 	if err := t.freeBlock(leaf.bn); err != nil {
@@ -599,8 +605,119 @@ func (t *tx) innerRemove(dir *inode, path []pathStep, level int) error {
 	default:
 		copy(buf.Data, encodeInner(in))
 		t.dirtyBuf(buf)
+		if level > 0 && len(in.keys) < t.f.innerMax/4 {
+			return t.mergeInner(dir, path, level)
+		}
 		return nil
 	}
+}
+
+// mergeBelow is the fill (in bytes) under which a leaf that lost an entry
+// is merged with a neighbour when both fit in one block: without merging, a
+// directory that grew large and then shrank would keep a block per former
+// leaf and list as slowly as when it was full.
+const mergeBelow = blockSize / 4
+
+// siblings returns, for the node on path at level (not the root), the
+// index j in its parent such that children j and j+1 are the node and its
+// left neighbour (or its right one, for a first child), and the parent.
+// ok is false if the node has no neighbour.
+func (t *tx) siblings(path []pathStep, level int) (j int, parent inner, ok bool, err error) {
+	pbuf, err := t.readBlock(path[level-1].bn)
+	if err != nil {
+		return 0, inner{}, false, err
+	}
+	parent, err = decodeInner(pbuf.Data)
+	if err != nil {
+		return 0, inner{}, false, err
+	}
+	j = max(path[level-1].idx-1, 0)
+	return j, parent, j+1 < len(parent.children), nil
+}
+
+// mergeLeaf merges the leaf at the end of path (not the root) with a
+// neighbour under the same parent if their entries fit in one block: the
+// left one takes them all, the right one is freed and leaves the parent.
+// Keys do not change, so READDIR cookies stay valid.
+func (t *tx) mergeLeaf(dir *inode, path []pathStep) error {
+	level := len(path) - 1
+	j, parent, ok, err := t.siblings(path, level)
+	if err != nil || !ok {
+		return err
+	}
+	lbuf, err := t.readBlock(parent.children[j])
+	if err != nil {
+		return err
+	}
+	rbuf, err := t.readBlock(parent.children[j+1])
+	if err != nil {
+		return err
+	}
+	if nodeKind(lbuf.Data) != kindLeaf || nodeKind(rbuf.Data) != kindLeaf {
+		return fmt.Errorf("%w: directory %d: leaf beside a non-leaf", ErrIO, dir.inum)
+	}
+	l, err := decodeLeaf(lbuf.Data)
+	if err != nil {
+		return err
+	}
+	r, err := decodeLeaf(rbuf.Data)
+	if err != nil {
+		return err
+	}
+	es := append(l, r...)
+	if leafBytes(es) > blockSize {
+		return nil
+	}
+	copy(lbuf.Data, encodeLeaf(es))
+	t.dirtyBuf(lbuf)
+	return t.dropRight(dir, path, level, j, rbuf.Addr.Blkno)
+}
+
+// mergeInner is mergeLeaf for the internal node path[level] (not the
+// root): the separator between the two nodes comes down from the parent.
+func (t *tx) mergeInner(dir *inode, path []pathStep, level int) error {
+	j, parent, ok, err := t.siblings(path, level)
+	if err != nil || !ok {
+		return err
+	}
+	lbuf, err := t.readBlock(parent.children[j])
+	if err != nil {
+		return err
+	}
+	rbuf, err := t.readBlock(parent.children[j+1])
+	if err != nil {
+		return err
+	}
+	if nodeKind(lbuf.Data) != kindInternal || nodeKind(rbuf.Data) != kindInternal {
+		return fmt.Errorf("%w: directory %d: internal node beside a leaf", ErrIO, dir.inum)
+	}
+	l, err := decodeInner(lbuf.Data)
+	if err != nil {
+		return err
+	}
+	r, err := decodeInner(rbuf.Data)
+	if err != nil {
+		return err
+	}
+	if len(l.keys)+1+len(r.keys) > t.f.innerMax {
+		return nil
+	}
+	m := inner{keys: append(append(l.keys, parent.keys[j]), r.keys...), children: append(l.children, r.children...)}
+	copy(lbuf.Data, encodeInner(m))
+	t.dirtyBuf(lbuf)
+	return t.dropRight(dir, path, level, j, rbuf.Addr.Blkno)
+}
+
+// dropRight frees the right node of a merged pair (children j and j+1 of
+// path[level-1]) and removes it from the parent, which may merge in turn.
+func (t *tx) dropRight(dir *inode, path []pathStep, level, j int, right uint64) error {
+	if err := t.freeBlock(right); err != nil {
+		return err
+	}
+	dir.used--
+	t.writeInode(dir)
+	path[level-1].idx = j + 1
+	return t.innerRemove(dir, path, level-1)
 }
 
 // newDirRoot allocates the (empty leaf) root block of a new directory.

@@ -115,6 +115,70 @@ func TestDirTree(t *testing.T) {
 	}
 }
 
+// TestDirShrinkMerges grows a directory to a deep tree (internal nodes
+// lowered to 8 keys), removes 95% of its entries in random order and
+// checks that merging brought its size down in proportion: without
+// merging, most leaves would keep an entry or two and stay.
+func TestDirShrinkMerges(t *testing.T) {
+	seed := testSeed(t)
+	rng := rand.New(rand.NewPCG(seed, 2))
+	f := newMemFS(t, 20000, 1024, 4096, Options{UnstableMetadata: true})
+	f.innerMax = 8
+	root := f.Root()
+	n := 2000
+	if raceEnabled {
+		n = 700
+	}
+	model := map[string]Handle{}
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("%d-%s", i, strings.Repeat("m", rng.IntN(200)))
+		h, _, _, _, err := f.Create(root, name, Guarded, SetAttr{}, 0, 0, 0, ts(1))
+		if err != nil {
+			t.Fatalf("seed %d: create: %v", seed, err)
+		}
+		model[name] = h
+	}
+	full, err := f.GetAttr(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, 0, n)
+	for name := range model {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	rng.Shuffle(len(names), func(i, j int) { names[i], names[j] = names[j], names[i] })
+	for _, name := range names[:n*95/100] {
+		if _, _, err := f.Remove(root, name, ts(2)); err != nil {
+			t.Fatalf("seed %d: remove %q: %v", seed, name, err)
+		}
+		delete(model, name)
+	}
+	ents := listAll(t, f, root, 17)
+	if len(ents) != len(model) {
+		t.Fatalf("seed %d: listing has %d entries, want %d", seed, len(ents), len(model))
+	}
+	for _, e := range ents {
+		if model[e.Name] != e.Handle {
+			t.Fatalf("seed %d: entry %q handle %v want %v", seed, e.Name, e.Handle, model[e.Name])
+		}
+	}
+	mustCheck(t, f)
+	bytes := 0
+	for name := range model {
+		bytes += entHdr + len(name)
+	}
+	a, err := f.GetAttr(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	blocks, limit := a.Used/blockSize, uint64(5*(bytes/blockSize+1)+3)
+	t.Logf("seed %d: %d blocks full; %d entries (%d bytes) in %d blocks (limit %d)", seed, full.Used/blockSize, len(model), bytes, blocks, limit)
+	if blocks > limit {
+		t.Fatalf("seed %d (STRATA_FS_SEED): %d entries (%d bytes) take %d blocks, more than %d", seed, len(model), bytes, blocks, limit)
+	}
+}
+
 // TestDirHashCollisions gives every name the same hash: 256 names fit (the
 // discriminator), the 257th is ErrNoSpace.
 func TestDirHashCollisions(t *testing.T) {

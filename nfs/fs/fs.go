@@ -64,8 +64,8 @@
 // A call that succeeds without changing anything (Create of an existing
 // file in Unchecked or Exclusive mode, Rename onto another link of the same
 // file, a zero-length Write) commits nothing and so makes nothing durable.
-// Read and ReadDir do not update atime (there is no time argument); atime
-// changes at creation and through SetAttr.
+// atime changes at creation, through SetAttr and, relatime-style, through
+// ReadTouch (which the NFS server's READ uses); Read and ReadDir leave it.
 //
 // Names: "" and names containing '/' or NUL are ErrInval, names over
 // MaxName bytes ErrNameTooLong. Creating "." or ".." (Create, Mkdir,
@@ -101,6 +101,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"sync"
 	"sync/atomic"
@@ -215,6 +216,7 @@ var (
 	ErrNameTooLong = errors.New("fs: name too long")
 	ErrStale       = errors.New("fs: stale file handle")
 	ErrNoSpace     = errors.New("fs: no space left")
+	ErrMLink       = errors.New("fs: too many links")
 	ErrInval       = errors.New("fs: invalid argument")
 	ErrFBig        = errors.New("fs: file too large")
 	ErrBadCookie   = errors.New("fs: bad readdir cookie")
@@ -227,6 +229,7 @@ const (
 	MaxName     = 255     // bytes in a name
 	MaxFileSize = 1 << 40 // bytes in a file
 	MaxSymlink  = maxSymlink
+	MaxLinks    = math.MaxUint32 - 1 // hard links to a file, subdirectories of a directory (ErrMLink beyond)
 )
 
 // Options tune Open.
@@ -260,6 +263,8 @@ type FS struct {
 	syncMeta bool
 	rootGen  uint32
 	hashMask uint64 // tests narrow the name hash to force collisions
+	linkMax  uint32 // MaxLinks; tests lower it
+	innerMax int    // keys per internal directory node before it splits (maxInternalN; tests lower it for deep trees)
 	stepHook func() // tests: called after each intermediate step of a split operation
 
 	// freed maps data blocks freed by operations that may not be durable
@@ -414,7 +419,7 @@ func Mkfs(j *journal.Journal, inodes uint64) error {
 }
 
 func newFS(j *journal.Journal, sb superblock, opt Options) *FS {
-	f := &FS{j: j, sb: sb, locks: lockmap.New(), ialloc: newBitAlloc(sb.ninodes), balloc: newBitAlloc(sb.dataBlocks()),
+	f := &FS{j: j, sb: sb, linkMax: MaxLinks, innerMax: maxInternalN, locks: lockmap.New(), ialloc: newBitAlloc(sb.ninodes), balloc: newBitAlloc(sb.dataBlocks()),
 		slots: make(chan int, orphanSlots), syncMeta: !opt.UnstableMetadata, freed: map[uint64]uint64{}, freedPrune: 4096}
 	b := opt.OpBlocks
 	if b <= 0 {

@@ -2,15 +2,13 @@ package fs
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"strata/journal"
 )
 
 const (
-	maxLinks = math.MaxUint32 - 1
-	maxRead  = 1 << 22 // longest Read reply, bytes
+	maxRead = 1 << 22 // longest Read reply, bytes
 )
 
 func checkName(name string) error {
@@ -235,6 +233,28 @@ func (f *FS) Lookup(dir Handle, name string) (Handle, Attr, Attr, error) {
 // Read returns up to count bytes at off (fewer at the end of the file, and
 // at most 4 MiB); eof says the reply reaches the end of the file.
 func (f *FS) Read(h Handle, off uint64, count uint32) (data []byte, eof bool, a Attr, err error) {
+	return f.read(h, off, count, nil)
+}
+
+// ReadTouch is Read that also records the access as Linux's relatime
+// does: atime moves to now when it is older than the file's mtime or ctime
+// or more than a day older than now, so a file read over and over costs one
+// metadata commit per change or per day, not one per read. The update
+// commits without waiting (it becomes durable with the next operation that
+// waits, or Flush); if it cannot commit, the read still succeeds and the
+// returned attributes keep the old atime.
+func (f *FS) ReadTouch(h Handle, off uint64, count uint32, now Time) (data []byte, eof bool, a Attr, err error) {
+	return f.read(h, off, count, &now)
+}
+
+// atimeStale says whether a read at now should move ip's atime (relatime).
+func atimeStale(ip *inode, now Time) bool {
+	return ip.atime.before(ip.mtime) || ip.atime.before(ip.ctime) || uint64(ip.atime.Sec)+24*3600 <= uint64(now.Sec)
+}
+
+func (a Time) before(b Time) bool { return a.Sec < b.Sec || a.Sec == b.Sec && a.Nsec < b.Nsec }
+
+func (f *FS) read(h Handle, off uint64, count uint32, now *Time) (data []byte, eof bool, a Attr, err error) {
 	f.gate.RLock()
 	defer f.gate.RUnlock()
 	defer f.unlock(f.lock(h.Ino))
@@ -290,6 +310,14 @@ func (f *FS) Read(h Handle, off uint64, count uint32) (data []byte, eof bool, a 
 		return nil, false, ip.attr(), err
 	}
 	boff := off % blockSize
+	if now != nil && atimeStale(ip, *now) {
+		old := ip.atime
+		ip.atime = *now
+		t.writeInode(ip)
+		if t.commit(false) != nil {
+			ip.atime = old
+		}
+	}
 	return buf[boff : boff+n : boff+n], off+n >= ip.size, ip.attr(), nil
 }
 
@@ -496,8 +524,8 @@ func (f *FS) addEntry(t *tx, d *inode, name string, disc int, typ FileType, attr
 		t.abort()
 		return Handle{}, Attr{}, dattr0, err
 	}
-	if typ == TypeDir && d.nlink >= maxLinks {
-		return fail(fmt.Errorf("%w: too many subdirectories", ErrNoSpace))
+	if typ == TypeDir && d.nlink >= f.linkMax {
+		return fail(fmt.Errorf("%w: directory %d has %d links", ErrMLink, d.inum, d.nlink))
 	}
 	ip, err := t.allocInode(typ, now)
 	if err != nil {
@@ -984,8 +1012,8 @@ func (f *FS) renameOp(t *tx, fd, td *inode, src, dst dent, dstFound bool, toName
 		if err := f.checkNotAncestor(t, s.inum, td.inum); err != nil {
 			return -1, false, err
 		}
-		if !dstFound && td.nlink >= maxLinks {
-			return -1, false, fmt.Errorf("%w: too many subdirectories", ErrNoSpace)
+		if !dstFound && td.nlink >= f.linkMax {
+			return -1, false, fmt.Errorf("%w: directory %d has %d links", ErrMLink, td.inum, td.nlink)
 		}
 	}
 	if err := t.dirRemove(fd, src.key); err != nil {
@@ -1075,8 +1103,8 @@ func (f *FS) Link(h Handle, dir Handle, name string, now Time) (Attr, WCC, Attr,
 	if ip.typ == TypeDir {
 		return ip.attr(), pre, d.attr(), fmt.Errorf("%w: cannot link a directory", ErrIsDir)
 	}
-	if ip.nlink >= maxLinks {
-		return ip.attr(), pre, d.attr(), fmt.Errorf("%w: too many links", ErrNoSpace)
+	if ip.nlink >= f.linkMax {
+		return ip.attr(), pre, d.attr(), fmt.Errorf("%w: inode %d has %d links", ErrMLink, ip.inum, ip.nlink)
 	}
 	attr0, dattr0 := ip.attr(), d.attr()
 	_, found, disc, err := t.dirLookup(d, name)
