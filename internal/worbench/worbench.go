@@ -58,6 +58,7 @@ func RunRate(ctx context.Context, c *wor.Client, seg uint64, op string, clients,
 	const perClient = 1 << 16
 	// Reads need written registers; pre-captured writes need captures.
 	prefill := 64
+	const precaptureBatch = 256
 	cids := make([][]wor.CaptureID, clients)
 	for g := 0; g < clients; g++ {
 		base := uint64(g) * perClient
@@ -77,10 +78,9 @@ func RunRate(ctx context.Context, c *wor.Client, seg uint64, op string, clients,
 			// server), captured ahead, outside timing, a batch at a time.
 			// (at most maxRate writes/s, warm-up included), in batches of
 			// 256 registers.
-			const batch = 256
-			n := int(float64(maxRate)*(d+warmUp).Seconds())/clients + batch
-			for i := 0; i < n; i += batch {
-				end := min(i+batch, n)
+			n := min(int(float64(maxRate)*(d+warmUp).Seconds())/clients+precaptureBatch, 1<<15)
+			for i := 0; i < n; i += precaptureBatch {
+				end := min(i+precaptureBatch, n)
 				cid, err := c.SegCapture(ctx, seg, base+uint64(i), base+uint64(end))
 				if err != nil {
 					return res, fmt.Errorf("pre-capture: %w", err)
@@ -114,8 +114,22 @@ func RunRate(ctx context.Context, c *wor.Client, seg uint64, op string, clients,
 					}
 				case "write-precaptured":
 					if i >= len(cids[g]) {
-						errs <- fmt.Errorf("ran out of pre-captured registers after %d writes", i)
-						return
+						// A client faster than the estimate: capture another
+						// batch now. It is timed (one capture per batch of
+						// writes, counted against Strata).
+						end := min(i+precaptureBatch, 1<<15)
+						if i >= end {
+							errs <- fmt.Errorf("ran out of registers for pre-captured writes after %d writes", i)
+							return
+						}
+						cid, err := c.SegCapture(ctx, seg, base+uint64(i), base+uint64(end))
+						if err != nil {
+							errs <- fmt.Errorf("pre-capture during the run: %w", err)
+							return
+						}
+						for range end - i {
+							cids[g] = append(cids[g], cid)
+						}
 					}
 					err = c.Write(ctx, seg, base+uint64(i), value, cids[g][i])
 				}
