@@ -510,7 +510,7 @@ func (s *Server) create(proc uint32, r *xdr.Reader, w *xdr.Writer, c caller) (ui
 		sa, err = readSattr(r)
 	case procSymlink:
 		sa, err = readSattr(r)
-		target = r.String(maxPath)
+		target = r.String(-1) // nfspath3 has no bound; fs says NAMETOOLONG beyond MaxSymlink
 	case procMknod:
 		ftype = fs.FileType(r.Uint32())
 		switch ftype {
@@ -616,6 +616,12 @@ func (s *Server) rename(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) 
 		fpre, fpost, tpre, tpost, err = s.fs.Rename(from, fname, to, tname, now())
 	}
 	st := status(err)
+	if errors.Is(err, fs.ErrIncompatible) {
+		// RFC 1813 3.3.14: a target of the other kind, or a non-empty
+		// directory, is NFS3ERR_EXIST (rename(2) would say ENOTDIR,
+		// EISDIR or ENOTEMPTY).
+		st = errExist
+	}
 	w.Uint32(st)
 	if err != nil {
 		fa, faErr := s.fs.GetAttr(from)

@@ -217,11 +217,15 @@ var (
 	ErrStale       = errors.New("fs: stale file handle")
 	ErrNoSpace     = errors.New("fs: no space left")
 	ErrMLink       = errors.New("fs: too many links")
-	ErrInval       = errors.New("fs: invalid argument")
-	ErrFBig        = errors.New("fs: file too large")
-	ErrBadCookie   = errors.New("fs: bad readdir cookie")
-	ErrNotSync     = errors.New("fs: attribute guard mismatch")
-	ErrIO          = errors.New("fs: I/O error")
+	// ErrIncompatible comes with ErrNotDir, ErrIsDir or ErrNotEmpty from
+	// Rename when the target name exists and cannot be replaced by the
+	// source (NFS answers NFS3ERR_EXIST, as RFC 1813 asks).
+	ErrIncompatible = errors.New("fs: rename target cannot be replaced")
+	ErrInval        = errors.New("fs: invalid argument")
+	ErrFBig         = errors.New("fs: file too large")
+	ErrBadCookie    = errors.New("fs: bad readdir cookie")
+	ErrNotSync      = errors.New("fs: attribute guard mismatch")
+	ErrIO           = errors.New("fs: I/O error")
 )
 
 // Limits.

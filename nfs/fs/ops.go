@@ -994,16 +994,16 @@ func (f *FS) renameOp(t *tx, fd, td *inode, src, dst dent, dstFound bool, toName
 		}
 		switch {
 		case s.typ == TypeDir && dn.typ != TypeDir:
-			return -1, false, fmt.Errorf("%w: %q", ErrNotDir, toName)
+			return -1, false, fmt.Errorf("%w (%w): %q", ErrNotDir, ErrIncompatible, toName)
 		case s.typ != TypeDir && dn.typ == TypeDir:
-			return -1, false, fmt.Errorf("%w: %q", ErrIsDir, toName)
+			return -1, false, fmt.Errorf("%w (%w): %q", ErrIsDir, ErrIncompatible, toName)
 		case dn.typ == TypeDir:
 			empty, err := t.dirEmpty(dn)
 			if err != nil {
 				return -1, false, err
 			}
 			if !empty {
-				return -1, false, fmt.Errorf("%w: %q", ErrNotEmpty, toName)
+				return -1, false, fmt.Errorf("%w (%w): %q", ErrNotEmpty, ErrIncompatible, toName)
 			}
 		}
 	}
