@@ -46,10 +46,11 @@ const (
 	EExit                     // up: the stack has shut down
 	ERequest                  // up: RPC request from Peer (answer with EResponse)
 	EResponse                 // down: RPC response to Peer for ID
+	EElect                    // up: Peer coordinates the current view (the elect layer, after a suspicion or view)
 )
 
 var typeNames = [...]string{"", "Send", "Cast", "Leave", "TimerReq", "Call", "Cancel", "Deliver", "Timer",
-	"Reply", "Suspect", "View", "Block", "Stable", "Exit", "Request", "Response"}
+	"Reply", "Suspect", "View", "Block", "Stable", "Exit", "Request", "Response", "Elect"}
 
 func (t Type) String() string {
 	if int(t) < len(typeNames) && t != 0 {
@@ -74,7 +75,9 @@ type Event struct {
 	// Stable is EStable's vector: entry i counts the casts of member i
 	// that every member has delivered.
 	Stable []uint64
-	// View is EView's new view.
+	// View is EView's new view. An EView going up with Peer set ends at
+	// once: the member leaves it to rejoin the group through Peer (a merge
+	// of partitions), and stays blocked until then.
 	View *View
 }
 

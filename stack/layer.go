@@ -29,6 +29,7 @@ const (
 	Total            Prop = "Total"            // every member delivers the casts in one and the same order
 	CastFlow         Prop = "CastFlow"         // a member's unstable casts are bounded (multicast flow control)
 	Membership       Prop = "Membership"       // views: members join, leave and are removed when they fail (EView)
+	Election         Prop = "Election"         // the coordinator of the view is named (EElect): its first member not suspected
 	FailureDetection Prop = "FailureDetection" // members of the view that stop answering are reported (ESuspect)
 	Vsync            Prop = "Vsync"            // virtual synchrony: members that move together from a view to the next delivered the same casts in it
 )

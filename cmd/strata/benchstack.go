@@ -41,7 +41,7 @@ func benchStackCmd() *cobra.Command {
    4, 24, 100 and 1000 bytes down through the reliable point-to-point stack
    (bottom, pt2pt, top), up through the receiver's, and the ack back;
    imperative and functional compositions; ns and allocations per message.
-   Also the 9-layer virtually synchronous total-order stack (Total,
+   Also the 13-layer virtually synchronous total-order stack (Total,
    Membership): a cast from the sequencer to one other member, with its
    order entry and acknowledgements (4, 100, 1000 bytes).
 

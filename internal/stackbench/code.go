@@ -14,7 +14,7 @@ import (
 
 // CodeResult is the cost of one message through the stack, without I/O.
 type CodeResult struct {
-	Stack     string  `json:"stack"` // "pt2pt" (bottom, pt2pt, top), "mcast4" (top, mnak, pt2pt, bottom) or "vsync" (Total,Membership: 11 layers)
+	Stack     string  `json:"stack"` // "pt2pt" (bottom, pt2pt, top), "mcast4" (top, mnak, pt2pt, bottom) or "vsync" (Total,Membership: 13 layers)
 	Size      int     `json:"size"`
 	Mode      string  `json:"mode"`        // "imperative", "functional" or "bypass" (the imperative stack with Optimize's bypass)
 	DownNs    float64 `json:"down_ns"`     // sender: application to wire

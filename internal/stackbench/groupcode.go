@@ -72,8 +72,8 @@ var GroupStacks = []string{"mcast4", "vsync"}
 //   - mcast4: reliable multicast, top, mnak, pt2pt, bottom; a casts to b.
 //     down: a's cast; up: b receives it; ack: a processes b's frames.
 //   - vsync: the virtually synchronous total-order stack (Total,
-//     Membership, 11 layers: top, total, mflow, stable, gms, suspect, local,
-//     mnak, frag, pt2pt, bottom), three members; a sequences, b casts, c receives. down: b's
+//     Membership, 13 layers: top, total, mflow, stable, sync, gms, elect,
+//     suspect, local, mnak, frag, pt2pt, bottom), three members; a sequences, b casts, c receives. down: b's
 //     cast (to a and c, and its delivery to itself, which total holds for
 //     its order entry); up: c receives the cast (total holds it); ack: the
 //     rest of the protocol per cast — a sequencing it, c and b receiving

@@ -13,16 +13,8 @@ import (
 )
 
 func counter(n *stack.Node, layer, name string) uint64 {
-	for _, lc := range n.Counters() {
-		if lc.Layer == layer {
-			for _, c := range lc.Counters {
-				if c.Name == name {
-					return c.Value
-				}
-			}
-		}
-	}
-	return 0
+	v, _ := layerCounter(n, layer, name)
+	return v
 }
 
 // Messages sent inside one Batch travel bundled and arrive exactly once,

@@ -12,16 +12,16 @@ var All = map[string]stack.Spec{
 	BottomSpec.Name: BottomSpec, Pt2ptSpec.Name: Pt2ptSpec, FragSpec.Name: FragSpec,
 	Pt2ptwSpec.Name: Pt2ptwSpec, RpcSpec.Name: RpcSpec, TopSpec.Name: TopSpec,
 	MnakSpec.Name: MnakSpec, GmsSpec.Name: GmsSpec, StableSpec.Name: StableSpec, MflowSpec.Name: MflowSpec, LocalSpec.Name: LocalSpec, TotalSpec.Name: TotalSpec,
-	SuspectSpec.Name: SuspectSpec,
+	SuspectSpec.Name: SuspectSpec, ElectSpec.Name: ElectSpec, SyncSpec.Name: SyncSpec,
 }
 
 // order is the canonical bottom-to-top order: the point-to-point layers,
 // then the group layers (whose casts then ride on whatever point-to-point
 // properties were asked for).
-var order = []stack.Spec{BottomSpec, Pt2ptSpec, FragSpec, Pt2ptwSpec, RpcSpec, MnakSpec, LocalSpec, SuspectSpec, GmsSpec, StableSpec, MflowSpec, TotalSpec, TopSpec}
+var order = []stack.Spec{BottomSpec, Pt2ptSpec, FragSpec, Pt2ptwSpec, RpcSpec, MnakSpec, LocalSpec, SuspectSpec, ElectSpec, GmsSpec, SyncSpec, StableSpec, MflowSpec, TotalSpec, TopSpec}
 
 // knownProps are the properties ParseProps accepts.
-var knownProps = []stack.Prop{stack.Reliable, stack.FIFO, stack.Fragment, stack.Flow, stack.RPC, stack.Datagram, stack.Multicast, stack.Stability, stack.SelfDelivery, stack.Total, stack.Membership, stack.Vsync, stack.CastFlow, stack.FailureDetection}
+var knownProps = []stack.Prop{stack.Reliable, stack.FIFO, stack.Fragment, stack.Flow, stack.RPC, stack.Datagram, stack.Multicast, stack.Stability, stack.SelfDelivery, stack.Total, stack.Membership, stack.Vsync, stack.CastFlow, stack.FailureDetection, stack.Election}
 
 // Choice is a configured stack with the reason each layer is in it.
 type Choice struct {
@@ -70,7 +70,7 @@ func Configure(want []stack.Prop) (Choice, error) {
 		// Its own messages (flush answers carry casts) need reliable,
 		// fragmented point-to-point delivery.
 		need[stack.Vsync], need[stack.Multicast], need[stack.Reliable], need[stack.FIFO], need[stack.Fragment] = true, true, true, true, true
-		need[stack.FailureDetection] = true
+		need[stack.FailureDetection], need[stack.Election] = true, true
 	}
 	if need[stack.Total] {
 		need[stack.SelfDelivery] = true

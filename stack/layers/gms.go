@@ -34,20 +34,19 @@ import (
 // Gms is group membership with virtual synchrony (Isis/Ensemble style).
 // It sits above mnak and local (so it sees its own casts come back up) and
 // keeps a copy of every cast delivered in the current view until the
-// stable layer reports it delivered everywhere; casts the application makes
-// during a view change wait in gms, so the sender too delivers them in the
-// next view.
-// The suspect layer below reports failed members (ESuspect). The
-// coordinator (the first member of
-// the view that is not suspected) changes the view when a member is
-// suspected, asks to leave, or a process asks to join: it sends a flush to
-// the members that stay; each blocks its application (EBlock), stops
-// delivering casts of the old view and answers with what it delivered and
-// what it keeps; the coordinator computes, per origin, the union of what
-// any of them delivered and sends each member the new view with the casts
-// it lacks. A member delivers those, then the view (EView down, which
-// renumbers local and mnak, then EView up, which moves the layers above),
-// then sends what its application cast while blocked.
+// stable layer reports it delivered everywhere.
+// The suspect layer below reports failed members (ESuspect) and the elect
+// layer below names the coordinator (EElect; after a view, its first
+// member). The coordinator changes the view when a member is suspected,
+// asks to leave, or a process asks to join: it sends a flush to the
+// members that stay; each raises EBlock (the sync layer above then holds
+// the casts made from then on until the next view), stops delivering casts
+// of the old view and answers with what it delivered and what it keeps;
+// the coordinator computes, per origin, the union of what any of them
+// delivered and sends each member the new view with the casts it lacks. A
+// member delivers those, then the view (EView down, which renumbers local
+// and mnak, then EView up, which moves the layers above and releases the
+// held casts).
 //
 // Partitions merge: a coordinator probes the processes it once shared a
 // view with; when two coordinators of the same group meet, the one with
@@ -60,9 +59,11 @@ import (
 // members in the same order; members that install two consecutive views
 // together delivered the same casts in the first (virtual synchrony); each
 // origin's casts in its order; no duplicates. Assumes reliable FIFO
-// point-to-point messages below (pt2pt) for its own messages. A member
-// suspected by mistake is left out; it goes on in views of its own until
-// the merge brings it back.
+// point-to-point messages below (pt2pt) for its own messages, and the sync
+// layer above it: a cast that reaches gms while it flushes, or before it
+// is in a view, cannot be sent in any view and is dropped and counted
+// (casts_refused). A member suspected by mistake is left out; it goes on
+// in views of its own until the merge brings it back.
 type Gms struct {
 	cfg     stack.Config
 	view    *stack.View
@@ -71,6 +72,7 @@ type Gms struct {
 	exited  bool
 	leaving bool
 	contact stack.Addr          // where to ask to join while not joined
+	coord   stack.Addr          // the coordinator: the view's first member, or as elect names it
 	known   map[stack.Addr]bool // every process ever in a view with this one
 	merge   stack.Addr          // coordinator to dissolve this view into
 	probed  map[stack.Addr]int  // probes sent since last hearing from it
@@ -86,9 +88,8 @@ type Gms struct {
 	kept      [][][]byte // kept[o][i] is cast base[o]+1+i (bytes above this layer)
 
 	// view change
-	blocked  bool
+	blocked  bool   // EBlock raised in this view
 	answered uint64 // highest flush ID answered in this view (0: none): its deliveries stop
-	queue    []stack.Event
 	maxID    uint64
 
 	// coordinator
@@ -96,7 +97,7 @@ type Gms struct {
 	leaves   map[stack.Addr]bool
 	proposal *gmsProposal
 
-	c struct{ views, flushes, suspicions, dropped, malformed, refused, merges uint64 }
+	c struct{ views, flushes, suspicions, dropped, malformed, refused, merges, castsRefused uint64 }
 }
 
 type gmsProposal struct {
@@ -131,9 +132,9 @@ var errGms = errors.New("gms: malformed message")
 
 // GmsSpec describes Gms.
 var GmsSpec = stack.Spec{
-	Name: "gms", Doc: "membership: join/leave, coordinator, flush to the next view (virtual synchrony)",
-	Requires: []stack.Prop{stack.Multicast, stack.SelfDelivery, stack.Reliable, stack.FailureDetection},
-	Provides: []stack.Prop{stack.Membership, stack.Vsync},
+	Name: "gms", Doc: "membership: join/leave/merge, flush giving the members that stay the same casts",
+	Requires: []stack.Prop{stack.Multicast, stack.SelfDelivery, stack.Reliable, stack.FailureDetection, stack.Election},
+	Provides: []stack.Prop{stack.Membership},
 	New:      func(c stack.Config) stack.Layer { return NewGms(c) },
 }
 
@@ -144,17 +145,14 @@ func NewGms(cfg stack.Config) *Gms {
 	cfg = cfg.WithDefaults()
 	g := &Gms{cfg: cfg, suspects: map[stack.Addr]bool{},
 		joins: map[stack.Addr]bool{}, leaves: map[stack.Addr]bool{}, known: map[stack.Addr]bool{}, probed: map[stack.Addr]int{}, contact: cfg.Contact}
-	members := cfg.Members
-	if len(members) == 0 {
-		members = []stack.Addr{cfg.Local}
-	}
-	g.setView(&stack.View{ID: 1, Members: slices.Clone(members)}, 0)
+	g.setView(initialView(cfg), 0)
 	g.joined = cfg.Contact == ""
 	return g
 }
 
 func (g *Gms) setView(v *stack.View, now time.Duration) {
 	g.view, g.self = v, v.Rank(g.cfg.Local)
+	g.coord = v.Members[0] // until elect names another
 	n := len(v.Members)
 	g.delivered, g.base, g.kept = make([]uint64, n), make([]uint64, n), make([][][]byte, n)
 	g.maxID = max(g.maxID, v.ID)
@@ -179,15 +177,6 @@ func (g *Gms) setView(v *stack.View, now time.Duration) {
 	g.blocked, g.proposal, g.answered = false, nil, 0
 }
 
-func (g *Gms) coordinator() stack.Addr {
-	for _, m := range g.view.Members {
-		if !g.suspects[m] {
-			return m
-		}
-	}
-	return g.cfg.Local
-}
-
 func (g *Gms) send(to stack.Addr, kind byte, body []byte, now time.Duration, out stack.Emitter) {
 	msg := stack.NewMsg(body)
 	msg.Push(1)[0] = kind
@@ -207,8 +196,10 @@ func (g *Gms) Down(ev stack.Event, out stack.Emitter) {
 	switch ev.Type {
 	case stack.ECast:
 		if g.blocked || !g.joined || g.self < 0 {
-			// Sent, and delivered here by local below, in the next view.
-			g.queue = append(g.queue, ev)
+			// No view to send it in: sync above holds casts until there
+			// is one, so this stack lacks it.
+			g.c.castsRefused++
+			ev.Msg.Free()
 			return
 		}
 		ev.Msg.Push(1)[0] = gmsPass
@@ -229,11 +220,11 @@ func (g *Gms) Down(ev stack.Event, out stack.Emitter) {
 		out.Down(ev)
 	case stack.ELeave:
 		g.leaving = true
-		if g.coordinator() == g.cfg.Local {
+		if g.coord == g.cfg.Local {
 			g.leaves[g.cfg.Local] = true
 			g.maybeChange(ev.Now, out)
 		} else {
-			g.send(g.coordinator(), gmsLeave, nil, ev.Now, out)
+			g.send(g.coord, gmsLeave, nil, ev.Now, out)
 		}
 	default:
 		out.Down(ev)
@@ -256,6 +247,9 @@ func (g *Gms) Up(ev stack.Event, out stack.Emitter) {
 			g.arm(ev.Time, out) // the node's first event: start heartbeating (or joining)
 		}
 		out.Up(ev)
+		return
+	case stack.EElect:
+		g.coord = ev.Peer
 		return
 	case stack.ESuspect:
 		if g.joined && g.view.Rank(ev.Peer) >= 0 && !g.suspects[ev.Peer] {
@@ -319,7 +313,7 @@ func (g *Gms) control(kind byte, from stack.Addr, body []byte, now time.Duration
 			g.c.refused++
 			return nil
 		}
-		if c := g.coordinator(); c != g.cfg.Local {
+		if c := g.coord; c != g.cfg.Local {
 			g.send(c, gmsJoin, body, now, out)
 			return nil
 		}
@@ -368,7 +362,7 @@ func (g *Gms) control(kind byte, from stack.Addr, body []byte, now time.Duration
 	case gmsOK:
 		return g.ok(from, body, now, out)
 	case gmsProbe:
-		if string(body) != g.cfg.Group || !g.joined || g.coordinator() != g.cfg.Local || g.view.Rank(from) >= 0 {
+		if string(body) != g.cfg.Group || !g.joined || g.coord != g.cfg.Local || g.view.Rank(from) >= 0 {
 			return nil
 		}
 		g.known[from] = true
@@ -557,35 +551,28 @@ func (g *Gms) install(body []byte, now time.Duration, out stack.Emitter) error {
 	g.setView(view, now)
 	g.joined = true
 	g.c.views++
-	queued := g.queue
-	g.queue = nil
 	exit := g.self < 0
 	g.exited = exit
 	for _, d := range deliveries {
 		out.Up(d)
 	}
 	// The layers below first, so that whatever the layers above send when
-	// they see the new view is numbered in it.
+	// they see the new view (sync releases the casts it held) is numbered
+	// in it.
 	out.Down(stack.Event{Type: stack.EView, View: view, Now: now})
-	out.Up(stack.Event{Type: stack.EView, View: view, Now: now})
+	up := stack.Event{Type: stack.EView, View: view, Now: now}
+	if rejoin != "" && !exit {
+		up.Peer = rejoin // this view ends at once: sync stays blocked
+	}
+	out.Up(up)
 	if exit {
 		out.Up(stack.Event{Type: stack.EExit, Now: now})
-		for _, q := range queued {
-			q.Msg.Free()
-		}
 		return nil
 	}
 	if rejoin != "" {
-		// A merge: this view ends here; join the other side's (casts
-		// wait in the queue until then).
+		// A merge: this view ends here; join the other side's.
 		g.joined, g.contact, g.merge = false, rejoin, ""
-		g.queue = queued
 		g.send(rejoin, gmsJoin, g.joinBody(), now, out)
-		return nil
-	}
-	for _, q := range queued {
-		q.Now = now
-		g.Down(q, out)
 	}
 	return nil
 }
@@ -593,7 +580,7 @@ func (g *Gms) install(body []byte, now time.Duration, out stack.Emitter) error {
 // maybeChange starts a view change if this member coordinates and the
 // membership should change.
 func (g *Gms) maybeChange(now time.Duration, out stack.Emitter) {
-	if g.coordinator() != g.cfg.Local || !g.joined || g.exited {
+	if g.coord != g.cfg.Local || !g.joined || g.exited {
 		return
 	}
 	var stay, leave []stack.Addr
@@ -654,7 +641,7 @@ func (g *Gms) tick(now time.Duration, out stack.Emitter) {
 		return
 	}
 	g.ticks++
-	if g.ticks%probeEvery == 0 && g.coordinator() == g.cfg.Local {
+	if g.ticks%probeEvery == 0 && g.coord == g.cfg.Local {
 		for _, a := range sortedAddrs(g.known) {
 			if g.view.Rank(a) >= 0 {
 				continue
@@ -670,8 +657,8 @@ func (g *Gms) tick(now time.Duration, out stack.Emitter) {
 			g.send(a, gmsProbe, []byte(g.cfg.Group), now, out)
 		}
 	}
-	if g.leaving && g.coordinator() != g.cfg.Local {
-		g.send(g.coordinator(), gmsLeave, nil, now, out)
+	if g.leaving && g.coord != g.cfg.Local {
+		g.send(g.coord, gmsLeave, nil, now, out)
 	}
 	if p := g.proposal; p != nil {
 		for _, m := range p.stay {
@@ -704,7 +691,7 @@ func (g *Gms) View() *stack.View { return g.view }
 // Counters implements stack.Counted.
 func (g *Gms) Counters() []stack.Counter {
 	return []stack.Counter{stack.C("views", g.c.views), stack.C("flushes", g.c.flushes), stack.C("suspicions", g.c.suspicions),
-		stack.C("dropped_while_flushing", g.c.dropped), stack.C("malformed", g.c.malformed), stack.C("joins_refused", g.c.refused), stack.C("merges", g.c.merges), stack.C("view_id", g.view.ID)}
+		stack.C("dropped_while_flushing", g.c.dropped), stack.C("malformed", g.c.malformed), stack.C("joins_refused", g.c.refused), stack.C("merges", g.c.merges), stack.C("view_id", g.view.ID), stack.C("casts_refused", g.c.castsRefused)}
 }
 
 // reader decodes the big-endian bodies of gms messages; errors stick.

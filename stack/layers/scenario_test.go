@@ -27,6 +27,10 @@ var update = flag.Bool("update", false, "rewrite the expected lines of scenario 
 //	in up timer 40ms                the clock reached 40ms
 //	in down call b 5 100ms "req"    RPC 5 to b with deadline 100ms
 //	in down cancel 5 / in down response b 5 "resp"
+//	in down cast "x" / in up suspect b / in up block / in up exit
+//	in down view 2 a,b,c            a new view (ID, members); "in up view
+//	                                2 a,b rejoin=x": a view that ends at once
+//	layer elect local=a members=a,b,c contact=x   group settings
 //	out down send b <header hex> "payload"   an event the layer must emit
 //	out up deliver b "body"
 //
@@ -49,6 +53,13 @@ func format(d stack.Dir, ev stack.Event) string {
 	}
 	if ev.Err != nil {
 		s += " err=" + ev.Err.Error()
+	}
+	if ev.View != nil {
+		ms := make([]string, len(ev.View.Members))
+		for i, m := range ev.View.Members {
+			ms[i] = string(m)
+		}
+		s += fmt.Sprintf(" view=%d:%s", ev.View.ID, strings.Join(ms, ","))
 	}
 	if ev.Msg != nil {
 		if d == stack.Down {
@@ -91,6 +102,14 @@ func parseConfig(fields []string) (string, stack.Config, error) {
 			cfg.RTO, err = time.ParseDuration(v)
 		case "maxrto":
 			cfg.MaxRTO, err = time.ParseDuration(v)
+		case "local":
+			cfg.Local = stack.Addr(v)
+		case "members":
+			for _, m := range strings.Split(v, ",") {
+				cfg.Members = append(cfg.Members, stack.Addr(m))
+			}
+		case "contact":
+			cfg.Contact = stack.Addr(v)
 		default:
 			err = fmt.Errorf("unknown setting %q", k)
 		}
@@ -146,6 +165,34 @@ func parseIn(rest string, now time.Duration) (stack.Dir, stack.Event, error) {
 	case "cancel":
 		id, _ := strconv.ParseUint(f[2], 10, 64)
 		ev.Type, ev.ID = stack.ECancel, id
+	case "cast":
+		ev.Type, ev.Msg = stack.ECast, stack.NewMsg([]byte(quoted))
+	case "suspect":
+		ev.Type, ev.Peer = stack.ESuspect, stack.Addr(f[2])
+	case "block":
+		ev.Type = stack.EBlock
+	case "exit":
+		ev.Type = stack.EExit
+	case "view":
+		if len(f) < 4 {
+			return 0, ev, fmt.Errorf("view needs an ID and members")
+		}
+		id, err := strconv.ParseUint(f[2], 10, 64)
+		if err != nil {
+			return 0, ev, err
+		}
+		v := &stack.View{ID: id}
+		for _, m := range strings.Split(f[3], ",") {
+			v.Members = append(v.Members, stack.Addr(m))
+		}
+		ev.Type, ev.View = stack.EView, v
+		if len(f) > 4 {
+			r, ok := strings.CutPrefix(f[4], "rejoin=")
+			if !ok {
+				return 0, ev, fmt.Errorf("bad view option %q", f[4])
+			}
+			ev.Peer = stack.Addr(r)
+		}
 	case "response":
 		id, _ := strconv.ParseUint(f[3], 10, 64)
 		ev.Type, ev.Peer, ev.ID, ev.Msg = stack.EResponse, stack.Addr(f[2]), id, stack.NewMsg([]byte(quoted))

@@ -196,7 +196,32 @@ func vsyncRun(t *testing.T, seed uint64, opts stack.NodeOptions) error {
 		return fmt.Errorf("casts in the final view %v were not all delivered", final)
 	}
 	c.net.Run(2 * time.Second)
+	for _, a := range live {
+		// Sync held every cast made during a view change (gms never had to
+		// refuse one) and holds none once the group is settled.
+		if v, ok := layerCounter(c.nodes[a], "gms", "casts_refused"); !ok || v != 0 {
+			return fmt.Errorf("%s: gms refused %d casts (counter found: %v)", a, v, ok)
+		}
+		if v, ok := layerCounter(c.nodes[a], "sync", "holding"); !ok || v != 0 {
+			return fmt.Errorf("%s: sync still holds %d casts (counter found: %v)", a, v, ok)
+		}
+	}
 	return checkVsync(logs)
+}
+
+// layerCounter is a node's counter name of layer, if it has it.
+func layerCounter(n *stack.Node, layer, name string) (uint64, bool) {
+	for _, lc := range n.Counters() {
+		if lc.Layer != layer {
+			continue
+		}
+		for _, ctr := range lc.Counters {
+			if ctr.Name == name {
+				return ctr.Value, true
+			}
+		}
+	}
+	return 0, false
 }
 
 func viewList(l *vsyncLog) []string {
