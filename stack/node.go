@@ -243,6 +243,10 @@ func (n *Node) Call(ctx context.Context, to Addr, req []byte, defaultTimeout tim
 	}
 }
 
+// Now is the time on the node's clock (the simulator's virtual clock in
+// tests) since the clock's start.
+func (n *Node) Now() time.Duration { return n.clock.Now() }
+
 // AfterFunc runs f once, d from now, on the node's clock (the simulator's
 // virtual clock in tests); stop cancels it. f runs outside the node's lock.
 func (n *Node) AfterFunc(d time.Duration, f func()) (stop func() bool) {
