@@ -22,7 +22,12 @@ type CodeResult struct {
 	AckNs     float64 `json:"ack_ns"`      // the rest, per message: acks (vsync: sequencing, order entries, acks at every member)
 	Hits      float64 `json:"bypass_hits"` // bypass: the fraction of fast-path cases that took it
 	WireBytes int     `json:"wire_bytes"`  // the datagram of one message (payload and headers, compressed in bypass mode)
-	AllocsOp  float64 `json:"allocs_per_op"`
+	AllocsOp  float64 `json:"allocs_per_op"` // everything per message, the harness's frame buffers included
+	// Allocations per message in each step, by the stacks alone (the
+	// harness's buffers for frames on the wire are set aside beforehand).
+	DownAllocs float64 `json:"down_allocs"`
+	UpAllocs   float64 `json:"up_allocs"`
+	RestAllocs float64 `json:"rest_allocs"`
 	Delivered int     `json:"delivered"` // messages the receiver delivered in the measured loop
 	BytesOp   float64 `json:"bytes_per_op"`
 }
@@ -63,21 +68,21 @@ func CodeLatency(size, n int, mode string) CodeResult {
 	payload := make([]byte, size)
 	rx := make([]byte, 0, size+256)
 	wire := 0
-	round := func() (d, u, k time.Duration) {
-		t0 := time.Now()
+	round := func(_ int, at func(step int)) {
+		at(0)
 		a.Inject(stack.Down, stack.Event{Type: stack.ESend, Peer: "b", Msg: stack.NewMsg(payload)})
-		t1 := time.Now()
+		at(1)
 		wire = len(fa.frame)
 		rx = append(rx[:0], fa.frame...)
 		b.Inject(stack.Up, stack.Event{Type: stack.EDeliver, Peer: "a", Msg: stack.Received(rx)})
-		t2 := time.Now()
+		at(2)
 		rx = append(rx[:0], fb.frame...)
 		a.Inject(stack.Up, stack.Event{Type: stack.EDeliver, Peer: "b", Msg: stack.Received(rx)})
-		return t1.Sub(t0), t2.Sub(t1), time.Since(t2)
+		at(3)
 	}
 	before := fb.got
-	r := measure(n, func(int) (d, u, k time.Duration) { return round() })
-	r.Stack, r.Size, r.Mode, r.Delivered = "pt2pt", size, mode, fb.got-before-(n/10+100) // less the warm-up
+	r := measure(n, round)
+	r.Stack, r.Size, r.Mode, r.Delivered = "pt2pt", size, mode, fb.got-before-(n/10+100)-allocRounds(n) // less the warm-up and the allocation pass
 	r.Hits, r.WireBytes = hitRate(a, b), wire
 	return r
 }
@@ -119,18 +124,26 @@ func hitRate(rs ...stack.Runner) float64 {
 
 // measure runs round n/10+100 times to warm up, then n times, and reports
 // the mean time of each of its three steps (less what reading the clock
-// costs) and the allocations per round.
-func measure(n int, round func(i int) (d, u, k time.Duration)) CodeResult {
+// costs) and the allocations per round; then allocRounds(n) more times,
+// counting the allocations of each step. round calls at(0) .. at(3) at the
+// steps' boundaries; what it does before at(0) (setting buffers aside) is
+// in neither count.
+func measure(n int, round func(i int, at func(step int))) CodeResult {
+	nop := func(int) {}
 	for i := 0; i < n/10+100; i++ { // warm up pools and maps
-		round(i)
+		round(i, nop)
 	}
 	var ms0, ms1 runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&ms0)
-	var down, up, ack time.Duration
+	var ts [4]time.Time
+	var sum [3]time.Duration
+	at := func(k int) { ts[k] = time.Now() }
 	for i := 0; i < n; i++ {
-		d, u, k := round(i)
-		down, up, ack = down+d, up+u, ack+k
+		round(i, at)
+		for k := range sum {
+			sum[k] += ts[k+1].Sub(ts[k])
+		}
 	}
 	runtime.ReadMemStats(&ms1)
 	// Subtract what a pair of time.Now calls costs.
@@ -140,9 +153,29 @@ func measure(n int, round func(i int) (d, u, k time.Duration)) CodeResult {
 		over += time.Since(t0)
 	}
 	per := func(d time.Duration) float64 { return max(float64(d-over)/float64(n), 0) }
-	return CodeResult{
-		DownNs: per(down), UpNs: per(up), AckNs: per(ack),
+	r := CodeResult{
+		DownNs: per(sum[0]), UpNs: per(sum[1]), AckNs: per(sum[2]),
 		AllocsOp: float64(ms1.Mallocs-ms0.Mallocs) / float64(n),
 		BytesOp:  float64(ms1.TotalAlloc-ms0.TotalAlloc) / float64(n),
 	}
+	// The allocation pass: ReadMemStats at every boundary (it stops the
+	// world, so not in the timed pass).
+	na := allocRounds(n)
+	var mallocs [4]uint64
+	var allocs [3]uint64
+	var ms runtime.MemStats
+	count := func(k int) { runtime.ReadMemStats(&ms); mallocs[k] = ms.Mallocs }
+	for i := 0; i < na; i++ {
+		round(n+i, count)
+		for k := range allocs {
+			allocs[k] += mallocs[k+1] - mallocs[k]
+		}
+	}
+	r.DownAllocs = float64(allocs[0]) / float64(na)
+	r.UpAllocs = float64(allocs[1]) / float64(na)
+	r.RestAllocs = float64(allocs[2]) / float64(na)
+	return r
 }
+
+// allocRounds is how many rounds measure's allocation pass runs.
+func allocRounds(n int) int { return min(n, 2000) }
