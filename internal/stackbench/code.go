@@ -16,20 +16,20 @@ import (
 type CodeResult struct {
 	Stack     string  `json:"stack"` // "pt2pt" (bottom, pt2pt, top), "mcast4" (top, mnak, pt2pt, bottom) or "vsync" (Total,Membership: 13 layers)
 	Size      int     `json:"size"`
-	Mode      string  `json:"mode"`        // "imperative", "functional" or "bypass" (the imperative stack with Optimize's bypass)
-	DownNs    float64 `json:"down_ns"`     // sender: application to wire
-	UpNs      float64 `json:"up_ns"`       // a receiver: wire to application (vsync: to the total layer, which holds it for its order entry)
-	AckNs     float64 `json:"ack_ns"`      // the rest, per message: acks (vsync: sequencing, order entries, acks at every member)
-	Hits      float64 `json:"bypass_hits"` // bypass: the fraction of fast-path cases that took it
-	WireBytes int     `json:"wire_bytes"`  // the datagram of one message (payload and headers, compressed in bypass mode)
+	Mode      string  `json:"mode"`          // "imperative", "functional" or "bypass" (the imperative stack with Optimize's bypass)
+	DownNs    float64 `json:"down_ns"`       // sender: application to wire
+	UpNs      float64 `json:"up_ns"`         // a receiver: wire to application (vsync: to the total layer, which holds it for its order entry)
+	AckNs     float64 `json:"ack_ns"`        // the rest, per message: acks (vsync: sequencing, order entries, acks at every member)
+	Hits      float64 `json:"bypass_hits"`   // bypass: the fraction of fast-path cases that took it
+	WireBytes int     `json:"wire_bytes"`    // the datagram of one message (payload and headers, compressed in bypass mode)
 	AllocsOp  float64 `json:"allocs_per_op"` // everything per message, the harness's frame buffers included
 	// Allocations per message in each step, by the stacks alone (the
 	// harness's buffers for frames on the wire are set aside beforehand).
 	DownAllocs float64 `json:"down_allocs"`
 	UpAllocs   float64 `json:"up_allocs"`
 	RestAllocs float64 `json:"rest_allocs"`
-	Delivered int     `json:"delivered"` // messages the receiver delivered in the measured loop
-	BytesOp   float64 `json:"bytes_per_op"`
+	Delivered  int     `json:"delivered"` // messages the receiver delivered in the measured loop
+	BytesOp    float64 `json:"bytes_per_op"`
 }
 
 // frameBoundary keeps the last frame a stack put on the wire.
