@@ -68,8 +68,9 @@ type Path struct {
 	Apply func(ev *Event, f *Frame)
 	// Fanout (CastDown): the cast leaves this layer as one ESend per
 	// address, each continuing down the layers' SendDown paths. Apply
-	// returns, in Frame.Keep, the bytes the layer keeps of the message
-	// (its headers above and payload), which the ESends carry.
+	// returns, in Frame.KeepHdr and Frame.KeepBody, what the layer keeps
+	// of the message: the full-format headers of the layers above and the
+	// payload; the ESends carry the payload.
 	Fanout func(ev *Event) []Addr
 	// Loop (CastDown): after the cast went down, the layer delivers a copy
 	// up (self delivery); Loop returns that event (without Msg). The copy
@@ -101,16 +102,18 @@ var Pass = &Path{}
 // the event: its own varying fields and the full-format sizes and bytes of
 // the headers above it.
 type Frame struct {
-	V     []uint64 // the layer's varying fields, in Hdr order
-	Keep  []byte   // Fanout: set by Apply to the bytes the layer keeps
-	p     *composed
-	vars  []uint64
-	layer int
-	plen  int // the payload's length
-	// keep: the bytes a multicast layer (keepAbove) kept of this cast,
-	// its headers above and the payload, shared read-only (loop only)
-	keep      []byte
-	keepAbove int
+	V []uint64 // the layer's varying fields, in Hdr order
+	// Fanout: set by Apply to what the layer keeps (headers above, payload)
+	KeepHdr, KeepBody []byte
+	p                 *composed
+	vars              []uint64
+	layer             int
+	plen              int // the payload's length
+	// keepHdr, keepBody: what a multicast layer (keepAbove) kept of this
+	// cast, shared read-only (loop only; kept says they are set)
+	keepHdr, keepBody []byte
+	kept              bool
+	keepAbove         int
 	// rx: a received datagram taking the up path, which the stack owns;
 	// rxHdr is the length of its header (compressed, or rxFull: the full
 	// format)
@@ -152,37 +155,38 @@ func (f *Frame) AppendHeaders(b []byte, from int) []byte {
 
 // Shared returns, read-only, the full-format headers of the layers from
 // `from` up (relative to the current layer) followed by the payload, if
-// the bypass already holds them in one buffer (a cast delivered back to
-// its sender shares what the multicast layer kept); else nil. A layer that
-// keeps a message can keep this instead of a copy.
+// the bypass already holds them, as hdr followed by body (either may be
+// empty): a cast delivered back to its sender shares what the multicast
+// layer kept, its headers and the sender's payload. Otherwise both are
+// nil. A layer that keeps a message can keep these instead of a copy.
 //
 // A received datagram is such a buffer too (the transport hands it over):
 // in full format the headers are there already; a compressed one gets the
 // full-format headers of the layers from `from` up written where its
-// compressed header was, if they fit.
-func (f *Frame) Shared(from int) []byte {
+// compressed header was, if they fit. It comes back whole, as hdr.
+func (f *Frame) Shared(from int) (hdr, body []byte) {
 	lo := f.layer + from
 	switch {
-	case f.keep != nil:
+	case f.kept:
 		if lo <= f.keepAbove {
-			return nil
+			return nil, nil
 		}
-		return f.keep[f.p.headerLen(f.keepAbove+1)-f.p.headerLen(lo):]
+		return f.keepHdr[f.p.headerLen(f.keepAbove+1)-f.p.headerLen(lo):], f.keepBody
 	case f.rx == nil:
-		return nil
+		return nil, nil
 	case f.rxFull:
-		return f.rx[f.p.headerLen(0)-f.p.headerLen(lo):]
+		return f.rx[f.p.headerLen(0)-f.p.headerLen(lo):], nil
 	}
 	need := f.p.headerLen(lo)
 	if need > f.rxHdr {
-		return nil
+		return nil, nil
 	}
 	at := f.rxHdr - need
 	saved := f.layer
 	f.layer = lo
 	f.AppendHeaders(f.rx[at:at], 0)
 	f.layer = saved
-	return f.rx[at:]
+	return f.rx[at:], nil
 }
 
 // composed is the bypass of one case: a path per layer, bottom first.
@@ -478,15 +482,10 @@ func (bp *Bypass) down(p *composed, ev *Event) bool {
 	if p.loop >= 0 {
 		bp.loopEv = p.paths[p.loop].Loop(ev)
 	}
-	keep := f.Keep
-	f.Keep = nil
-	payload := keep[len(keep)-plen:]
+	keepHdr, payload := f.KeepHdr, f.KeepBody
+	f.KeepHdr, f.KeepBody = nil, nil
 	// The layers above the multicast layer pushed nothing in this form:
-	// their headers are in keep, and in the compressed header.
-	var loopBody []byte
-	if p.loop >= 0 {
-		loopBody = payload
-	}
+	// their headers are in keepHdr, and in the compressed header.
 	ev.Msg.Free()
 	evs := bp.evs
 	for k := range evs {
@@ -497,7 +496,7 @@ func (bp *Bypass) down(p *composed, ev *Event) bool {
 		*e = Event{}
 	}
 	if p.loop >= 0 {
-		bp.loopUp(p, &bp.loopEv, loopBody, keep)
+		bp.loopUp(p, &bp.loopEv, payload, keepHdr)
 		bp.loopEv = Event{}
 	}
 	return true
@@ -537,14 +536,14 @@ func (bp *Bypass) emit(p *composed, ev *Event) {
 
 // loopUp carries the self-delivered copy of a cast up from the loop layer.
 //
-// The copy shares the bytes the multicast layer keeps (keep: the headers
-// above it and the payload) instead of copying them again: they are never
-// written after the cast, and the layers above that keep the cast (gms,
-// for flushes) take their part of them through Frame.Shared. The
-// application must not modify a delivered body (see Node.OnDeliver).
-func (bp *Bypass) loopUp(p *composed, ev *Event, payload, keep []byte) {
+// The copy shares what the multicast layer keeps (keepHdr: the headers
+// above it; the payload, the sender's own buffer) instead of copying it:
+// neither is written after the cast, and the layers above that keep the
+// cast (gms, for flushes) take their part of them through Frame.Shared.
+// The application must not modify a delivered body (see Node.OnDeliver).
+func (bp *Bypass) loopUp(p *composed, ev *Event, payload, keepHdr []byte) {
 	up := p.up
-	bp.frame = Frame{p: up, vars: bp.vars, plen: len(payload), keep: keep, keepAbove: p.mcast}
+	bp.frame = Frame{p: up, vars: bp.vars, plen: len(payload), keepHdr: keepHdr, keepBody: payload, kept: true, keepAbove: p.mcast}
 	if bp.ccpUp(up, p.loop+1, ev) >= 0 {
 		bp.c.loopMiss++
 		ev.Msg = Received(up.fullFormat(bp.vars, p.loop+1, payload))

@@ -85,7 +85,7 @@ type Gms struct {
 	// casts of the current view, per origin rank
 	delivered []uint64
 	base      []uint64   // casts up to base are stable and dropped
-	kept      [][][]byte // kept[o][i] is cast base[o]+1+i (bytes above this layer)
+	kept      [][]gmsKept // kept[o][i] is cast base[o]+1+i
 
 	// view change
 	blocked  bool   // EBlock raised in this view
@@ -108,6 +108,13 @@ type gmsProposal struct {
 	oks     map[stack.Addr]gmsReport
 	rejoin  stack.Addr // a merge: every member rejoins through it afterwards
 }
+
+// gmsKept is a cast kept for flushes: the bytes above this layer, hdr
+// followed by body (the fast path keeps a member's own cast as the
+// headers and payload mnak kept, without copying them).
+type gmsKept struct{ hdr, body []byte }
+
+func (k gmsKept) len() int { return len(k.hdr) + len(k.body) }
 
 type gmsReport struct {
 	delivered []uint64
@@ -154,7 +161,7 @@ func (g *Gms) setView(v *stack.View, now time.Duration) {
 	g.view, g.self = v, v.Rank(g.cfg.Local)
 	g.coord = v.Members[0] // until elect names another
 	n := len(v.Members)
-	g.delivered, g.base, g.kept = make([]uint64, n), make([]uint64, n), make([][][]byte, n)
+	g.delivered, g.base, g.kept = make([]uint64, n), make([]uint64, n), make([][]gmsKept, n)
 	g.maxID = max(g.maxID, v.ID)
 	for a := range g.suspects {
 		if v.Rank(a) < 0 {
@@ -213,6 +220,7 @@ func (g *Gms) Down(ev stack.Event, out stack.Emitter) {
 				break
 			}
 			for g.base[o] < s && len(g.kept[o]) > 0 {
+				g.kept[o][0] = gmsKept{}
 				g.kept[o] = g.kept[o][1:]
 				g.base[o]++
 			}
@@ -297,7 +305,7 @@ func (g *Gms) cast(ev stack.Event, out stack.Emitter) {
 		return
 	}
 	g.delivered[o]++
-	g.kept[o] = append(g.kept[o], ev.Msg.Bytes())
+	g.kept[o] = append(g.kept[o], gmsKept{hdr: ev.Msg.Bytes()})
 	out.Up(ev)
 }
 
@@ -392,8 +400,8 @@ func (g *Gms) report(id uint64) []byte {
 		b = binary.BigEndian.AppendUint64(b, g.base[o])
 		b = binary.BigEndian.AppendUint32(b, uint32(len(g.kept[o])))
 		for _, c := range g.kept[o] {
-			b = binary.BigEndian.AppendUint32(b, uint32(len(c)))
-			b = append(b, c...)
+			b = binary.BigEndian.AppendUint32(b, uint32(c.len()))
+			b = append(append(b, c.hdr...), c.body...)
 		}
 	}
 	return b
@@ -762,10 +770,10 @@ func (g *Gms) FastPath(c stack.Case) *stack.Path {
 			delete(g.probed, ev.Peer)
 			o := g.view.Rank(ev.Peer)
 			g.delivered[o]++
-			b := f.Shared(1)
-			if b == nil {
-				b = ev.Msg.AppendTo(f.AppendHeaders(make([]byte, 0, f.Len()), 1))
+			h, b := f.Shared(1)
+			if h == nil && b == nil {
+				h = ev.Msg.AppendTo(f.AppendHeaders(make([]byte, 0, f.Len()), 1))
 			}
-			g.kept[o] = append(g.kept[o], b)
+			g.kept[o] = append(g.kept[o], gmsKept{h, b})
 		}}
 }

@@ -56,13 +56,65 @@ type Mnak struct {
 	others  []stack.Addr // members but this one: where casts go
 	rank    map[stack.Addr]int
 	// sending
-	sent    uint64   // casts sent; cast n is out[n-1-outBase]
-	out     [][]byte // casts not yet stable, as sent (headers above this layer and payload)
-	outBase uint64   // casts below outBase+1 are stable and dropped
+	sent    uint64    // casts sent; cast n is out[n-1-outBase]
+	out     []mnakOut // casts not yet stable, as sent
+	outBase uint64    // casts below outBase+1 are stable and dropped
 	// receiving, per origin rank
 	in    []mnakIn
 	timer periodic
 	c     struct{ casts, delivered, dups, ooo, naksSent, naksRecv, resent, status, malformed, stranger, stale uint64 }
+}
+
+// mnakOut is a cast kept for retransmission: the headers of the layers
+// above (copied, inline when short) and the payload, not copied: the
+// sender's buffer, which Node.Cast's contract leaves unchanged while the
+// stack holds it. The inline bytes are never overwritten once written (a
+// dropped entry keeps them), so slices of them handed to the layers below
+// and, on the bypass, to the layers above stay valid.
+type mnakOut struct {
+	hlen int
+	hbuf [mnakInline]byte
+	hbig []byte // headers longer than mnakInline
+	body []byte
+}
+
+// mnakInline is how many header bytes an outgoing cast keeps inline.
+const mnakInline = 48
+
+// hdr returns the headers of the layers above, as sent.
+func (o *mnakOut) hdr() []byte {
+	if o.hbig != nil {
+		return o.hbig
+	}
+	return o.hbuf[:o.hlen:o.hlen]
+}
+
+// keep fills o (zero, in place: its inline bytes are where they stay)
+// for a cast whose headers above (hlen bytes) fill appends and whose
+// payload is msg's.
+func (o *mnakOut) keep(hlen int, fill func([]byte) []byte, msg *stack.Msg) {
+	if hlen <= mnakInline {
+		o.hlen = len(fill(o.hbuf[:0]))
+	} else {
+		o.hbig = fill(make([]byte, 0, hlen))
+		o.hlen = len(o.hbig)
+	}
+	switch len(msg.Payload) {
+	case 0:
+	case 1:
+		o.body = msg.Payload[0]
+	default:
+		o.body = make([]byte, 0, msg.Len()-len(msg.Headers()))
+		for _, p := range msg.Payload {
+			o.body = append(o.body, p...)
+		}
+	}
+}
+
+// push appends an empty entry for the next cast and returns it.
+func (m *Mnak) push() *mnakOut {
+	m.out = append(m.out, mnakOut{})
+	return &m.out[len(m.out)-1]
 }
 
 type mnakIn struct {
@@ -133,7 +185,8 @@ func (m *Mnak) Down(ev stack.Event, out stack.Emitter) {
 		if m.self >= 0 && m.self < len(ev.Stable) {
 			upto := min(ev.Stable[m.self], m.sent)
 			for m.outBase < upto {
-				m.out[0] = nil
+				// Keep hbuf's bytes (see mnakOut); drop the references.
+				m.out[0].hbig, m.out[0].body = nil, nil
 				m.out = m.out[1:]
 				m.outBase++
 			}
@@ -151,19 +204,20 @@ func (m *Mnak) cast(ev stack.Event, out stack.Emitter) {
 	}
 	m.sent++
 	m.c.casts++
-	data := ev.Msg.Bytes() // kept until stable; the event's Msg is freed below
+	h := ev.Msg.Headers()
+	o := m.push()
+	o.keep(len(h), func(b []byte) []byte { return append(b, h...) }, ev.Msg)
 	ev.Msg.Free()
-	m.out = append(m.out, data)
 	for i, a := range m.members {
 		if i != m.self {
-			m.emitData(a, m.sent, data, ev.Now, out)
+			m.emitData(a, m.sent, o, ev.Now, out)
 		}
 	}
 	m.arm(ev.Now, out)
 }
 
-func (m *Mnak) emitData(to stack.Addr, seq uint64, data []byte, now time.Duration, out stack.Emitter) {
-	msg := stack.NewMsg(data)
+func (m *Mnak) emitData(to stack.Addr, seq uint64, o *mnakOut, now time.Duration, out stack.Emitter) {
+	msg := stack.NewMsg(o.hdr(), o.body)
 	m.put(msg.Push(mnakHdr), mnakData, seq, 0)
 	out.Down(stack.Event{Type: stack.ESend, Peer: to, Msg: msg, Now: now})
 }
@@ -228,7 +282,7 @@ func (m *Mnak) Up(ev stack.Event, out stack.Emitter) {
 		// Resend what is still buffered of [a, b).
 		for seq := max(a, m.outBase+1); seq < b && seq <= m.sent; seq++ {
 			m.c.resent++
-			m.emitData(ev.Peer, seq, m.out[seq-1-m.outBase], ev.Now, out)
+			m.emitData(ev.Peer, seq, &m.out[seq-1-m.outBase], ev.Now, out)
 		}
 	default:
 		m.c.malformed++
@@ -358,10 +412,9 @@ func (m *Mnak) FastPath(c stack.Case) *stack.Path {
 			Apply: func(ev *stack.Event, f *stack.Frame) {
 				m.sent++
 				m.c.casts++
-				data := f.AppendHeaders(make([]byte, 0, f.Len()), 1)
-				data = ev.Msg.AppendTo(data)
-				m.out = append(m.out, data)
-				f.Keep = data
+				o := m.push()
+				o.keep(f.HeaderLen(1), func(b []byte) []byte { return f.AppendHeaders(b, 1) }, ev.Msg)
+				f.KeepHdr, f.KeepBody = o.hdr(), o.body
 				f.V[0], f.V[1] = m.view, m.sent
 			}}
 	}

@@ -62,12 +62,27 @@ type p2pOut struct {
 	hdr      [112]byte // every header from this layer up, copied (if they fit)
 	hlen     int
 	hbig     []byte // the headers, when longer than hdr
-	p0       []byte // the payload: first part inline, the rest (rare) in more
+	p0, p1   []byte // the payload: two parts inline, the rest (rare) in more
 	more     [][]byte
 	deadline time.Duration
 	rto      time.Duration
 	live     bool // unacknowledged
 	sacked   bool // selectively acknowledged: not retransmitted unless the receiver restarts
+}
+
+// keepPayload refers to the payload's parts (not copied: the sender's
+// buffers stay unchanged until acknowledged).
+func (o *p2pOut) keepPayload(pl [][]byte) {
+	switch len(pl) {
+	case 0:
+	case 1:
+		o.p0 = pl[0]
+	default:
+		o.p0, o.p1 = pl[0], pl[1]
+		if len(pl) > 2 {
+			o.more = slices.Clone(pl[2:])
+		}
+	}
 }
 
 func (o *p2pOut) headers() []byte {
@@ -150,12 +165,7 @@ func (p *Pt2pt) transmit(to stack.Addr, q *p2pPeer, m *stack.Msg, now time.Durat
 	} else {
 		o.hbig = slices.Clone(hs)
 	}
-	if len(m.Payload) > 0 {
-		o.p0 = m.Payload[0]
-		if len(m.Payload) > 1 {
-			o.more = slices.Clone(m.Payload[1:])
-		}
-	}
+	o.keepPayload(m.Payload)
 	o.deadline = now + o.rto
 	q.inflight++
 	p.c.data++
@@ -435,7 +445,7 @@ func (p *Pt2pt) timer(now time.Duration, out stack.Emitter) {
 			if o.deadline <= now {
 				o.rto = min(2*o.rto, p.cfg.MaxRTO)
 				o.deadline = now + o.rto
-				m := stack.NewMsg(o.p0)
+				m := stack.NewMsg(o.p0, o.p1)
 				m.Payload = append(m.Payload, o.more...)
 				hs := o.headers()
 				h := m.Push(len(hs))
@@ -517,12 +527,7 @@ func (p *Pt2pt) fastSend(ev *stack.Event, f *stack.Frame) {
 	} else {
 		o.hbig = f.AppendHeaders(make([]byte, 0, n), 0)
 	}
-	if pl := ev.Msg.Payload; len(pl) > 0 {
-		o.p0 = pl[0]
-		if len(pl) > 1 {
-			o.more = slices.Clone(pl[1:])
-		}
-	}
+	o.keepPayload(ev.Msg.Payload)
 	o.deadline = ev.Now + o.rto
 	q.inflight++
 	p.c.data++
