@@ -84,7 +84,7 @@ type Gms struct {
 
 	// casts of the current view, per origin rank
 	delivered []uint64
-	base      []uint64   // casts up to base are stable and dropped
+	base      []uint64    // casts up to base are stable and dropped
 	kept      [][]gmsKept // kept[o][i] is cast base[o]+1+i
 
 	// view change
