@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"fmt"
 	"sort"
+
+	"strata/journal"
 )
 
 // Directories are B+trees of whole-block nodes keyed by a 64-bit key per
@@ -620,19 +622,32 @@ const mergeBelow = blockSize / 4
 
 // siblings returns, for the node on path at level (not the root), the
 // index j in its parent such that children j and j+1 are the node and its
-// left neighbour (or its right one, for a first child), and the parent.
-// ok is false if the node has no neighbour.
-func (t *tx) siblings(path []pathStep, level int) (j int, parent inner, ok bool, err error) {
+// left neighbour (or its right one, for a first child), the parent, and
+// the two children's blocks, which must both be nodes of kind. ok is false
+// if the node has no neighbour.
+func (t *tx) siblings(dir *inode, path []pathStep, level int, kind byte) (j int, parent inner, lbuf, rbuf *journal.Buf, ok bool, err error) {
 	pbuf, err := t.readBlock(path[level-1].bn)
 	if err != nil {
-		return 0, inner{}, false, err
+		return 0, inner{}, nil, nil, false, err
 	}
 	parent, err = decodeInner(pbuf.Data)
 	if err != nil {
-		return 0, inner{}, false, err
+		return 0, inner{}, nil, nil, false, err
 	}
 	j = max(path[level-1].idx-1, 0)
-	return j, parent, j+1 < len(parent.children), nil
+	if j+1 >= len(parent.children) {
+		return 0, inner{}, nil, nil, false, nil
+	}
+	if lbuf, err = t.readBlock(parent.children[j]); err != nil {
+		return 0, inner{}, nil, nil, false, err
+	}
+	if rbuf, err = t.readBlock(parent.children[j+1]); err != nil {
+		return 0, inner{}, nil, nil, false, err
+	}
+	if nodeKind(lbuf.Data) != kind || nodeKind(rbuf.Data) != kind {
+		return 0, inner{}, nil, nil, false, fmt.Errorf("%w: directory %d: siblings of different kinds in its tree", ErrIO, dir.inum)
+	}
+	return j, parent, lbuf, rbuf, true, nil
 }
 
 // mergeLeaf merges the leaf at the end of path (not the root) with a
@@ -641,20 +656,9 @@ func (t *tx) siblings(path []pathStep, level int) (j int, parent inner, ok bool,
 // Keys do not change, so READDIR cookies stay valid.
 func (t *tx) mergeLeaf(dir *inode, path []pathStep) error {
 	level := len(path) - 1
-	j, parent, ok, err := t.siblings(path, level)
+	j, _, lbuf, rbuf, ok, err := t.siblings(dir, path, level, kindLeaf)
 	if err != nil || !ok {
 		return err
-	}
-	lbuf, err := t.readBlock(parent.children[j])
-	if err != nil {
-		return err
-	}
-	rbuf, err := t.readBlock(parent.children[j+1])
-	if err != nil {
-		return err
-	}
-	if nodeKind(lbuf.Data) != kindLeaf || nodeKind(rbuf.Data) != kindLeaf {
-		return fmt.Errorf("%w: directory %d: leaf beside a non-leaf", ErrIO, dir.inum)
 	}
 	l, err := decodeLeaf(lbuf.Data)
 	if err != nil {
@@ -676,20 +680,9 @@ func (t *tx) mergeLeaf(dir *inode, path []pathStep) error {
 // mergeInner is mergeLeaf for the internal node path[level] (not the
 // root): the separator between the two nodes comes down from the parent.
 func (t *tx) mergeInner(dir *inode, path []pathStep, level int) error {
-	j, parent, ok, err := t.siblings(path, level)
+	j, parent, lbuf, rbuf, ok, err := t.siblings(dir, path, level, kindInternal)
 	if err != nil || !ok {
 		return err
-	}
-	lbuf, err := t.readBlock(parent.children[j])
-	if err != nil {
-		return err
-	}
-	rbuf, err := t.readBlock(parent.children[j+1])
-	if err != nil {
-		return err
-	}
-	if nodeKind(lbuf.Data) != kindInternal || nodeKind(rbuf.Data) != kindInternal {
-		return fmt.Errorf("%w: directory %d: internal node beside a leaf", ErrIO, dir.inum)
 	}
 	l, err := decodeInner(lbuf.Data)
 	if err != nil {
