@@ -53,7 +53,8 @@ const clientBits = 32
 // Paxos is the paxos engine: every register is a single-shot Paxos
 // instance over a replica set, with majority quorums (capture and write
 // take one round trip each; a read takes one, two more if it completes a
-// half-written register). It is safe for concurrent use; its methods never
+// half-written register), each request sent to one majority first (see
+// broadcast). It is safe for concurrent use; its methods never
 // block and call back exactly once, so they also run inside the simulated
 // network's loop.
 type Paxos struct {
