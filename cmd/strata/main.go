@@ -4,20 +4,42 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
 )
 
 func main() {
+	tuneGC()
 	stop := startProfile(os.Getenv("STRATA_CPUPROFILE"))
 	err := rootCmd().Execute()
 	stop()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "strata:", err)
 		os.Exit(1)
+	}
+}
+
+// tuneGC sets the garbage collector for Strata's servers, unless the user
+// set GOGC or GOMEMLIMIT. They keep a small live heap and allocate per
+// message, so with Go's default (collect when the heap doubles) a busy
+// group member spent about a quarter of its CPU collecting. Strata lets
+// the heap grow to five times the live heap (GOGC=400) under a soft limit
+// of a quarter of the machine's memory (the JVM's default maximum heap),
+// near which the collector runs as often as it must.
+func tuneGC() {
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
+	}
+	if os.Getenv("GOMEMLIMIT") == "" {
+		var si unix.Sysinfo_t
+		if unix.Sysinfo(&si) == nil && si.Totalram > 0 {
+			debug.SetMemoryLimit(int64(uint64(si.Totalram) * uint64(si.Unit) / 4))
+		}
 	}
 }
 
