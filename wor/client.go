@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"strata/stack"
@@ -66,6 +67,35 @@ type Paxos struct {
 	hub *notifyHub
 	hmu sync.Mutex
 	h   *replicaHealth
+	// counts, shared by a cluster's engines (nil: the engine's own)
+	counts *QuorumCounts
+}
+
+// QuorumCounts counts what the paxos engines of a client did beyond
+// asking one majority: Requests sent to a majority, how many of them were
+// Hedged (the majority was slow: the rest were asked too) and how many
+// were Widened because a server of the majority failed.
+type QuorumCounts struct {
+	Requests, Hedged, Widened atomic.Uint64
+}
+
+// QuorumStats is a snapshot of QuorumCounts.
+type QuorumStats struct{ Requests, Hedged, Widened uint64 }
+
+func (q *QuorumCounts) snapshot() QuorumStats {
+	return QuorumStats{Requests: q.Requests.Load(), Hedged: q.Hedged.Load(), Widened: q.Widened.Load()}
+}
+
+// QuorumStats reports the engine's counts.
+func (c *Paxos) QuorumStats() QuorumStats { return c.counter().snapshot() }
+
+func (c *Paxos) counter() *QuorumCounts {
+	c.hmu.Lock()
+	defer c.hmu.Unlock()
+	if c.counts == nil {
+		c.counts = &QuorumCounts{}
+	}
+	return c.counts
 }
 
 // conf is the partition and configuration epoch an engine's requests
@@ -117,6 +147,8 @@ func (c *Paxos) broadcast(req request, cb func([]response, error)) {
 	n := len(c.replicas)
 	maj := n/2 + 1
 	h := c.health()
+	counts := c.counter()
+	counts.Requests.Add(1)
 	order := h.order(c.node.Now(), segOf(req.Addr))
 	var mu sync.Mutex
 	var got []response
@@ -131,6 +163,13 @@ func (c *Paxos) broadcast(req request, cb func([]response, error)) {
 		rest := order[sent:]
 		sent = n
 		return rest
+	}
+	// widenOnFailure is widen after a server failed to answer.
+	widenOnFailure := func() []int {
+		if sent < n {
+			counts.Widened.Add(1)
+		}
+		return widen()
 	}
 	send = func(idx []int) {
 		for _, i := range idx {
@@ -166,7 +205,7 @@ func (c *Paxos) broadcast(req request, cb func([]response, error)) {
 				case failed > n-maj:
 					outErr, done = fmt.Errorf("%w (%d of %d failed: %v)", ErrUnavailable, failed, n, err), true
 				case err != nil:
-					more = widen()
+					more = widenOnFailure()
 				}
 				// Decided under the lock: done may change as soon as it is
 				// released.
@@ -191,7 +230,7 @@ func (c *Paxos) broadcast(req request, cb func([]response, error)) {
 				done = done || fire
 				var more []int
 				if !done {
-					more = widen()
+					more = widenOnFailure()
 				}
 				mu.Unlock()
 				if fire {
@@ -211,6 +250,7 @@ func (c *Paxos) broadcast(req request, cb func([]response, error)) {
 				return
 			}
 			now := c.node.Now()
+			counts.Hedged.Add(1)
 			for _, i := range first {
 				if !answered[i] {
 					h.miss(i, now)

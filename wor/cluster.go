@@ -163,7 +163,8 @@ type Cluster struct {
 	engine  string
 	dir     *Paxos
 	*ballots
-	hub *notifyHub // shared by the partitions' engines
+	hub    *notifyHub    // shared by the partitions' engines
+	counts *QuorumCounts // shared by the partitions' paxos engines
 
 	dirServers []string
 
@@ -188,8 +189,8 @@ func NewCluster(node *stack.Node, cfg *ClusterConfig, id uint64, timeout time.Du
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{node: node, timeout: timeout, engine: cfg.Engine, ballots: b, hub: &notifyHub{}}
-	c.dir = &Paxos{node: node, replicas: addrs(cfg.Directory), timeout: timeout, conf: conf{part: DirPart}, ballots: b}
+	c := &Cluster{node: node, timeout: timeout, engine: cfg.Engine, ballots: b, hub: &notifyHub{}, counts: &QuorumCounts{}}
+	c.dir = &Paxos{node: node, replicas: addrs(cfg.Directory), timeout: timeout, conf: conf{part: DirPart}, ballots: b, counts: c.counts}
 	for i, p := range cfg.Partitions {
 		var ep uint32
 		if len(cfg.Epochs) > 0 {
@@ -208,10 +209,14 @@ func (c *Cluster) newRoute(part uint32, pc partConfig) *route {
 	if c.engine == "chain" {
 		e = &Chain{node: c.node, chain: addrs(pc.Servers), timeout: c.timeout, conf: cf, ballots: c.ballots, hub: c.hub}
 	} else {
-		e = &Paxos{node: c.node, replicas: addrs(pc.Servers), timeout: c.timeout, conf: cf, ballots: c.ballots, hub: c.hub}
+		e = &Paxos{node: c.node, replicas: addrs(pc.Servers), timeout: c.timeout, conf: cf, ballots: c.ballots, hub: c.hub, counts: c.counts}
 	}
 	return &route{cfg: pc, eng: e}
 }
+
+// QuorumStats reports what the cluster's paxos engines (the directory's
+// included) did beyond asking one majority (zero for the chain engine).
+func (c *Cluster) QuorumStats() QuorumStats { return c.counts.snapshot() }
 
 // ClusterConfig returns the configuration this client knows, in the
 // file's form (with every partition's current epoch).

@@ -55,6 +55,15 @@ type Client struct {
 // NewClient returns a client over an engine.
 func NewClient(e Engine) *Client { return &Client{e: e, allocated: map[uint64]bool{}} }
 
+// QuorumStats reports the engine's quorum counts, if it keeps them (the
+// paxos engine and a cluster do; see QuorumCounts).
+func (c *Client) QuorumStats() (QuorumStats, bool) {
+	if q, ok := c.e.(interface{ QuorumStats() QuorumStats }); ok {
+		return q.QuorumStats(), true
+	}
+	return QuorumStats{}, false
+}
+
 func wait[T any](ctx context.Context, start func(func(T, error))) (T, error) {
 	type res struct {
 		v   T

@@ -61,13 +61,14 @@ func TestThriftyQuorum(t *testing.T) {
 	var took [40]time.Duration
 	// Sequentially: 20 writes with everyone up, then s1 crashes, 20 more.
 	var before Stats // s2's, at the crash
+	var qBefore QuorumStats
 	var step func(i int)
 	step = func(i int) {
 		if i == 40 {
 			return
 		}
 		if i == 20 {
-			before = servers[2].Stats()
+			before, qBefore = servers[2].Stats(), c.QuorumStats()
 			net.Crash(replicas[1])
 		}
 		write(uint64(i), &took[i], &errs[i])
@@ -79,6 +80,12 @@ func TestThriftyQuorum(t *testing.T) {
 		if err != nil {
 			t.Fatalf("write %d: %v", i, err)
 		}
+	}
+	if qBefore != (QuorumStats{Requests: 40}) {
+		t.Errorf("quorum counts while everyone was up: %+v, want 40 requests and nothing hedged or widened", qBefore)
+	}
+	if q := c.QuorumStats(); q.Requests != 80 || q.Hedged != 1 {
+		t.Errorf("quorum counts after the crash: %+v, want 80 requests, 1 hedged (the first after the crash)", q)
 	}
 	if before.Prepares != 0 || before.Accepts != 0 {
 		t.Errorf("s2 outside the preferred majority got %d prepares and %d accepts while s0 and s1 were up", before.Prepares, before.Accepts)

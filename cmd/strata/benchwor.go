@@ -275,6 +275,7 @@ func worCells(ctx context.Context, progress io.Writer, dir, mode, engine string,
 				if mode == "persistent" {
 					rate = 4000
 				}
+				q0, _ := wc.QuorumStats()
 				r, err := worbench.RunRate(ctx, wc, *seg, op, cl, size, dur, rate)
 				if err != nil {
 					// One failed cell (e.g. a timeout under overload) is
@@ -283,8 +284,13 @@ func worCells(ctx context.Context, progress io.Writer, dir, mode, engine string,
 					continue
 				}
 				r.Engine, r.Mode, r.Round = engine, mode, round
+				hedged := ""
+				if q1, ok := wc.QuorumStats(); ok && q1.Requests > q0.Requests {
+					r.Hedged, r.QuorumRequests = q1.Hedged-q0.Hedged, q1.Requests-q0.Requests
+					hedged = fmt.Sprintf("  hedged %.2f%%", 100*float64(r.Hedged)/float64(r.QuorumRequests))
+				}
 				out = append(out, r)
-				fmt.Fprintf(progress, "round %d %-10s %-5s %-17s size=%-4d clients=%-3d %8.0f ops/s  p50 %7.0f µs  p99 %7.0f µs\n", round, mode, engine, op, size, cl, r.OpsPerSec, r.P50us, r.P99us)
+				fmt.Fprintf(progress, "round %d %-10s %-5s %-17s size=%-4d clients=%-3d %8.0f ops/s  p50 %7.0f µs  p99 %7.0f µs%s\n", round, mode, engine, op, size, cl, r.OpsPerSec, r.P50us, r.P99us, hedged)
 			}
 		}
 	}

@@ -29,6 +29,10 @@ type Result struct {
 	P50us     float64 `json:"p50_us"`
 	P99us     float64 `json:"p99_us"`
 	Round     int     `json:"round"` // 1-based; the comparison cells repeat every round
+	// Strata paxos: requests the engine hedged to the whole replica set
+	// during the cell (warm-up and set-up included), of QuorumRequests
+	Hedged         uint64 `json:"hedged,omitempty"`
+	QuorumRequests uint64 `json:"quorum_requests,omitempty"`
 }
 
 // warmUp is how long the clients run before the measurement starts.
