@@ -616,12 +616,6 @@ func (s *Server) rename(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) 
 		fpre, fpost, tpre, tpost, err = s.fs.Rename(from, fname, to, tname, now())
 	}
 	st := status(err)
-	if errors.Is(err, fs.ErrIncompatible) {
-		// RFC 1813 3.3.14: a target of the other kind, or a non-empty
-		// directory, is NFS3ERR_EXIST (rename(2) would say ENOTDIR,
-		// EISDIR or ENOTEMPTY).
-		st = errExist
-	}
 	w.Uint32(st)
 	if err != nil {
 		fa, faErr := s.fs.GetAttr(from)

@@ -40,6 +40,14 @@ func TestStatusMapping(t *testing.T) {
 			t.Errorf("status(%v) = %d, want %d", err, got, c.want)
 		}
 	}
+	// A rename target that cannot be replaced: EXIST, whichever of
+	// NOTDIR, ISDIR or NOTEMPTY it also wraps (fs.Rename's form).
+	for _, kind := range []error{fs.ErrNotDir, fs.ErrIsDir, fs.ErrNotEmpty} {
+		err := fmt.Errorf("%w (%w): %q", kind, fs.ErrIncompatible, "b")
+		if got := status(err); got != errExist {
+			t.Errorf("status(%v) = %d, want NFS3ERR_EXIST", err, got)
+		}
+	}
 	if errMLink != 31 || errExist != 17 {
 		t.Fatalf("NFS3ERR_MLINK is 31 and NFS3ERR_EXIST 17 in RFC 1813, not %d and %d", errMLink, errExist)
 	}

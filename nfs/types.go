@@ -105,6 +105,11 @@ func status(err error) uint32 {
 		return errNoEnt
 	case errors.Is(err, fs.ErrExist):
 		return errExist
+	case errors.Is(err, fs.ErrIncompatible):
+		// RFC 1813 3.3.14: a rename target of the other kind, or a
+		// non-empty directory, is NFS3ERR_EXIST (rename(2) would say
+		// ENOTDIR, EISDIR or ENOTEMPTY, which the error also wraps).
+		return errExist
 	case errors.Is(err, fs.ErrNotDir):
 		return errNotDir
 	case errors.Is(err, fs.ErrIsDir):

@@ -87,15 +87,9 @@ func (q *QuorumCounts) snapshot() QuorumStats {
 }
 
 // QuorumStats reports the engine's counts.
-func (c *Paxos) QuorumStats() QuorumStats { return c.counter().snapshot() }
-
-func (c *Paxos) counter() *QuorumCounts {
-	c.hmu.Lock()
-	defer c.hmu.Unlock()
-	if c.counts == nil {
-		c.counts = &QuorumCounts{}
-	}
-	return c.counts
+func (c *Paxos) QuorumStats() QuorumStats {
+	_, counts := c.quorumState()
+	return counts.snapshot()
 }
 
 // conf is the partition and configuration epoch an engine's requests
@@ -146,8 +140,7 @@ func NewPaxos(node *stack.Node, replicas []stack.Addr, id uint64, timeout time.D
 func (c *Paxos) broadcast(req request, cb func([]response, error)) {
 	n := len(c.replicas)
 	maj := n/2 + 1
-	h := c.health()
-	counts := c.counter()
+	h, counts := c.quorumState()
 	counts.Requests.Add(1)
 	order := h.order(c.node.Now(), segOf(req.Addr))
 	var mu sync.Mutex
@@ -287,13 +280,18 @@ const (
 	suspectFor = time.Second
 )
 
-func (c *Paxos) health() *replicaHealth {
+// quorumState returns the engine's replica health and counts, made on
+// first use (engines are built as literals in several places).
+func (c *Paxos) quorumState() (*replicaHealth, *QuorumCounts) {
 	c.hmu.Lock()
 	defer c.hmu.Unlock()
-	if c.h == nil || c.h.n != len(c.replicas) {
+	if c.h == nil {
 		c.h = &replicaHealth{n: len(c.replicas), suspect: make([]time.Duration, len(c.replicas))}
 	}
-	return c.h
+	if c.counts == nil {
+		c.counts = &QuorumCounts{}
+	}
+	return c.h, c.counts
 }
 
 // order returns the replicas' indices, the segment's rotation, with the
@@ -348,10 +346,10 @@ func (h *replicaHealth) hedge(timeout time.Duration) time.Duration {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	d := max(minHedge, hedgeTimes*h.latency)
-	if !h.haveLat && timeout > 0 {
-		d = max(minHedge, timeout/4) // nothing measured yet: be patient
-	}
 	if timeout > 0 {
+		if !h.haveLat {
+			d = max(minHedge, timeout/4) // nothing measured yet: be patient
+		}
 		d = min(d, timeout/2)
 	}
 	return d

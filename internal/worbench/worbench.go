@@ -59,7 +59,10 @@ func RunRate(ctx context.Context, c *wor.Client, seg uint64, op string, clients,
 		return res, err
 	}
 	value := make([]byte, size)
+	// Each client has perClient registers of the segment: the first half
+	// for pre-captured writes, the second for capture+write.
 	const perClient = 1 << 16
+	const half = perClient / 2
 	// Reads need written registers; pre-captured writes need captures.
 	prefill := 64
 	const precaptureBatch = 256
@@ -82,7 +85,7 @@ func RunRate(ctx context.Context, c *wor.Client, seg uint64, op string, clients,
 			// server), captured ahead, outside timing, a batch at a time.
 			// (at most maxRate writes/s, warm-up included), in batches of
 			// 256 registers.
-			n := min(int(float64(maxRate)*(d+warmUp).Seconds())/clients+precaptureBatch, 1<<15)
+			n := min(int(float64(maxRate)*(d+warmUp).Seconds())/clients+precaptureBatch, half)
 			for i := 0; i < n; i += precaptureBatch {
 				end := min(i+precaptureBatch, n)
 				cid, err := c.SegCapture(ctx, seg, base+uint64(i), base+uint64(end))
@@ -111,7 +114,7 @@ func RunRate(ctx context.Context, c *wor.Client, seg uint64, op string, clients,
 				case "read":
 					_, err = c.Read(ctx, seg, base+uint64(i%prefill))
 				case "capture+write":
-					off := base + 1<<15 + uint64(i%(1<<15))
+					off := base + half + uint64(i%half)
 					var cid wor.CaptureID
 					if cid, err = c.Capture(ctx, seg, off); err == nil {
 						err = c.Write(ctx, seg, off, value, cid)
@@ -121,7 +124,7 @@ func RunRate(ctx context.Context, c *wor.Client, seg uint64, op string, clients,
 						// A client faster than the estimate: capture another
 						// batch now. It is timed (one capture per batch of
 						// writes, counted against Strata).
-						end := min(i+precaptureBatch, 1<<15)
+						end := min(i+precaptureBatch, half)
 						if i >= end {
 							errs <- fmt.Errorf("ran out of registers for pre-captured writes after %d writes", i)
 							return

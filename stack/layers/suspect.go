@@ -54,11 +54,7 @@ var SuspectSpec = stack.Spec{
 func NewSuspect(cfg stack.Config) *Suspect {
 	cfg = cfg.WithDefaults()
 	s := &Suspect{cfg: cfg}
-	members := cfg.Members
-	if len(members) == 0 {
-		members = []stack.Addr{cfg.Local}
-	}
-	s.install(&stack.View{ID: 1, Members: members}, 0)
+	s.install(initialView(cfg), 0)
 	return s
 }
 
