@@ -120,6 +120,14 @@ func crashIteration(t *testing.T, seed uint64) string {
 			break
 		}
 	}
+	intermediate := false
+	for _, p := range r.partials {
+		// The intermediate steps of an operation after the last durable
+		// one (a durable operation's own steps precede it).
+		if match < 0 && p.step > lastDurable && p.dump == got {
+			match, intermediate = p.step, true
+		}
+	}
 	if match < 0 {
 		for k := lastDurable - 1; k >= 0; k-- {
 			if snaps[k] == got {
@@ -134,6 +142,9 @@ func crashIteration(t *testing.T, seed uint64) string {
 		fail("create after crash: %v", err)
 	}
 	mustCheck(t, f2)
+	if intermediate {
+		how += ", recovered an intermediate step"
+	}
 	if midOp {
 		return "crash " + how
 	}

@@ -269,7 +269,10 @@ type FS struct {
 	hashMask uint64 // tests narrow the name hash to force collisions
 	linkMax  uint32 // MaxLinks; tests lower it
 	innerMax int    // keys per internal directory node before it splits (maxInternalN; tests lower it for deep trees)
-	stepHook func() // tests: called after each intermediate step of a split operation
+	// stepHook (tests) runs after each intermediate step of a split
+	// operation with its progress: the bytes of a Write applied so far, the
+	// size a truncation has reached; 0 for the freeing of a removed file.
+	stepHook func(progress uint64)
 
 	// freed maps data blocks freed by operations that may not be durable
 	// yet to those operations' commit positions. Such a block may be
@@ -320,9 +323,9 @@ func (f *FS) directOK(bn uint64) bool {
 }
 
 // stepDone runs after an intermediate step of a split operation commits.
-func (f *FS) stepDone() {
+func (f *FS) stepDone(progress uint64) {
 	if f.stepHook != nil {
-		f.stepHook()
+		f.stepHook(progress)
 	}
 }
 

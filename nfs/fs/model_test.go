@@ -123,6 +123,30 @@ type runner struct {
 	stableWrite        bool // the step was a stable write
 	maxOffset          uint64
 	stats              map[string]int // successful operations by kind
+	// partials (crash mode) holds the model's states after the
+	// intermediate steps of split operations (a big Write applied in
+	// chunks, a truncation in steps): a crash may recover one of them.
+	partials []partialState
+}
+
+// partialState is the model after an intermediate step of operation step.
+type partialState struct {
+	step int
+	dump string
+}
+
+// onSteps makes the file system report the intermediate steps of the next
+// operation to apply, which applies progress to the model (crash mode
+// only); the returned function stops it.
+func (r *runner) onSteps(apply func(progress uint64)) func() {
+	if !r.crash {
+		return func() {}
+	}
+	r.f.stepHook = func(p uint64) {
+		apply(p)
+		r.partials = append(r.partials, partialState{r.step, r.modelDump()})
+	}
+	return func() { r.f.stepHook = nil }
 }
 
 func newRunner(t testing.TB, f *FS, seed uint64) *runner {
@@ -516,7 +540,14 @@ func (r *runner) opWrite() {
 	case off+uint64(len(data)) > MaxFileSize:
 		want = ErrFBig
 	}
+	// The chunks of a split write land in file order; the model takes each
+	// prefix as it is reported (the whole write follows on success).
+	stop := r.onSteps(func(p uint64) {
+		n.write(off, data[:p])
+		n.mtime, n.ctime = now, now
+	})
 	_, a, err := r.f.Write(n.h, off, data, stable, now)
+	stop()
 	if !r.errOK(fmt.Sprintf("write %d+%d", off, len(data)), want, err) {
 		return
 	}
@@ -575,7 +606,10 @@ func (r *runner) opSetAttr() {
 		}
 		guard = &g
 	}
+	// A truncation in steps lowers only the size until its last step.
+	stop := r.onSteps(func(p uint64) { n.truncate(p) })
 	_, _, err := r.f.SetAttr(n.h, sa, guard, now)
+	stop()
 	if !r.errOK("setattr", want, err) {
 		return
 	}

@@ -128,7 +128,7 @@ func (f *FS) setAttrLocked(h Handle, sa SetAttr, guard *Time, now Time) (WCC, At
 					}
 					return pre, Attr{}, err
 				}
-				f.stepDone()
+				f.stepDone(ip.size)
 				continue
 			}
 			if r := target % blockSize; r != 0 {
@@ -416,7 +416,7 @@ func (f *FS) Write(h Handle, off uint64, data []byte, stable bool, now Time) (WC
 			return pre, Attr{}, err
 		}
 		if pos < len(data) {
-			f.stepDone()
+			f.stepDone(uint64(pos))
 		}
 	}
 	return pre, attr, nil
@@ -865,7 +865,7 @@ func (f *FS) reclaimLocked(inum Inum, slot int) error {
 		if done {
 			return nil
 		}
-		f.stepDone()
+		f.stepDone(0)
 	}
 }
 

@@ -172,7 +172,7 @@ func TestCrashBigTruncate(t *testing.T) {
 		pick := func(int, uint64, int) int { return 0 } // only what is durable
 		if it%4 < 2 {
 			// Crash images after random intermediate steps.
-			f.stepHook = func() {
+			f.stepHook = func(uint64) {
 				if rng.IntN(4) == 0 {
 					if err := f.Flush(); err != nil {
 						t.Error(err)
