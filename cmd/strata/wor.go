@@ -289,7 +289,7 @@ func worPutCmd() *cobra.Command {
 	var timeout time.Duration
 	c := &cobra.Command{
 		Use:   "put SEG OFF VALUE",
-		Short: "Capture and write a register; reports the value it already held, if any",
+		Short: "Capture and write a register; exits 1 if it already held another value (printed)",
 		Args:  cobra.ExactArgs(3),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			seg, off, err := parseSegOff(args)
@@ -309,7 +309,11 @@ func worPutCmd() *cobra.Command {
 						return nil
 					case errors.As(err, &we):
 						fmt.Fprintf(cmd.OutOrStdout(), "already written: %d/%d = %q\n", seg, off, we.Value)
-						return nil
+						if string(we.Value) == args[2] {
+							return nil // a retried put: the value asked for is the one chosen
+						}
+						// Scripts must see that their value was not written.
+						return fmt.Errorf("put %d/%d: %w", seg, off, wor.ErrWritten)
 					case errors.Is(err, wor.ErrPreempted) && attempt < 5:
 						continue
 					default:
