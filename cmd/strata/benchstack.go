@@ -27,7 +27,7 @@ func benchStackCmd() *cobra.Command {
 	var (
 		quick, asJSON, noJGroups bool
 		codeOnly                 bool
-		pin                      bool
+		pin                      string
 		n, size, rounds, codeN   int
 		callersFlag, transports  string
 		serveStrata, serveRaw    string
@@ -52,11 +52,16 @@ func benchStackCmd() *cobra.Command {
    concurrent callers. Each server runs in its own process; the clients run
    in this one. Rounds alternate the order of the systems.
 
-   With --pin every system gets one core per side: the
-   clients (this process, or JGroups' sending JVM) run on CPU 0 only and
-   the server process (Strata's, the raw echo, JGroups' answering JVM) on
-   CPU 1 only, so a Go process runs with GOMAXPROCS 1 and a JVM sizes its
-   pools for one CPU. Without it every process may use every core.
+   Placement (--pin), the same for every system: none (default: every
+   process may use every core); split: the clients (this
+   process, or JGroups' sending JVM) on CPU 0 only and the server process
+   (Strata's, the raw echo, JGroups' answering JVM) on CPU 1 only; shared:
+   clients and servers all on CPU 0. A pinned Go process runs with
+   GOMAXPROCS 1 and a JVM sizes its pools for one CPU. On a VM, a wake-up
+   that crosses vCPUs can cost more than the whole software path of a
+   round trip, so the placement decides much of a one-caller round trip:
+   shared measures the software path, split the cross-CPU wake-ups, none
+   whatever the scheduler does.
 
 Ratios are oriented so that > 1 means Strata is better.`,
 		Args: cobra.NoArgs,
@@ -97,11 +102,17 @@ Ratios are oriented so that > 1 means Strata is better.`,
 				return fmt.Errorf("--n >= 100, --size >= 1, --rounds >= 1 and --code-n >= 1000 are required")
 			}
 			cpus := []int{-1, -1}
-			if pin {
+			switch pin {
+			case "", "none":
+			case "split":
 				if runtime.NumCPU() < 2 {
-					return fmt.Errorf("--pin needs 2 CPUs, this machine has %d (drop --pin)", runtime.NumCPU())
+					return fmt.Errorf("--pin split needs 2 CPUs, this machine has %d (use --pin shared)", runtime.NumCPU())
 				}
 				cpus = []int{0, 1}
+			case "shared":
+				cpus = []int{0, 0}
+			default:
+				return fmt.Errorf("--pin: unknown placement %q (want none, split or shared)", pin)
 			}
 			return runStackBench(ctx, cmd, asJSON, !noJGroups, codeOnly, n, size, rounds, codeN, callers, kinds, cpus)
 		},
@@ -111,7 +122,7 @@ Ratios are oriented so that > 1 means Strata is better.`,
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
 	f.BoolVar(&codeOnly, "code-only", false, "only the code-latency cells (no processes, no network)")
 	f.BoolVar(&noJGroups, "no-jgroups", false, "skip the JGroups peer (needs java and Maven Central)")
-	f.BoolVar(&pin, "pin", false, "clients on CPU 0, servers on CPU 1, for every system (needs 2 CPUs and taskset)")
+	f.StringVar(&pin, "pin", "none", "placement for every system: none; split (clients on CPU 0, servers on CPU 1); shared (clients and servers on CPU 0); needs taskset")
 	f.IntVar(&n, "n", 100000, "calls per cell")
 	f.IntVar(&size, "size", 100, "request bytes")
 	f.IntVar(&rounds, "rounds", 3, "rounds")
@@ -303,7 +314,11 @@ func runStackBench(ctx context.Context, cmd *cobra.Command, asJSON, jg, codeOnly
 			return fmt.Errorf("%w (drop --pin)", err)
 		}
 		defer restore()
-		rep.Peer["pinning"] = fmt.Sprintf("clients on CPU %d, servers on CPU %d", cpus[0], cpus[1])
+		placement := "split"
+		if cpus[0] == cpus[1] {
+			placement = "shared"
+		}
+		rep.Peer["pinning"] = fmt.Sprintf("%s: clients on CPU %d, servers on CPU %d", placement, cpus[0], cpus[1])
 	}
 	for r := 0; r < rounds; r++ {
 		for _, kind := range kinds {
