@@ -107,6 +107,11 @@ before one.`,
 				return err
 			}
 			defer j.Close()
+			defer func() {
+				st := j.Stats()
+				log.Info("journal at shutdown", "records", st.Records, "barriers", st.Barriers, "logged_blocks", st.LoggedBlks,
+					"absorbed", st.Absorbed, "installed", st.Installed, "logger_busy", st.LogBusy)
+			}()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			srv := nfs.NewServer(f, export, log)
