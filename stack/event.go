@@ -47,10 +47,11 @@ const (
 	ERequest                  // up: RPC request from Peer (answer with EResponse)
 	EResponse                 // down: RPC response to Peer for ID
 	EElect                    // up: Peer coordinates the current view (the elect layer, after a suspicion or view)
+	EFlush                    // down: the node is about to stop: send what is owed now (pt2pt's delayed acks)
 )
 
 var typeNames = [...]string{"", "Send", "Cast", "Leave", "TimerReq", "Call", "Cancel", "Deliver", "Timer",
-	"Reply", "Suspect", "View", "Block", "Stable", "Exit", "Request", "Response", "Elect"}
+	"Reply", "Suspect", "View", "Block", "Stable", "Exit", "Request", "Response", "Elect", "Flush"}
 
 func (t Type) String() string {
 	if int(t) < len(typeNames) && t != 0 {

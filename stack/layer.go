@@ -62,15 +62,20 @@ type Counted interface {
 
 // Config holds every layer's parameters; zero fields take defaults.
 type Config struct {
-	Local      Addr
-	Epoch      uint64        // incarnation: must grow across restarts of Local (e.g. start time)
-	MTU        int           // largest datagram the transport carries (bytes)
-	Window     int           // pt2pt: messages in flight per peer
-	RTO        time.Duration // pt2pt: first retransmission timeout
-	MaxRTO     time.Duration // pt2pt: backoff cap
-	AckDelay   time.Duration // pt2pt: how long an ack may wait for data to ride on (<0: never wait)
-	Credit     int           // pt2ptw: bytes a sender may have unconsumed at a peer
-	RPCTimeout time.Duration // rpc: default when the caller's context has no deadline
+	Local    Addr
+	Epoch    uint64        // incarnation: must grow across restarts of Local (e.g. start time)
+	MTU      int           // largest datagram the transport carries (bytes)
+	Window   int           // pt2pt: messages in flight per peer
+	RTO      time.Duration // pt2pt: first retransmission timeout
+	MaxRTO   time.Duration // pt2pt: backoff cap
+	AckDelay time.Duration // pt2pt: how long an ack may wait for data to ride on (<0: never wait)
+	// PeerTimeout (pt2pt): a peer that acknowledges nothing for this long
+	// while messages to it are unacknowledged is given up on (they are
+	// dropped and counted); one silent for twice as long with nothing in
+	// flight either way is forgotten. <0: never.
+	PeerTimeout time.Duration
+	Credit      int           // pt2ptw: bytes a sender may have unconsumed at a peer
+	RPCTimeout  time.Duration // rpc: default when the caller's context has no deadline
 	// Group layers.
 	Members     []Addr        // the view: every member lists the same addresses in the same order
 	StatusEvery time.Duration // mnak: status and nak interval
@@ -99,6 +104,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.AckDelay == 0 {
 		c.AckDelay = time.Millisecond
+	}
+	if c.PeerTimeout == 0 {
+		c.PeerTimeout = time.Minute
 	}
 	if c.Credit == 0 {
 		c.Credit = 256 << 10

@@ -253,9 +253,14 @@ func (n *Node) AfterFunc(d time.Duration, f func()) (stop func() bool) {
 	return n.clock.AfterFunc(d, f)
 }
 
-// Close stops the node: pending calls fail with ErrClosed, timers stop,
-// the transport closes.
+// Close stops the node: the stack sends what it owes (EFlush: delayed
+// acknowledgements), pending calls fail with ErrClosed, timers stop, the
+// transport closes.
 func (n *Node) Close() error {
+	// What the stack owes its peers goes first (best effort: frames another
+	// goroutine is sending at this moment may leave after the transport
+	// closes, and are lost).
+	n.inject(Down, Event{Type: EFlush})
 	n.mu.Lock()
 	if n.closed {
 		n.mu.Unlock()

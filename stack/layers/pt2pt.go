@@ -24,6 +24,16 @@ import (
 // (a request's ack travels with its response); otherwise a bare ack goes
 // after Config.AckDelay, or at once for every 8th message, a duplicate or
 // a gap.
+//
+// Peers come and go (every short-lived client is a new address): a peer
+// that acknowledges nothing for Config.PeerTimeout while messages to it
+// are unacknowledged is given up on: they are dropped (counted as
+// abandoned) and the window's base moves past them, so that the peer, if
+// it comes back, resumes after them. A peer silent for twice that with
+// nothing in flight either way is forgotten altogether; a peer met again
+// later starts its sequence numbers above every number used with a
+// forgotten one, which a receiver that still remembers this sender takes
+// as a jump of its base.
 const (
 	p2pData   = 1
 	p2pAck    = 2
@@ -52,7 +62,14 @@ type Pt2pt struct {
 	// peers are never removed from the map)
 	memoA stack.Addr
 	memoQ *p2pPeer
-	c     struct{ data, retrans, acksSent, acksRecv, delivered, dups, ooo, malformed, stalls, stale uint64 }
+	// seqFloor is above every sequence number used with a forgotten peer;
+	// swept is when forgotten peers were last looked for.
+	seqFloor uint64
+	swept    time.Duration
+	c        struct {
+		data, retrans, acksSent, acksRecv, delivered, dups, ooo, malformed, stalls, stale uint64
+		abandoned, forgotten                                                              uint64
+	}
 }
 
 // p2pOut is a message in flight, kept for retransmission. It lives in the
@@ -95,11 +112,14 @@ func (o *p2pOut) headers() []byte {
 type p2pPeer struct {
 	// sending
 	nextSeq   uint64
-	base      uint64       // lowest unacknowledged seq
-	win       []p2pOut     // ring of in-flight messages: seq s at win[s % len(win)]
-	inflight  int          // live entries in win
-	queue     []*stack.Msg // waiting for window space
-	peerEpoch uint64       // the receiver's incarnation, from its acks
+	base      uint64        // lowest unacknowledged seq
+	win       []p2pOut      // ring of in-flight messages: seq s at win[s % len(win)]
+	inflight  int           // live entries in win
+	queue     []*stack.Msg  // waiting for window space
+	peerEpoch uint64        // the receiver's incarnation, from its acks
+	owedSince time.Duration // when the oldest unacknowledged message was sent, or an ack last freed some
+	heard     time.Duration // when a datagram from the peer last arrived
+	used      time.Duration // when the peer was last sent to or heard from
 	// receiving
 	ackDue   bool          // something arrived that the peer has not seen acknowledged
 	ackAt    time.Duration // when a bare ack goes if no data carries it first
@@ -127,13 +147,28 @@ func NewPt2pt(cfg stack.Config) *Pt2pt {
 func (p *Pt2pt) peer(a stack.Addr) *p2pPeer {
 	q := p.peers[a]
 	if q == nil {
-		q = &p2pPeer{win: make([]p2pOut, 16), ooo: map[uint64]*stack.Msg{}}
+		q = &p2pPeer{win: make([]p2pOut, 16), ooo: map[uint64]*stack.Msg{}, nextSeq: p.seqFloor, base: p.seqFloor}
 		p.peers[a] = q
 	}
 	return q
 }
 
 func (p *Pt2pt) Down(ev stack.Event, out stack.Emitter) {
+	if ev.Type == stack.EFlush {
+		// The node stops: delayed acknowledgements go now, or the peers
+		// would retransmit to an address nobody reads until PeerTimeout
+		// (a client process that exits right after its last reply).
+		addrs := make([]stack.Addr, 0, len(p.peers))
+		for a, q := range p.peers {
+			if q.ackDue {
+				addrs = append(addrs, a)
+			}
+		}
+		slices.Sort(addrs)
+		for _, a := range addrs {
+			p.sendAck(a, p.peers[a], ev.Now, out)
+		}
+	}
 	if ev.Type != stack.ESend {
 		out.Down(ev)
 		return
@@ -167,7 +202,11 @@ func (p *Pt2pt) transmit(to stack.Addr, q *p2pPeer, m *stack.Msg, now time.Durat
 	}
 	o.keepPayload(m.Payload)
 	o.deadline = now + o.rto
+	if q.inflight == 0 {
+		q.owedSince = now
+	}
 	q.inflight++
+	q.used = now
 	p.c.data++
 	out.Down(stack.Event{Type: stack.ESend, Peer: to, Msg: m, Now: now})
 	if !p.timerSet || o.deadline < p.timerAt {
@@ -226,6 +265,7 @@ func (p *Pt2pt) receive(ev stack.Event, out stack.Emitter) {
 	seq := binary.BigEndian.Uint64(h[9:])
 	base := binary.BigEndian.Uint64(h[17:])
 	q := p.peer(ev.Peer)
+	q.heard, q.used = ev.Now, ev.Now
 	if ackEpoch := binary.BigEndian.Uint64(h[25:]); ackEpoch != 0 {
 		p.ack(ev.Peer, q, ackEpoch, binary.BigEndian.Uint64(h[33:]), binary.BigEndian.Uint64(h[41:]), from, ev.Now, out)
 	}
@@ -327,6 +367,39 @@ func (p *Pt2pt) flushReady(from stack.Addr, now time.Duration, out stack.Emitter
 	p.ready = ready[:0]
 }
 
+// sweep gives up on peers that owe acknowledgements for longer than
+// PeerTimeout and forgets peers silent for twice that with nothing in
+// flight. The outcome does not depend on the map's order.
+func (p *Pt2pt) sweep(now time.Duration) {
+	p.swept = now
+	pt := p.cfg.PeerTimeout
+	for a, q := range p.peers {
+		if (q.inflight > 0 || len(q.queue) > 0) && now-max(q.heard, q.owedSince) > pt {
+			for s := q.base; s < q.nextSeq; s++ {
+				if q.out(s) != nil {
+					q.drop(s)
+					p.c.abandoned++
+				}
+			}
+			for i, m := range q.queue {
+				m.Free()
+				q.queue[i] = nil
+				p.c.abandoned++
+			}
+			q.queue = q.queue[:0:0]
+			q.base = q.nextSeq
+		}
+		if q.inflight == 0 && len(q.queue) == 0 && len(q.ooo) == 0 && !q.ackDue && now-q.used > 2*pt {
+			p.seqFloor = max(p.seqFloor, q.nextSeq)
+			delete(p.peers, a)
+			if p.memoQ == q {
+				p.memoA, p.memoQ = "", nil
+			}
+			p.c.forgotten++
+		}
+	}
+}
+
 // fillAck writes the base and the acknowledgement fields of a header for q.
 func (p *Pt2pt) fillAck(h []byte, q *p2pPeer) {
 	binary.BigEndian.PutUint64(h[17:], q.base)
@@ -389,6 +462,9 @@ func (p *Pt2pt) ack(from stack.Addr, q *p2pPeer, epoch, cum, sack, repoch uint64
 			out.Down(stack.Event{Type: stack.ETimerReq, Time: now, Now: now})
 		}
 	}
+	if cum > q.base {
+		q.owedSince = now
+	}
 	q.acked(cum, sack)
 	for len(q.queue) > 0 && q.nextSeq-q.base < uint64(p.cfg.Window) {
 		m := q.queue[0]
@@ -419,6 +495,9 @@ func (q *p2pPeer) acked(cum, sack uint64) {
 }
 
 func (p *Pt2pt) timer(now time.Duration, out stack.Emitter) {
+	if pt := p.cfg.PeerTimeout; pt > 0 && now-p.swept >= pt/4 {
+		p.sweep(now)
+	}
 	next := time.Duration(-1)
 	// Visit peers and sequence numbers in order so that runs replay exactly.
 	addrs := make([]stack.Addr, 0, len(p.peers))
@@ -459,6 +538,12 @@ func (p *Pt2pt) timer(now time.Duration, out stack.Emitter) {
 			}
 		}
 	}
+	if pt := p.cfg.PeerTimeout; pt > 0 && len(p.peers) > 0 {
+		// Wake to forget idle peers even when nothing else is due.
+		if at := p.swept + pt/4; next < 0 || at < next {
+			next = at
+		}
+	}
 	p.timerSet = false
 	if next >= 0 {
 		p.timerSet, p.timerAt = true, next
@@ -470,7 +555,8 @@ func (p *Pt2pt) timer(now time.Duration, out stack.Emitter) {
 func (p *Pt2pt) Counters() []stack.Counter {
 	return []stack.Counter{stack.C("data_sent", p.c.data), stack.C("retransmissions", p.c.retrans), stack.C("acks_sent", p.c.acksSent),
 		stack.C("acks_received", p.c.acksRecv), stack.C("delivered", p.c.delivered), stack.C("duplicates", p.c.dups),
-		stack.C("out_of_order", p.c.ooo), stack.C("malformed", p.c.malformed), stack.C("window_stalls", p.c.stalls), stack.C("stale", p.c.stale)}
+		stack.C("out_of_order", p.c.ooo), stack.C("malformed", p.c.malformed), stack.C("window_stalls", p.c.stalls), stack.C("stale", p.c.stale),
+		stack.C("abandoned", p.c.abandoned), stack.C("peers_forgotten", p.c.forgotten)}
 }
 
 // pt2ptDataFields is a data message's header: everything but the kind
@@ -529,7 +615,11 @@ func (p *Pt2pt) fastSend(ev *stack.Event, f *stack.Frame) {
 	}
 	o.keepPayload(ev.Msg.Payload)
 	o.deadline = ev.Now + o.rto
+	if q.inflight == 0 {
+		q.owedSince = ev.Now
+	}
 	q.inflight++
+	q.used = ev.Now
 	p.c.data++
 }
 
@@ -549,8 +639,12 @@ func (p *Pt2pt) fastRecvCCP(ev *stack.Event, f *stack.Frame) bool {
 
 func (p *Pt2pt) fastRecv(ev *stack.Event, f *stack.Frame) {
 	q := p.known(ev.Peer)
+	q.heard, q.used = ev.Now, ev.Now
 	if v := f.V; v[3] != 0 {
 		p.c.acksRecv++
+		if v[4] > q.base {
+			q.owedSince = ev.Now
+		}
 		q.acked(v[4], v[5])
 	}
 	q.next++

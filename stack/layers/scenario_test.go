@@ -102,6 +102,8 @@ func parseConfig(fields []string) (string, stack.Config, error) {
 			cfg.RTO, err = time.ParseDuration(v)
 		case "maxrto":
 			cfg.MaxRTO, err = time.ParseDuration(v)
+		case "peertimeout":
+			cfg.PeerTimeout, err = time.ParseDuration(v)
 		case "local":
 			cfg.Local = stack.Addr(v)
 		case "members":
@@ -173,6 +175,8 @@ func parseIn(rest string, now time.Duration) (stack.Dir, stack.Event, error) {
 		ev.Type = stack.EBlock
 	case "exit":
 		ev.Type = stack.EExit
+	case "flush":
+		ev.Type = stack.EFlush
 	case "view":
 		if len(f) < 4 {
 			return 0, ev, fmt.Errorf("view needs an ID and members")
