@@ -30,7 +30,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -126,11 +125,6 @@ type WAL struct {
 	closing     bool
 	logWaiting  bool // the logger waits for ring space
 	appWaiting  int  // MemAppend calls waiting for memory
-	// Group-commit pacing (see gather).
-	flushWaiting int           // goroutines blocked in Flush
-	released     int           // Flush waiters when the last record became durable
-	seqAtRelease uint64        // seq at that moment
-	lastBarrier  time.Duration // time the last record took to write and barrier
 	// Ordered writes (WriteDirect): direct counts completed direct writes;
 	// directSynced is its value at the last barrier the logger issued.
 	direct, directSynced uint64
@@ -425,7 +419,6 @@ func (w *WAL) Flush(ctx context.Context, pos uint64) error {
 			return err
 		}
 		ch := w.durable
-		w.flushWaiting++
 		w.logCond.Signal()
 		w.mu.Unlock()
 		var err error
@@ -434,9 +427,6 @@ func (w *WAL) Flush(ctx context.Context, pos uint64) error {
 		case <-ctx.Done():
 			err = fmt.Errorf("wal: flush: %w", ctx.Err())
 		}
-		w.mu.Lock()
-		w.flushWaiting--
-		w.mu.Unlock()
 		if err != nil {
 			return err
 		}
@@ -547,10 +537,6 @@ func (w *WAL) logger() {
 		if w.err != nil || w.memEnd() == w.diskEnd {
 			return // failed, or closing with everything logged
 		}
-		w.gather()
-		if w.err != nil {
-			return
-		}
 		w.freeze()
 		// The largest freeze point whose record fits the free ring space.
 		free := w.logBlocks - (w.ringEnd - w.ringStart)
@@ -619,8 +605,6 @@ func (w *WAL) logger() {
 		}
 		w.freezes = w.freezes[i:]
 		w.groups = append(w.groups, group{end: end, ringEnd: newEnd})
-		w.released, w.seqAtRelease = w.flushWaiting, w.seq
-		w.lastBarrier = time.Since(t0)
 		close(w.durable)
 		w.durable = make(chan struct{})
 		w.instCond.Signal()
@@ -685,24 +669,6 @@ func (w *WAL) installer() {
 		w.installGen++
 		w.spaceCond.Broadcast()
 		w.logCond.Signal()
-	}
-}
-
-// gather lets the committers released by the last barrier commit again
-// before the logger freezes the next record, so that a group holds them all
-// instead of whichever arrived first (the waiters would otherwise pay a whole
-// extra barrier). It waits at most a fraction of the last barrier's time,
-// and not at all when nobody is waiting on durability. Caller holds mu.
-func (w *WAL) gather() {
-	if w.closing || w.released <= 1 || w.flushWaiting == 0 {
-		return
-	}
-	limit := min(w.lastBarrier/4, 200*time.Microsecond)
-	start := time.Now()
-	for w.err == nil && int(w.seq-w.seqAtRelease) < w.released && time.Since(start) < limit {
-		w.mu.Unlock()
-		runtime.Gosched()
-		w.mu.Lock()
 	}
 }
 
