@@ -27,6 +27,7 @@
 package wal
 
 import (
+	"os"
 	"context"
 	"errors"
 	"fmt"
@@ -125,6 +126,11 @@ type WAL struct {
 	closing     bool
 	logWaiting  bool // the logger waits for ring space
 	appWaiting  int  // MemAppend calls waiting for memory
+	// Lazy logging (see logger): Flush calls waiting, when the oldest
+	// unlogged multiwrite was appended, and whether a wake-up is armed.
+	flushWaiting int
+	unloggedAt   time.Time
+	lazyTimer    *time.Timer
 	// Ordered writes (WriteDirect): direct counts completed direct writes;
 	// directSynced is its value at the last barrier the logger issued.
 	direct, directSynced uint64
@@ -390,6 +396,9 @@ func (w *WAL) MemAppend(ups []Update) (Txn, error) {
 	}
 	w.stats.Appended += k
 	w.seq++
+	if w.memEnd()-k == w.diskEnd {
+		w.unloggedAt = time.Now()
+	}
 	w.logCond.Signal()
 	return Txn{Pos: w.memEnd(), Seq: w.seq}, nil
 }
@@ -419,6 +428,7 @@ func (w *WAL) Flush(ctx context.Context, pos uint64) error {
 			return err
 		}
 		ch := w.durable
+		w.flushWaiting++
 		w.logCond.Signal()
 		w.mu.Unlock()
 		var err error
@@ -427,6 +437,9 @@ func (w *WAL) Flush(ctx context.Context, pos uint64) error {
 		case <-ctx.Done():
 			err = fmt.Errorf("wal: flush: %w", ctx.Err())
 		}
+		w.mu.Lock()
+		w.flushWaiting--
+		w.mu.Unlock()
 		if err != nil {
 			return err
 		}
@@ -536,6 +549,9 @@ func (w *WAL) logger() {
 		}
 		if w.err != nil || w.memEnd() == w.diskEnd {
 			return // failed, or closing with everything logged
+		}
+		if w.lazy() {
+			continue
 		}
 		w.freeze()
 		// The largest freeze point whose record fits the free ring space.
@@ -670,6 +686,45 @@ func (w *WAL) installer() {
 		w.spaceCond.Broadcast()
 		w.logCond.Signal()
 	}
+}
+
+// LogDelay is how long multiwrites nobody waits for may stay unlogged
+// (they are durable within about this much, or at the next Flush).
+var LogDelay = logDelayFromEnv()
+
+func logDelayFromEnv() time.Duration {
+	if v := os.Getenv("STRATA_LOGDELAY"); v != "" {
+		d, _ := time.ParseDuration(v)
+		return d
+	}
+	return 2 * time.Millisecond
+}
+
+// lazy reports whether the logger should wait before logging: nobody waits
+// for durability, nothing presses for space, and the oldest unlogged
+// multiwrite is younger than LogDelay. Logging such multiwrites at once
+// costs a barrier each time, and a Flush that arrives while that barrier
+// runs waits for two; waiting lets them share the record of the next
+// Flush. It arms a wake-up for the deadline. Caller holds mu.
+func (w *WAL) lazy() bool {
+	if LogDelay <= 0 || w.flushWaiting > 0 || w.closing || w.logWaiting || w.appWaiting > 0 ||
+		w.memEnd()-w.memStart >= w.memLimit/2 {
+		return false
+	}
+	left := LogDelay - time.Since(w.unloggedAt)
+	if left <= 0 {
+		return false
+	}
+	if w.lazyTimer == nil {
+		w.lazyTimer = time.AfterFunc(left, func() {
+			w.mu.Lock()
+			w.lazyTimer = nil
+			w.mu.Unlock()
+			w.logCond.Broadcast()
+		})
+	}
+	w.logCond.Wait()
+	return true
 }
 
 // shouldInstall says whether installing now is worth its two barriers:

@@ -109,6 +109,7 @@ type Server struct {
 	st counters
 
 	reqPool sync.Pool // *request
+	pool    *workers
 }
 
 // NewServer returns a Server that logs to log (nil: discard).
@@ -121,6 +122,7 @@ func NewServer(log *slog.Logger) *Server {
 		MaxInFlightUDP: DefaultMaxInFlightUDP,
 		WriteTimeout:   DefaultWriteTimeout,
 		log:            log,
+		pool:           newWorkers(),
 	}
 	m := map[uint32]*program{}
 	s.progs.Store(&m)
@@ -444,7 +446,7 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
 			break
 		}
 		tc.wg.Add(1)
-		go tc.serve(ctx, req, msg)
+		s.pool.run(func() { tc.serve(ctx, req, msg) })
 	}
 	tc.wg.Wait()
 }
@@ -527,7 +529,7 @@ func (s *Server) ServeUDP(ctx context.Context, pc net.PacketConn) error {
 		delay = 0
 		msg := req.buf[:n]
 		wg.Add(1)
-		go func() {
+		s.pool.run(func() {
 			defer func() {
 				s.putRequest(req)
 				<-sem
@@ -543,7 +545,7 @@ func (s *Server) ServeUDP(ctx context.Context, pc net.PacketConn) error {
 				return
 			}
 			s.st.replies.Add(1)
-		}()
+		})
 	}
 	wg.Wait()
 	return nil
