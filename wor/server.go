@@ -47,8 +47,23 @@ type Server struct {
 	log       *slog.Logger
 	store     *journalStore // nil: memory mode
 
+	// Replies waiting for the journal (persistent mode): one goroutine at a
+	// time flushes and sends every reply queued before its flush, inside
+	// batch (Node.Batch: one datagram per client where they fit).
+	replyMu  sync.Mutex
+	replies  []pendingReply
+	flushing bool
+	batch    func(func())
+
 	Requests  [opMax + 1]uint64 // by operation (index 0: malformed)
 	Conflicts uint64            // accepts of a different value at a new ballot after one was accepted (should stay 0 for chosen values)
+}
+
+type pendingReply struct {
+	resp    []byte
+	respond func([]byte)
+	op      string
+	start   time.Time
 }
 
 // NewServer returns an empty wormserver.
@@ -139,14 +154,62 @@ func (s *Server) HandleAsync(from stack.Addr, req []byte, respond func([]byte)) 
 	}
 	// Even a read waits: it may report state an earlier request appended
 	// and that is not yet durable.
-	go func() {
-		if err := s.store.j.Flush(); err != nil {
-			s.log.Error("wor: journal flush failed; not answering", "err", err)
-			return // the client times out; nothing unsafe was promised
+	s.replyMu.Lock()
+	s.replies = append(s.replies, pendingReply{resp, respond, op, start})
+	if !s.flushing {
+		s.flushing = true
+		go s.flushReplies()
+	}
+	s.replyMu.Unlock()
+}
+
+// flushReplies answers queued replies once what they report is durable,
+// until none are left. One goroutine per busy period rather than one per
+// request: a fresh goroutine grew its stack by copying on every request
+// (about 9 % of a server's CPU), and the replies of one flush leave
+// together.
+func (s *Server) flushReplies() {
+	var batch []pendingReply
+	for {
+		s.replyMu.Lock()
+		batch, s.replies = s.replies, batch[:0]
+		inBatch := s.batch
+		if len(batch) == 0 {
+			s.flushing = false
+			s.replyMu.Unlock()
+			return
 		}
-		respond(resp)
-		s.observe(op, start)
-	}()
+		s.replyMu.Unlock()
+		// Every queued reply's state was appended before it was queued, so
+		// this flush covers them all.
+		if err := s.store.j.Flush(); err != nil {
+			s.log.Error("wor: journal flush failed; not answering", "err", err, "replies", len(batch))
+			clear(batch) // the clients time out; nothing unsafe was promised
+			continue
+		}
+		send := func() {
+			for _, r := range batch {
+				r.respond(r.resp)
+			}
+		}
+		if inBatch != nil {
+			inBatch(send)
+		} else {
+			send()
+		}
+		for i, r := range batch {
+			s.observe(r.op, r.start)
+			batch[i] = pendingReply{}
+		}
+	}
+}
+
+// SetBatch makes the replies of one journal flush go out through batch
+// (a Node's Batch, so that replies to one client share a datagram).
+func (s *Server) SetBatch(batch func(func())) {
+	s.replyMu.Lock()
+	defer s.replyMu.Unlock()
+	s.batch = batch
 }
 
 // OpName names a request type for metrics ("prepare", "accept", ...;

@@ -90,6 +90,7 @@ partition's state on it.`,
 			}
 			defer n.Close()
 			n.HandleAsync(srv.HandleAsync)
+			srv.SetBatch(n.Batch)
 			srv.SetNotifier(func(to stack.Addr, msg []byte) {
 				if err := n.Send(to, msg); err != nil {
 					log.Debug("wor: notification not sent", "to", to, "err", err)
