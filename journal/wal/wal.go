@@ -27,10 +27,10 @@
 package wal
 
 import (
-	"os"
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"sync"
 	"time"
