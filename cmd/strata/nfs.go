@@ -95,8 +95,8 @@ an "async" export of the Linux server and like NFS-Ganesha's VFS back-end,
 which leaves them to the local file system's journal. RFC 1813 asks for
 the synchronous behaviour, the default. Each operation stays atomic and
 the journal keeps their order: a crash loses at most the operations of
-the last moments (the journal writes continuously, so typically one group
-commit), never a COMMIT or stable WRITE that was answered, nor anything
+the last moments (the journal logs operations nobody waits for within
+2 ms), never a COMMIT or stable WRITE that was answered, nor anything
 before one.`,
 		Example: "  strata nfs serve --disk strata-data/nfs.img --size 1024",
 		Args:    cobra.NoArgs,

@@ -9,7 +9,10 @@
 // MemAppend adds a multiwrite at memEnd. The logger goroutine freezes the
 // in-memory tail (advancing nextDiskEnd), writes [diskEnd, nextDiskEnd) as one
 // checksummed record of the circular log, issues one barrier and advances
-// diskEnd (group commit). The installer goroutine copies logged updates to
+// diskEnd (group commit). It logs at once when someone waits in Flush (or
+// space runs short); multiwrites nobody waits for stay in memory for up to
+// Options.LogDelay (2 ms), so that they share the next record instead of
+// each costing a barrier. The installer goroutine copies logged updates to
 // their home blocks, makes them durable, advances the on-disk start and then
 // memStart. Reads look in [memStart, memEnd) first, then at the home block.
 //
@@ -106,6 +109,7 @@ type WAL struct {
 	dataStart uint64
 	dataSize  uint64
 	memLimit  uint64
+	logDelay  time.Duration
 
 	mu          sync.Mutex
 	logCond     *sync.Cond // logger: something to log, or ring space freed
@@ -150,7 +154,15 @@ type Options struct {
 	// MemLimit caps the updates held in memory (logged but not installed,
 	// plus unlogged); MemAppend waits above it. Default: twice the log size.
 	MemLimit uint64
+	// LogDelay is how long multiwrites nobody waits for may stay unlogged
+	// (see the logger): they become durable within about this much, or at
+	// the next Flush. Zero: DefaultLogDelay, or STRATA_LOGDELAY if set;
+	// negative: log at once.
+	LogDelay time.Duration
 }
+
+// DefaultLogDelay is Options.LogDelay's default.
+const DefaultLogDelay = 2 * time.Millisecond
 
 // Format writes an empty journal with a log of logBlocks blocks on d.
 func Format(d disk.Disk, logBlocks uint64, id uint64) error {
@@ -173,6 +185,7 @@ func Open(d disk.Disk, opt Options) (*WAL, error) {
 		dataStart: h.DataStart(),
 		dataSize:  h.DiskBlocks - h.DataStart(),
 		memLimit:  opt.MemLimit,
+		logDelay:  logDelay(opt.LogDelay),
 		durable:   make(chan struct{}),
 		index:     map[uint64]uint64{},
 	}
@@ -688,30 +701,32 @@ func (w *WAL) installer() {
 	}
 }
 
-// LogDelay is how long multiwrites nobody waits for may stay unlogged
-// (they are durable within about this much, or at the next Flush).
-var LogDelay = logDelayFromEnv()
-
-func logDelayFromEnv() time.Duration {
-	if v := os.Getenv("STRATA_LOGDELAY"); v != "" {
-		d, _ := time.ParseDuration(v)
-		return d
+// logDelay resolves Options.LogDelay.
+func logDelay(opt time.Duration) time.Duration {
+	if opt != 0 {
+		return opt
 	}
-	return 2 * time.Millisecond
+	if v := os.Getenv("STRATA_LOGDELAY"); v != "" {
+		if d, err := time.ParseDuration(v); err == nil {
+			return d
+		}
+	}
+	return DefaultLogDelay
 }
 
 // lazy reports whether the logger should wait before logging: nobody waits
 // for durability, nothing presses for space, and the oldest unlogged
-// multiwrite is younger than LogDelay. Logging such multiwrites at once
-// costs a barrier each time, and a Flush that arrives while that barrier
-// runs waits for two; waiting lets them share the record of the next
-// Flush. It arms a wake-up for the deadline. Caller holds mu.
+// multiwrite is younger than the log delay. Logging such multiwrites at
+// once costs a barrier each time, and a Flush that arrives while that
+// barrier runs waits for two; waiting lets them share the record of the
+// next Flush (ext4 and other journals hold commits the same way). It arms
+// a wake-up for the deadline and waits once. Caller holds mu.
 func (w *WAL) lazy() bool {
-	if LogDelay <= 0 || w.flushWaiting > 0 || w.closing || w.logWaiting || w.appWaiting > 0 ||
+	if w.logDelay <= 0 || w.flushWaiting > 0 || w.closing || w.logWaiting || w.appWaiting > 0 ||
 		w.memEnd()-w.memStart >= w.memLimit/2 {
 		return false
 	}
-	left := LogDelay - time.Since(w.unloggedAt)
+	left := w.logDelay - time.Since(w.unloggedAt)
 	if left <= 0 {
 		return false
 	}

@@ -246,3 +246,46 @@ func TestReadRunMatchesRead(t *testing.T) {
 		}
 	}
 }
+
+// TestLazyLogging: multiwrites nobody waits for are logged after the log
+// delay without any Flush; with a long delay they stay unlogged, and a
+// Flush logs them at once (it does not wait for the delay).
+func TestLazyLogging(t *testing.T) {
+	d := disk.NewMemDisk(2 + 32 + 16)
+	if err := Format(d, 32, 1); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Open(d, Options{LogDelay: time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := w.MemAppend([]Update{{Addr: 1, Data: block(1)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for end := time.Now().Add(30 * time.Second); w.DurablePos() < a.Pos; time.Sleep(time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatal("a multiwrite nobody waited for was never logged")
+		}
+	}
+	w.Close()
+
+	w, err = Open(d, Options{LogDelay: time.Hour})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	b, err := w.MemAppend([]Update{{Addr: 2, Data: block(2)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(20 * time.Millisecond)
+	if w.DurablePos() >= b.Pos {
+		t.Fatal("logged before the log delay with nobody waiting")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := w.Flush(ctx, b.Pos); err != nil {
+		t.Fatalf("flush with a one-hour log delay: %v (it must not wait for the delay)", err)
+	}
+}
