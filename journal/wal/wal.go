@@ -389,6 +389,9 @@ func (w *WAL) MemAppend(ups []Update) (Txn, error) {
 	if w.closing {
 		return Txn{}, ErrClosed
 	}
+	if w.memEnd() == w.diskEnd {
+		w.unloggedAt = time.Now() // the oldest unlogged multiwrite, for lazy
+	}
 	// Keep every unfrozen stretch loggable as one record.
 	if circular.RecordBlocks(int(w.memEnd()-w.nextDiskEnd+k)) > w.logBlocks {
 		w.freeze()
@@ -409,9 +412,6 @@ func (w *WAL) MemAppend(ups []Update) (Txn, error) {
 	}
 	w.stats.Appended += k
 	w.seq++
-	if w.memEnd()-k == w.diskEnd {
-		w.unloggedAt = time.Now()
-	}
 	w.logCond.Signal()
 	return Txn{Pos: w.memEnd(), Seq: w.seq}, nil
 }

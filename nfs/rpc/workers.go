@@ -29,13 +29,7 @@ func (w *workers) loop(f func()) {
 	defer t.Stop()
 	for {
 		f()
-		if !t.Stop() {
-			select {
-			case <-t.C:
-			default:
-			}
-		}
-		t.Reset(workerIdle)
+		t.Reset(workerIdle) // Go 1.23 timers: Reset leaves no stale tick in t.C
 		select {
 		case f = <-w.work:
 		case <-t.C:

@@ -58,8 +58,8 @@ type Pt2pt struct {
 	cfg      stack.Config
 	epoch    uint64
 	peers    map[stack.Addr]*p2pPeer
-	// memo: the last peer looked up by a fast path (a cache, not state:
-	// peers are never removed from the map)
+	// memo: the last peer looked up by a fast path (a cache, not state;
+	// cleared when that peer is forgotten)
 	memoA stack.Addr
 	memoQ *p2pPeer
 	// seqFloor is above every sequence number used with a forgotten peer;
@@ -158,14 +158,7 @@ func (p *Pt2pt) Down(ev stack.Event, out stack.Emitter) {
 		// The node stops: delayed acknowledgements go now, or the peers
 		// would retransmit to an address nobody reads until PeerTimeout
 		// (a client process that exits right after its last reply).
-		addrs := make([]stack.Addr, 0, len(p.peers))
-		for a, q := range p.peers {
-			if q.ackDue {
-				addrs = append(addrs, a)
-			}
-		}
-		slices.Sort(addrs)
-		for _, a := range addrs {
+		for _, a := range p.sortedPeers(func(q *p2pPeer) bool { return q.ackDue }) {
 			p.sendAck(a, p.peers[a], ev.Now, out)
 		}
 	}
@@ -367,6 +360,19 @@ func (p *Pt2pt) flushReady(from stack.Addr, now time.Duration, out stack.Emitter
 	p.ready = ready[:0]
 }
 
+// sortedPeers lists the peers that pass keep in address order, so that
+// what is sent for them comes out in the same order on every run.
+func (p *Pt2pt) sortedPeers(keep func(*p2pPeer) bool) []stack.Addr {
+	addrs := make([]stack.Addr, 0, len(p.peers))
+	for a, q := range p.peers {
+		if keep(q) {
+			addrs = append(addrs, a)
+		}
+	}
+	slices.Sort(addrs)
+	return addrs
+}
+
 // sweep gives up on peers that owe acknowledgements for longer than
 // PeerTimeout and forgets peers silent for twice that with nothing in
 // flight. The outcome does not depend on the map's order.
@@ -500,14 +506,7 @@ func (p *Pt2pt) timer(now time.Duration, out stack.Emitter) {
 	}
 	next := time.Duration(-1)
 	// Visit peers and sequence numbers in order so that runs replay exactly.
-	addrs := make([]stack.Addr, 0, len(p.peers))
-	for a, q := range p.peers {
-		if q.inflight > 0 || q.ackDue {
-			addrs = append(addrs, a)
-		}
-	}
-	slices.Sort(addrs)
-	for _, a := range addrs {
+	for _, a := range p.sortedPeers(func(q *p2pPeer) bool { return q.inflight > 0 || q.ackDue }) {
 		q := p.peers[a]
 		if q.ackDue {
 			if q.ackAt <= now {
