@@ -4,9 +4,14 @@
 // peer without making the main strata module depend on it. `go install
 // ...@v0.6.0` of its commands fails; building them from this module works:
 //
-//	go build -o BIN/ github.com/mit-pdos/go-nfsd/cmd/go-nfsd \
+//	go build -o BIN/ ./cmd/go-nfsd \
 //	    github.com/mit-pdos/go-nfsd/cmd/clnt-smallfile \
 //	    github.com/mit-pdos/go-nfsd/cmd/clnt-null
+//
+// ./cmd/go-nfsd serves go-nfsd's file system with WRITE data copied out of the
+// pooled RPC request buffer: v0.6.0 keeps pointers into that buffer in its
+// journal, so later requests overwrite file data (see that command's doc).
+// The upstream server is still github.com/mit-pdos/go-nfsd/cmd/go-nfsd.
 //
 // The tool directives in go.mod keep those packages (and so go.sum) pinned.
 // strata/internal/nfsbench builds and starts them (StartGoNFS, ClntSmallfile).
@@ -19,6 +24,6 @@ import (
 
 func main() {
 	fmt.Fprintln(os.Stderr, "this module only pins github.com/mit-pdos/go-nfsd v0.6.0; build its commands with:")
-	fmt.Fprintln(os.Stderr, "  go build -o BIN/ github.com/mit-pdos/go-nfsd/cmd/go-nfsd github.com/mit-pdos/go-nfsd/cmd/clnt-smallfile github.com/mit-pdos/go-nfsd/cmd/clnt-null")
+	fmt.Fprintln(os.Stderr, "  go build -o BIN/ ./cmd/go-nfsd github.com/mit-pdos/go-nfsd/cmd/clnt-smallfile github.com/mit-pdos/go-nfsd/cmd/clnt-null")
 	os.Exit(2)
 }

@@ -38,12 +38,13 @@ func benchNFSCmd() *cobra.Command {
 		Long: `Runs the GoJournal paper's workloads through one RPC-level client driver
 (no kernel mount) against Strata's NFS server and, side by side in the same
 run, NFS-Ganesha (Debian nfs-ganesha, VFS back-end, NFSv3) and GoNFS
-(github.com/mit-pdos/go-nfsd v0.6.0 built in bench/gonfsd), each on a disk
-file or directory on the project disk:
+(github.com/mit-pdos/go-nfsd v0.6.0 built in bench/gonfsd, with WRITE data
+copied out of the pooled request buffer: unmodified, v0.6.0 corrupts file
+data), each on a disk file or directory on the project disk:
 
   smallfile  per client: create, write 100 bytes, COMMIT, remove, repeated
   largefile  one client writes --large-mb MiB in 64 KiB UNSTABLE writes,
-             COMMITs, and reads the file back
+             COMMITs, and reads the file back, comparing every byte
   app        N clients copy a real source tree (--app-src, default the Go
              toolchain's src/net) in, then every file is read back and
              compared

@@ -4,7 +4,9 @@
 //   - NFS-Ganesha 4.3 (Debian packages nfs-ganesha and nfs-ganesha-vfs), a
 //     userspace NFSv3 server exporting a directory through its VFS FSAL;
 //   - GoNFS, the server of the GoJournal paper (github.com/mit-pdos/go-nfsd
-//     v0.6.0), built from the separate module bench/gonfsd, on a file disk;
+//     v0.6.0), built from the separate module bench/gonfsd, on a file disk
+//     (its server command is bench/gonfsd/cmd/go-nfsd, go-nfsd's own main
+//     plus a copy of WRITE data that fixes v0.6.0's data corruption);
 //   - clnt-smallfile, GoNFS's raw-RPC smallfile client (ClntSmallfile).
 //
 // Both servers register with rpcbind (EnsureRpcbind), and clnt-smallfile
@@ -77,8 +79,8 @@ var (
 	// executable's directory upwards.
 	GoNFSSource string
 	// GoNFSBinDir is where the go-nfsd binaries are built once and reused.
-	// Empty means $XDG_CACHE_HOME/strata/gonfsd-<hash of go.mod, go.sum>
-	// (~/.cache/... when XDG_CACHE_HOME is unset).
+	// Empty means $XDG_CACHE_HOME/strata/gonfsd-<hash of go.mod, go.sum,
+	// cmd/go-nfsd/main.go> (~/.cache/... when XDG_CACHE_HOME is unset).
 	GoNFSBinDir string
 )
 
@@ -622,10 +624,11 @@ func StartGoNFS(ctx context.Context, dataDir string, sizeMB int, log io.Writer) 
 
 var buildMu sync.Mutex
 
-// BuildGoNFS builds go-nfsd, clnt-smallfile and clnt-null from the
-// bench/gonfsd module into GoNFSBinDir (default: a per-go.sum directory in
-// the user cache), unless they are already there, and returns that
-// directory.
+// BuildGoNFS builds go-nfsd (bench/gonfsd/cmd/go-nfsd: go-nfsd's server
+// with its WRITE data aliasing fixed), clnt-smallfile and clnt-null from the
+// bench/gonfsd module into GoNFSBinDir (default: a directory in the user
+// cache named by a hash of go.mod, go.sum and the server's main.go), unless
+// they are already there, and returns that directory.
 func BuildGoNFS(ctx context.Context, log io.Writer) (string, error) {
 	buildMu.Lock()
 	defer buildMu.Unlock()
@@ -636,7 +639,7 @@ func BuildGoNFS(ctx context.Context, log io.Writer) (string, error) {
 	dir := GoNFSBinDir
 	if dir == "" {
 		h := sha256.New()
-		for _, f := range []string{"go.mod", "go.sum"} {
+		for _, f := range []string{"go.mod", "go.sum", "cmd/go-nfsd/main.go"} {
 			b, err := os.ReadFile(filepath.Join(src, f))
 			if err != nil {
 				return "", err
@@ -673,6 +676,13 @@ func BuildGoNFS(ctx context.Context, log io.Writer) (string, error) {
 	defer os.RemoveAll(tmp)
 	args := []string{"build", "-o", tmp + string(filepath.Separator)}
 	for _, c := range cmds {
+		if c == "go-nfsd" {
+			// bench/gonfsd's own copy of go-nfsd's main, which copies
+			// WRITE data out of the pooled RPC request buffer (the
+			// v0.6.0 server keeps aliases to it and corrupts files).
+			args = append(args, "./cmd/go-nfsd")
+			continue
+		}
 		args = append(args, "github.com/mit-pdos/go-nfsd/cmd/"+c)
 	}
 	fmt.Fprintf(log, "gonfs: building go-nfsd %s from %s into %s (first build downloads modules)\n", GoNFSVersion, src, dir)

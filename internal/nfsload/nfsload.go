@@ -5,7 +5,7 @@
 //   - smallfile: per client, repeatedly create a file, write 100 bytes,
 //     COMMIT, and remove it (the paper's create/write/close/unlink loop);
 //   - largefile: one client writes a file in 64 KiB UNSTABLE writes, then
-//     COMMITs, then reads it back;
+//     COMMITs, then reads it back and compares every byte;
 //   - app: copy a real source tree in with several clients, then read every
 //     file back and compare.
 //
@@ -16,6 +16,7 @@ package nfsload
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"os"
@@ -140,9 +141,11 @@ func Smallfile(ctx context.Context, s Server, clients int, d time.Duration, tag 
 }
 
 // Largefile writes size bytes in 64 KiB UNSTABLE writes (up to 16 in
-// flight), COMMITs, then reads the file back and checks it; it reports the
-// write throughput (MB/s, write phase including the COMMIT) and the read
-// throughput.
+// flight), COMMITs, then reads the file back and checks every byte; it
+// reports the write throughput (MB/s, write phase including the COMMIT) and
+// the read throughput. The data never repeats within the file (see
+// largeData), so a chunk or block that lands at the wrong offset, or is
+// overwritten, fails the check.
 func Largefile(ctx context.Context, s Server, size int64, tag string) (write, read Result, err error) {
 	c, dir, err := dial(ctx, s, "large-"+tag)
 	if err != nil {
@@ -154,20 +157,24 @@ func Largefile(ctx context.Context, s Server, size int64, tag string) (write, re
 		return write, read, err
 	}
 	const chunk = 64 << 10
-	buf := make([]byte, chunk)
-	for i := range buf {
-		buf[i] = byte(i * 7)
+	const depth = 16
+	seed := uint64(time.Now().UnixNano())
+	// bufs holds one buffer per write in flight and bounds the writes in
+	// flight.
+	bufs := make(chan []byte, depth)
+	for range depth {
+		bufs <- make([]byte, chunk)
 	}
-	inflight := make(chan struct{}, 16)
 	var wg sync.WaitGroup
 	var werr atomic.Value
 	start := time.Now()
 	for off := int64(0); off < size; off += chunk {
-		inflight <- struct{}{}
+		buf := <-bufs
 		wg.Add(1)
 		go func(off int64) {
 			defer wg.Done()
-			defer func() { <-inflight }()
+			defer func() { bufs <- buf }()
+			largeData(buf, off, seed)
 			if _, err := c.Write(ctx, fh, uint64(off), buf[:min(chunk, size-off)], nfs.Unstable); err != nil {
 				werr.Store(err)
 			}
@@ -182,14 +189,19 @@ func Largefile(ctx context.Context, s Server, size int64, tag string) (write, re
 	}
 	el := time.Since(start).Seconds()
 	write = Result{Server: s.Name, Workload: "largefile-write", Clients: 1, Ops: size, Seconds: el, PerSec: float64(size) / el / 1e6}
+	want := <-bufs
 	start = time.Now()
 	for off := int64(0); off < size; off += chunk {
 		got, _, err := c.Read(ctx, fh, uint64(off), chunk)
 		if err != nil {
 			return write, read, err
 		}
-		if int64(len(got)) != min(chunk, size-off) || got[0] != buf[0] {
-			return write, read, fmt.Errorf("largefile: read back %d bytes at %d", len(got), off)
+		largeData(want, off, seed)
+		w := want[:min(chunk, size-off)]
+		if !bytes.Equal(got, w) {
+			d := firstDiff(got, w)
+			return write, read, fmt.Errorf("largefile: read at %d returned %d bytes (of %d) that differ from the written data at file offset %d (read %x, wrote %x)",
+				off, len(got), len(w), off+int64(d), excerpt(got, d), excerpt(w, d))
 		}
 	}
 	el = time.Since(start).Seconds()
@@ -198,6 +210,18 @@ func Largefile(ctx context.Context, s Server, size int64, tag string) (write, re
 		return write, read, err
 	}
 	return write, read, nil
+}
+
+// largeData fills b (a multiple of 8 bytes long) with Largefile's data for
+// file offset off: each 8-byte word is a bijective mix of its file offset
+// (times an odd constant, high half folded into the low half) XOR seed, so
+// no two words of a file are equal and a file from another run (another
+// seed) does not match either.
+func largeData(b []byte, off int64, seed uint64) {
+	for i := 0; i+8 <= len(b); i += 8 {
+		v := uint64(off+int64(i)) * 0x9e3779b97f4a7c15
+		binary.LittleEndian.PutUint64(b[i:], v^v>>32^seed)
+	}
 }
 
 // App copies the tree at src (a real source tree, e.g. a Go toolchain's
@@ -311,8 +335,30 @@ func App(ctx context.Context, s Server, src string, clients int, tag string) (Re
 			}
 		}
 		if !bytes.Equal(got, f.data) {
-			return Result{}, fmt.Errorf("app: %s read back %d bytes differs from its %d bytes", f.rel, len(got), len(f.data))
+			d := firstDiff(got, f.data)
+			return Result{}, fmt.Errorf("app: %s (%d bytes) read back %d bytes that differ from byte %d on (read %q, wrote %q)",
+				f.rel, len(f.data), len(got), d, excerpt(got, d), excerpt(f.data, d))
 		}
 	}
 	return Result{Server: s.Name, Workload: "app", Clients: clients, Ops: int64(len(files)), Seconds: el, PerSec: float64(len(files)) / el}, nil
+}
+
+// firstDiff is the offset of the first byte where a and b differ (the
+// shorter length if one is a prefix of the other).
+func firstDiff(a, b []byte) int {
+	n := min(len(a), len(b))
+	for i := 0; i < n; i++ {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// excerpt is up to 16 bytes of b from off, for error messages.
+func excerpt(b []byte, off int) []byte {
+	if off >= len(b) {
+		return nil
+	}
+	return b[off:min(off+16, len(b))]
 }
