@@ -8,19 +8,23 @@ import (
 	"strata/stack/layers"
 )
 
-// framesBoundary keeps every frame a stack puts on the wire until taken.
-// Frames are copied into buffers set aside beforehand (topUp), so that the
-// copy, which stands for the wire, allocates nothing in the measured steps;
-// a buffer carried to a receiver is the receiver's from then on (a stack
-// may keep a received datagram), so buffers are never reused.
+// framesBoundary keeps every message a stack puts on the wire until taken.
+// The copy that stands for the wire (wire) is made between the timed steps,
+// as a transport would make it after the stack's code returned, into
+// buffers set aside beforehand (topUp), so it allocates nothing in the
+// measured steps either; a buffer carried to a receiver is the receiver's
+// from then on (a stack may keep a received datagram), so buffers are never
+// reused.
 type framesBoundary struct {
 	frames, alt []frame
 	spare       [][]byte
 	got         int
 }
 
+// frame is one datagram: m until wire copies it into b.
 type frame struct {
 	to stack.Addr
+	m  *stack.Msg
 	b  []byte
 }
 
@@ -35,12 +39,24 @@ func (f *framesBoundary) Top(ev stack.Event) {
 
 func (f *framesBoundary) Bottom(ev stack.Event) {
 	if ev.Type == stack.ESend {
+		f.frames = append(f.frames, frame{to: ev.Peer, m: ev.Msg})
+	}
+}
+
+// wire copies the messages of the frames taken so far into datagrams.
+func (f *framesBoundary) wire() {
+	for i := range f.frames {
+		fr := &f.frames[i]
+		if fr.m == nil {
+			continue
+		}
 		var b []byte
 		if n := len(f.spare); n > 0 {
 			b, f.spare = f.spare[n-1][:0], f.spare[:n-1]
 		}
-		f.frames = append(f.frames, frame{ev.Peer, ev.Msg.AppendTo(b)})
-		ev.Msg.Free()
+		fr.b = fr.m.AppendTo(b)
+		fr.m.Free()
+		fr.m = nil
 	}
 }
 
@@ -60,6 +76,7 @@ type member struct {
 
 // carry delivers every frame m sent to its destination.
 func carry(m *member, all []*member, now time.Duration) {
+	m.out.wire()
 	frames := m.out.frames
 	m.out.frames = m.out.alt[:0]
 	for _, fr := range frames {
@@ -151,6 +168,8 @@ func GroupCodeLatency(stackName string, size, n int, mode string) CodeResult {
 		at(0)
 		caster.r.Inject(stack.Down, stack.Event{Type: stack.ECast, Msg: stack.NewMsg(payload), Now: now})
 		at(1)
+		caster.out.wire()
+		at(2)
 		// The receiver's copy first, then everything else.
 		rest = rest[:0]
 		for _, fr := range caster.out.frames {
@@ -162,9 +181,9 @@ func GroupCodeLatency(stackName string, size, n int, mode string) CodeResult {
 			}
 		}
 		caster.out.frames = append(caster.out.frames[:0], rest...)
-		at(2)
-		settle()
 		at(3)
+		settle()
+		at(4)
 		if i%100 == 0 {
 			tick()
 		}

@@ -219,11 +219,18 @@ func (g *Gms) Down(ev stack.Event, out stack.Emitter) {
 			if o >= len(g.kept) {
 				break
 			}
-			for g.base[o] < s && len(g.kept[o]) > 0 {
-				g.kept[o][0] = gmsKept{}
-				g.kept[o] = g.kept[o][1:]
-				g.base[o]++
+			// Drop the stable casts by moving the rest to the front, so
+			// that the array is reused by the appends that follow rather
+			// than reallocated whenever its tail runs out.
+			k := g.kept[o]
+			drop := int(min(s-min(g.base[o], s), uint64(len(k))))
+			if drop == 0 {
+				continue
 			}
+			n := copy(k, k[drop:])
+			clear(k[n:])
+			g.kept[o] = k[:n]
+			g.base[o] += uint64(drop)
 		}
 		out.Down(ev)
 	case stack.ELeave:

@@ -58,10 +58,10 @@ type Pt2pt struct {
 	cfg      stack.Config
 	epoch    uint64
 	peers    map[stack.Addr]*p2pPeer
-	// memo: the last peer looked up by a fast path (a cache, not state;
-	// cleared when that peer is forgotten)
-	memoA stack.Addr
-	memoQ *p2pPeer
+	// memo: the peers last looked up by a fast path, most recent first
+	// (a cache, not state; cleared when a peer is forgotten). A cast fans
+	// out to every other member in turn, so one entry would always miss.
+	memo [p2pMemo]p2pMemoEntry
 	// seqFloor is above every sequence number used with a forgotten peer;
 	// swept is when forgotten peers were last looked for.
 	seqFloor uint64
@@ -398,9 +398,7 @@ func (p *Pt2pt) sweep(now time.Duration) {
 		if q.inflight == 0 && len(q.queue) == 0 && len(q.ooo) == 0 && !q.ackDue && now-q.used > 2*pt {
 			p.seqFloor = max(p.seqFloor, q.nextSeq)
 			delete(p.peers, a)
-			if p.memoQ == q {
-				p.memoA, p.memoQ = "", nil
-			}
+			p.memo = [p2pMemo]p2pMemoEntry{}
 			p.c.forgotten++
 		}
 	}
@@ -583,14 +581,25 @@ func (p *Pt2pt) FastPath(c stack.Case) *stack.Path {
 	return &stack.Path{Hdr: pt2ptDataFields, CCP: p.fastRecvCCP, Apply: p.fastRecv}
 }
 
+// p2pMemo is how many peers the fast paths' lookup cache holds.
+const p2pMemo = 4
+
+type p2pMemoEntry struct {
+	a stack.Addr
+	q *p2pPeer
+}
+
 // known returns the peer a fast path is for, or nil.
 func (p *Pt2pt) known(a stack.Addr) *p2pPeer {
-	if a == p.memoA && p.memoQ != nil {
-		return p.memoQ
+	for i := range p.memo {
+		if e := &p.memo[i]; e.q != nil && e.a == a {
+			return e.q
+		}
 	}
 	q := p.peers[a]
 	if q != nil {
-		p.memoA, p.memoQ = a, q
+		copy(p.memo[1:], p.memo[:p2pMemo-1])
+		p.memo[0] = p2pMemoEntry{a, q}
 	}
 	return q
 }

@@ -30,16 +30,72 @@ type Total struct {
 	self    int
 	members []stack.Addr
 	rank    map[stack.Addr]int
-	next    uint64 // own message number
-	blocked bool   // a view change is under way: the sequencer orders nothing more in this view
-	held    map[totalKey]stack.Event
-	order   []totalKey // assigned, not yet delivered, in order
+	next    uint64      // own message number
+	blocked bool        // a view change is under way: the sequencer orders nothing more in this view
+	held    []totalHeld // by origin rank: casts waiting for their order entry
+	order   []totalKey  // assigned, not yet delivered, in order
 	c       struct{ ordered, delivered, held, malformed, stale uint64 }
 }
 
 type totalKey struct {
 	origin int
 	n      uint64
+}
+
+// totalHeld is one origin's held casts, by message number. Casts reach
+// total in each origin's order and are ordered in it too, so puts append
+// and takes pop the front: a queue whose array is reused (a map of events
+// cost an insertion and a deletion per cast). Anything else still works,
+// in time linear in what is held.
+type totalHeld struct {
+	ents []totalEnt // ents[head:] are held, by n
+	head int
+}
+
+type totalEnt struct {
+	n  uint64
+	ev stack.Event
+}
+
+func (q *totalHeld) len() int { return len(q.ents) - q.head }
+
+func (q *totalHeld) put(n uint64, ev stack.Event) {
+	i := len(q.ents)
+	if q.len() > 0 && q.ents[i-1].n >= n {
+		i, _ = slices.BinarySearchFunc(q.ents[q.head:], n, func(e totalEnt, n uint64) int { return cmp.Compare(e.n, n) })
+		i += q.head
+		if i < len(q.ents) && q.ents[i].n == n {
+			q.ents[i].ev = ev // a duplicate number: the later cast replaces it, as a map would
+			return
+		}
+	}
+	q.ents = slices.Insert(q.ents, i, totalEnt{n, ev})
+}
+
+func (q *totalHeld) take(n uint64) (stack.Event, bool) {
+	live := q.ents[q.head:]
+	i := 0
+	if len(live) == 0 {
+		return stack.Event{}, false
+	}
+	if live[0].n != n {
+		var found bool
+		if i, found = slices.BinarySearchFunc(live, n, func(e totalEnt, n uint64) int { return cmp.Compare(e.n, n) }); !found {
+			return stack.Event{}, false
+		}
+	}
+	ev := live[i].ev
+	if i == 0 {
+		q.ents[q.head] = totalEnt{}
+		q.head++
+	} else {
+		q.ents = slices.Delete(q.ents, q.head+i, q.head+i+1)
+	}
+	if q.head == len(q.ents) {
+		clear(q.ents)
+		q.ents, q.head = q.ents[:0], 0
+	}
+	return ev, true
 }
 
 const (
@@ -75,7 +131,15 @@ func (t *Total) install(v *stack.View) {
 	}
 	// next is not reset: casts the membership layer held back during the
 	// view change were numbered in the old view and are sent in this one.
-	t.held, t.order, t.blocked = map[totalKey]stack.Event{}, nil, false
+	t.held, t.order, t.blocked = make([]totalHeld, len(t.members)), nil, false
+}
+
+func (t *Total) waiting() int {
+	n := 0
+	for i := range t.held {
+		n += t.held[i].len()
+	}
+	return n
 }
 
 // endView delivers, at a view change, what the old view left: first in
@@ -85,19 +149,12 @@ func (t *Total) install(v *stack.View) {
 // delivers the same sequence.
 func (t *Total) endView(out stack.Emitter) {
 	t.drain(out)
-	keys := make([]totalKey, 0, len(t.held))
-	for k := range t.held {
-		keys = append(keys, k)
-	}
-	slices.SortFunc(keys, func(a, b totalKey) int {
-		if a.origin != b.origin {
-			return cmp.Compare(a.origin, b.origin)
+	for o := range t.held {
+		q := &t.held[o]
+		for _, e := range q.ents[q.head:] {
+			t.c.delivered++
+			out.Up(e.ev)
 		}
-		return cmp.Compare(a.n, b.n)
-	})
-	for _, k := range keys {
-		t.c.delivered++
-		out.Up(t.held[k])
 	}
 }
 
@@ -145,7 +202,7 @@ func (t *Total) Up(ev stack.Event, out stack.Emitter) {
 			return
 		}
 		k := totalKey{r, binary.BigEndian.Uint64(h)}
-		t.held[k] = ev
+		t.held[r].put(k.n, ev)
 		t.c.held++
 		// Deliver what this releases before emitting anything, so both
 		// compositions emit in the same order.
@@ -192,11 +249,14 @@ func (t *Total) sequence(k totalKey, ev stack.Event, out stack.Emitter) {
 // drain delivers held messages in the assigned order.
 func (t *Total) drain(out stack.Emitter) {
 	for len(t.order) > 0 {
-		ev, ok := t.held[t.order[0]]
+		k := t.order[0]
+		if k.origin < 0 || k.origin >= len(t.held) {
+			return // names no member: never delivered, as before (a map lookup that fails)
+		}
+		ev, ok := t.held[k.origin].take(k.n)
 		if !ok {
 			return
 		}
-		delete(t.held, t.order[0])
 		t.order = t.order[1:]
 		t.c.delivered++
 		out.Up(ev)
@@ -206,7 +266,7 @@ func (t *Total) drain(out stack.Emitter) {
 // Counters implements stack.Counted.
 func (t *Total) Counters() []stack.Counter {
 	return []stack.Counter{stack.C("ordered", t.c.ordered), stack.C("delivered", t.c.delivered),
-		stack.C("waiting", uint64(len(t.held))), stack.C("malformed", t.c.malformed), stack.C("other_view_orders", t.c.stale)}
+		stack.C("waiting", uint64(t.waiting())), stack.C("malformed", t.c.malformed), stack.C("other_view_orders", t.c.stale)}
 }
 
 var totalDataFields = []stack.Field{stack.Const("kind", 1, totalData), stack.Var("n", 8)}
@@ -229,7 +289,7 @@ func (t *Total) FastPath(c stack.Case) *stack.Path {
 			return ok && ev.Seq > 0 && (t.self != 0 || t.blocked) && len(t.order) == 0
 		},
 		Apply: func(ev *stack.Event, f *stack.Frame) {
-			t.held[totalKey{t.rank[ev.Peer], f.V[0]}] = *ev
+			t.held[t.rank[ev.Peer]].put(f.V[0], *ev)
 			t.c.held++
 		}}
 }
