@@ -148,6 +148,16 @@ func (m *Msg) Body() []byte {
 // allocation of exactly its length.
 func (m *Msg) Bytes() []byte { return m.AppendTo(make([]byte, 0, m.Len())) }
 
+// Keep returns the whole message (headers and payload) as one slice that
+// stays valid after Free, for a layer that keeps it: a received datagram's
+// own bytes (the stack owns them; nobody writes them), otherwise a copy.
+func (m *Msg) Keep() []byte {
+	if len(m.Payload) == 0 && !(len(m.buf) > 0 && len(m.room) > 0 && &m.buf[0] == &m.room[0]) {
+		return m.buf[m.head:]
+	}
+	return m.Bytes()
+}
+
 // AppendTo appends the whole message (headers and payload) to b.
 func (m *Msg) AppendTo(b []byte) []byte {
 	b = append(b, m.buf[m.head:]...)

@@ -392,8 +392,8 @@ func valueDiff(a, b reflect.Value, path string) string {
 			return ""
 		}
 		for i := 0; i < a.NumField(); i++ {
-			if strings.HasPrefix(a.Type().Field(i).Name, "memo") {
-				continue // a lookup cache, not protocol state
+			if name := a.Type().Field(i).Name; strings.HasPrefix(name, "memo") || name == "arena" {
+				continue // a lookup cache or scratch memory, not protocol state
 			}
 			if d := valueDiff(a.Field(i), b.Field(i), path+"."+a.Type().Field(i).Name); d != "" {
 				return d

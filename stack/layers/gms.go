@@ -86,6 +86,7 @@ type Gms struct {
 	delivered []uint64
 	base      []uint64    // casts up to base are stable and dropped
 	kept      [][]gmsKept // kept[o][i] is cast base[o]+1+i
+	arena     arena       // where kept casts' headers are written (scratch memory, not state)
 
 	// view change
 	blocked  bool   // EBlock raised in this view
@@ -312,7 +313,16 @@ func (g *Gms) cast(ev stack.Event, out stack.Emitter) {
 		return
 	}
 	g.delivered[o]++
-	g.kept[o] = append(g.kept[o], gmsKept{hdr: ev.Msg.Bytes()})
+	var k gmsKept
+	if len(ev.Msg.Payload) == 1 {
+		// A member's own cast (delivered by local): its headers into the
+		// arena, its payload by reference (the sender does not change it
+		// once cast; see Node.Cast).
+		k = gmsKept{hdr: g.arena.copy(ev.Msg.Headers()), body: ev.Msg.Payload[0]}
+	} else {
+		k = gmsKept{hdr: ev.Msg.Keep()}
+	}
+	g.kept[o] = append(g.kept[o], k)
 	out.Up(ev)
 }
 
@@ -779,7 +789,12 @@ func (g *Gms) FastPath(c stack.Case) *stack.Path {
 			g.delivered[o]++
 			h, b := f.Shared(1)
 			if h == nil && b == nil {
-				h = ev.Msg.AppendTo(f.AppendHeaders(make([]byte, 0, f.Len()), 1))
+				// The headers above do not fit where the datagram's
+				// compressed header was: write them into the arena and
+				// keep the payload where it is (the stack owns it).
+				h = g.arena.take(f.HeaderLen(1))
+				h = f.AppendHeaders(h[:0], 1)
+				b = ev.Msg.Body()
 			}
 			g.kept[o] = append(g.kept[o], gmsKept{h, b})
 		}}

@@ -10,9 +10,10 @@ import "strata/stack"
 // it cast them, before any later event of its own. Assumes nothing below
 // delivers a member's casts back to it (mnak does not).
 type Local struct {
-	cfg  stack.Config
-	sent uint64
-	c    struct{ looped uint64 }
+	cfg   stack.Config
+	sent  uint64
+	c     struct{ looped uint64 }
+	arena arena // the copies of small casts (scratch memory, not state)
 }
 
 // LocalSpec describes Local.
@@ -32,7 +33,7 @@ func (l *Local) Down(ev stack.Event, out stack.Emitter) {
 		return
 	}
 	// The copy is taken before the cast goes down, where it is freed.
-	own := stack.Received(ev.Msg.Bytes())
+	own := stack.Received(ev.Msg.AppendTo(l.arena.take(ev.Msg.Len())[:0]))
 	l.sent++
 	l.c.looped++
 	now := ev.Now

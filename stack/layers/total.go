@@ -35,6 +35,7 @@ type Total struct {
 	held    []totalHeld // by origin rank: casts waiting for their order entry
 	order   []totalKey  // assigned, not yet delivered, in order
 	c       struct{ ordered, delivered, held, malformed, stale uint64 }
+	arena   arena // order entries' bodies (scratch memory, not state)
 }
 
 type totalKey struct {
@@ -60,6 +61,13 @@ type totalEnt struct {
 func (q *totalHeld) len() int { return len(q.ents) - q.head }
 
 func (q *totalHeld) put(n uint64, ev stack.Event) {
+	if q.head > 0 && len(q.ents) == cap(q.ents) {
+		// Full: move the held casts to the front rather than grow (the
+		// queue rarely empties under load, so head alone never resets).
+		k := copy(q.ents, q.ents[q.head:])
+		clear(q.ents[k:])
+		q.ents, q.head = q.ents[:k], 0
+	}
 	i := len(q.ents)
 	if q.len() > 0 && q.ents[i-1].n >= n {
 		i, _ = slices.BinarySearchFunc(q.ents[q.head:], n, func(e totalEnt, n uint64) int { return cmp.Compare(e.n, n) })
@@ -237,7 +245,7 @@ func (t *Total) Up(ev stack.Event, out stack.Emitter) {
 // sequence casts the order entry for k (the sequencer only).
 func (t *Total) sequence(k totalKey, ev stack.Event, out stack.Emitter) {
 	t.c.ordered++
-	body := make([]byte, 8+totalEntry)
+	body := t.arena.take(8 + totalEntry)
 	binary.BigEndian.PutUint64(body, t.view)
 	binary.BigEndian.PutUint16(body[8:], uint16(k.origin))
 	binary.BigEndian.PutUint64(body[10:], k.n)
@@ -248,18 +256,25 @@ func (t *Total) sequence(k totalKey, ev stack.Event, out stack.Emitter) {
 
 // drain delivers held messages in the assigned order.
 func (t *Total) drain(out stack.Emitter) {
-	for len(t.order) > 0 {
-		k := t.order[0]
+	i := 0
+	for ; i < len(t.order); i++ {
+		k := t.order[i]
 		if k.origin < 0 || k.origin >= len(t.held) {
-			return // names no member: never delivered, as before (a map lookup that fails)
+			break // names no member: never delivered, as before (a map lookup that fails)
 		}
 		ev, ok := t.held[k.origin].take(k.n)
 		if !ok {
-			return
+			break
 		}
-		t.order = t.order[1:]
 		t.c.delivered++
 		out.Up(ev)
+	}
+	// Move what is left to the front: the array is reused by the next
+	// entries (slicing off the front would reallocate it on every order).
+	if i > 0 {
+		n := copy(t.order, t.order[i:])
+		clear(t.order[n:])
+		t.order = t.order[:n]
 	}
 }
 
