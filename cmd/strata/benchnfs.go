@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -29,7 +30,7 @@ func benchNFSCmd() *cobra.Command {
 		quick, asJSON, noPeers, async, clnt bool
 		clientsFlag, peersFlag              string
 		dir, plotPath, appSrc               string
-		dur                                 time.Duration
+		dur, cellTimeout                    time.Duration
 		rounds, largeMB                     int
 	)
 	c := &cobra.Command{
@@ -56,6 +57,21 @@ group commit), which is the durability NFS-Ganesha's VFS back-end gives
 (it does not sync creates and removes; only COMMIT fsyncs). --async=false
 skips the second.
 
+Every cell (one workload at one client count on one server) has a
+deadline: smallfile --duration x 1.2 + 2 min, app 5 min, largefile 3 min
++ 1 s per MiB of --large-mb, clnt-smallfile --duration + 3 min
+(--cell-timeout sets one deadline for all); a smallfile client still
+waiting for a reply 20 s after the window fails its cell too. A cell that
+fails or passes its deadline is reported as FAILED with the reason and
+left out of the medians and ratios; for GoNFS a timed-out cell also saves
+go-nfsd's goroutine stacks in --dir (go-nfsd v0.6.0 can deadlock when
+clients create files in a directory and its subdirectory at once: a
+directory cache rebuild locks the child while holding the parent, and
+the child's rebuild locks ".." while holding the child). The server is then restarted on a fresh disk
+for its remaining cells (if it cannot be restarted, they are reported as
+not run) and the run goes on. The command exits non-zero if a Strata cell
+failed; peers' failures are only reported.
+
 Rounds alternate the order of the servers; each server runs alone (the
 peers need rpcbind, which the benchmark starts if none runs). With --clnt
 go-nfsd's own raw-RPC client clnt-smallfile also runs against each server
@@ -80,6 +96,9 @@ bandwidth Strata reaches).`,
 			if rounds < 1 || largeMB < 1 || dur <= 0 {
 				return fmt.Errorf("--rounds, --large-mb and --duration must be positive")
 			}
+			if cellTimeout < 0 {
+				return fmt.Errorf("--cell-timeout must not be negative")
+			}
 			systems := []string{"strata"}
 			if async {
 				systems = append(systems, "strata-async")
@@ -102,7 +121,7 @@ bandwidth Strata reaches).`,
 					return fmt.Errorf("--app-src %s: not a directory (use --app-src none to skip the app workload)", appSrc)
 				}
 			}
-			return runNFSBench(ctx, cmd, nfsBenchConfig{systems: systems, clients: clients, dur: dur, rounds: rounds, large: int64(largeMB) << 20, dir: dir, plot: plotPath, json: asJSON, clnt: clnt, appSrc: appSrc})
+			return runNFSBench(ctx, cmd, nfsBenchConfig{systems: systems, clients: clients, dur: dur, rounds: rounds, large: int64(largeMB) << 20, dir: dir, plot: plotPath, json: asJSON, clnt: clnt, appSrc: appSrc, cellTimeout: cellTimeout})
 		},
 	}
 	f := c.Flags()
@@ -115,6 +134,7 @@ bandwidth Strata reaches).`,
 	f.StringVar(&peersFlag, "peers", "ganesha,gonfs", "peers")
 	f.DurationVar(&dur, "duration", 5*time.Second, "measured time per smallfile cell")
 	f.IntVar(&rounds, "rounds", 3, "rounds, alternating the order of the servers")
+	f.DurationVar(&cellTimeout, "cell-timeout", 0, "deadline of every cell (0: smallfile duration x 1.2 + 2m, app 5m, largefile 3m + 1s per MiB, clnt-smallfile duration + 3m)")
 	f.IntVar(&largeMB, "large-mb", 100, "largefile size in MiB")
 	f.StringVar(&dir, "dir", "strata-data/bench-nfs", "data folder on the project disk")
 	f.StringVar(&plotPath, "plot", "strata-data/bench/nfs-smallfile.png", "write the smallfile plot here ('' to skip)")
@@ -133,12 +153,47 @@ type nfsBenchConfig struct {
 	json    bool
 	clnt    bool
 	appSrc  string // "" or "none": no app workload
+	// cellTimeout, if positive, is every cell's deadline instead of
+	// cellDeadline's.
+	cellTimeout time.Duration
+}
+
+// cellDeadline bounds one cell of workload: generous (a slow but working
+// server finishes far sooner), only there so that a server that stops
+// answering cannot hang the benchmark.
+func (cfg nfsBenchConfig) cellDeadline(workload string) time.Duration {
+	if cfg.cellTimeout > 0 {
+		return cfg.cellTimeout
+	}
+	switch workload {
+	case "smallfile": // warm-up d/5, window d, then nfsload.StallGrace
+		return cfg.dur + cfg.dur/5 + 2*time.Minute
+	case "largefile": // 100 MiB: 4 min 40 s
+		return 3*time.Minute + time.Duration(cfg.large>>20)*time.Second
+	case "clnt-smallfile": // nfsbench.ClntSmallfile also bounds it
+		return cfg.dur + 3*time.Minute
+	default: // app: src/net is some 400 files, 10 MB
+		return 5 * time.Minute
+	}
+}
+
+// nfsFailure is a cell that gave no result.
+type nfsFailure struct {
+	Server   string `json:"server"`
+	Workload string `json:"workload"`
+	Clients  int    `json:"clients,omitempty"`
+	Round    int    `json:"round"`
+	TimedOut bool   `json:"timed_out,omitempty"`
+	Reason   string `json:"reason"`
 }
 
 // nfsSystem is a running server under test.
 type nfsSystem struct {
 	server nfsload.Server
 	stop   func()
+	// dumpStacks, if not nil, saves the server's log with its goroutine
+	// stacks to a file (nfsbench.Peer.DumpStacks); it ends the server.
+	dumpStacks func(dst string) error
 }
 
 // startStrataNFS runs `strata nfs serve` on a fresh disk file.
@@ -169,8 +224,17 @@ func startStrataNFS(ctx context.Context, dir, name string, log io.Writer, extra 
 	return &nfsSystem{
 		server: nfsload.Server{Name: name, NFSAddr: fmt.Sprintf("127.0.0.1:%d", np), MountAddr: fmt.Sprintf("127.0.0.1:%d", mp), Export: "/"}, // "/" as the peers, and as clnt-smallfile mounts
 		stop: func() {
+			// A server that does not exit within 15 s of SIGINT (hung)
+			// is killed.
+			exited := make(chan struct{})
+			go func() { p.Wait(); close(exited) }()
 			p.Process.Signal(os.Interrupt)
-			p.Wait()
+			select {
+			case <-exited:
+			case <-time.After(15 * time.Second):
+				p.Process.Kill()
+				<-exited
+			}
 			os.Remove(img)
 		},
 	}, nil
@@ -205,7 +269,8 @@ func startSystem(ctx context.Context, name, dir string, log io.Writer) (*nfsSyst
 		cleanup()
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	return &nfsSystem{server: nfsload.Server{Name: name, NFSAddr: p.NFSAddr, MountAddr: p.MountAddr, Export: p.Export}, stop: func() { p.Stop(); cleanup() }}, nil
+	return &nfsSystem{server: nfsload.Server{Name: name, NFSAddr: p.NFSAddr, MountAddr: p.MountAddr, Export: p.Export},
+		stop: func() { p.Stop(); cleanup() }, dumpStacks: p.DumpStacks}, nil
 }
 
 func runNFSBench(ctx context.Context, cmd *cobra.Command, cfg nfsBenchConfig) error {
@@ -221,6 +286,7 @@ func runNFSBench(ctx context.Context, cmd *cobra.Command, cfg nfsBenchConfig) er
 		defer stopRpcbind()
 	}
 	var results []nfsload.Result
+	var failures []nfsFailure
 	for round := 1; round <= cfg.rounds; round++ {
 		order := slices.Clone(cfg.systems)
 		k := (round - 1) % len(order)
@@ -235,53 +301,11 @@ func runNFSBench(ctx context.Context, cmd *cobra.Command, cfg nfsBenchConfig) er
 			fmt.Fprintf(progress, "round %d fio      sequential write %.1f MB/s (64 KiB writes, fsync at the end)\n", round, mb)
 		}
 		for _, name := range order {
-			sys, err := startSystem(ctx, name, cfg.dir, progress)
+			rs, fs, err := runNFSSystem(ctx, cfg, name, round, progress)
+			results, failures = append(results, rs...), append(failures, fs...)
 			if err != nil {
 				return err
 			}
-			tag := fmt.Sprintf("r%d", round)
-			for _, n := range cfg.clients {
-				r, err := nfsload.Smallfile(ctx, sys.server, n, cfg.dur, fmt.Sprintf("%s-c%d", tag, n))
-				if err != nil {
-					sys.stop()
-					return fmt.Errorf("%s smallfile clients=%d: %w", name, n, err)
-				}
-				r.Round = round
-				results = append(results, r)
-				fmt.Fprintf(progress, "round %d %-8s smallfile clients=%-3d %8.0f files/s\n", round, name, n, r.PerSec)
-			}
-			if cfg.appSrc != "" && cfg.appSrc != "none" {
-				for _, n := range cfg.clients {
-					r, err := nfsload.App(ctx, sys.server, cfg.appSrc, n, fmt.Sprintf("%s-c%d", tag, n))
-					if err != nil {
-						// A server that loses or corrupts data gets no
-						// app figure; the run goes on.
-						fmt.Fprintf(progress, "round %d %-8s app clients=%d: FAILED: %v\n", round, name, n, err)
-						break
-					}
-					r.Round = round
-					results = append(results, r)
-					fmt.Fprintf(progress, "round %d %-8s app clients=%-3d %8.0f files/s (%d files copied and read back)\n", round, name, n, r.PerSec, r.Ops)
-				}
-			}
-			w, rd, err := nfsload.Largefile(ctx, sys.server, cfg.large, tag)
-			if err != nil {
-				sys.stop()
-				return fmt.Errorf("%s largefile: %w", name, err)
-			}
-			w.Round, rd.Round = round, round
-			results = append(results, w, rd)
-			fmt.Fprintf(progress, "round %d %-8s largefile write %.1f MB/s, read %.1f MB/s\n", round, name, w.PerSec, rd.PerSec)
-			if cfg.clnt {
-				fs, err := nfsbench.ClntSmallfile(ctx, 4, cfg.dur, progress)
-				if err != nil {
-					fmt.Fprintf(progress, "round %d %-8s clnt-smallfile: %v\n", round, name, err)
-				} else {
-					results = append(results, nfsload.Result{Server: name, Workload: "clnt-smallfile", Clients: 4, Round: round, PerSec: fs})
-					fmt.Fprintf(progress, "round %d %-8s clnt-smallfile 4 threads %8.0f files/s\n", round, name, fs)
-				}
-			}
-			sys.stop()
 		}
 	}
 	ratios := nfsRatios(results, cfg.systems)
@@ -292,7 +316,10 @@ func runNFSBench(ctx context.Context, cmd *cobra.Command, cfg nfsBenchConfig) er
 		fmt.Fprintf(progress, "wrote %s\n", cfg.plot)
 	}
 	if cfg.json {
-		return json.NewEncoder(cmd.OutOrStdout()).Encode(map[string]any{"bench": "nfs", "results": results, "ratios": ratios})
+		if err := json.NewEncoder(cmd.OutOrStdout()).Encode(map[string]any{"bench": "nfs", "results": results, "ratios": ratios, "failures": failures}); err != nil {
+			return err
+		}
+		return strataFailed(failures)
 	}
 	w := cmd.OutOrStdout()
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -330,7 +357,171 @@ func runNFSBench(ctx context.Context, cmd *cobra.Command, cfg nfsBenchConfig) er
 			fmt.Fprintf(w, "  %-48s %.2f\n", k, ratios[k])
 		}
 	}
+	if len(failures) > 0 {
+		fmt.Fprintf(w, "\nFAILED cells (no figure; not in the medians and ratios):\n")
+		for _, f := range failures {
+			fmt.Fprintf(w, "  round %d %-12s %s: %s\n", f.Round, f.Server, cellName(f.Workload, f.Clients), f.Reason)
+		}
+	}
+	return strataFailed(failures)
+}
+
+// strataFailed is an error if a Strata cell failed (a peer's failure is
+// only reported).
+func strataFailed(fs []nfsFailure) error {
+	n := 0
+	for _, f := range fs {
+		if strings.HasPrefix(f.Server, "strata") {
+			n++
+		}
+	}
+	if n > 0 {
+		return fmt.Errorf("%d Strata cell(s) FAILED (listed above)", n)
+	}
 	return nil
+}
+
+func cellName(workload string, clients int) string {
+	if workload == "smallfile" || workload == "app" {
+		return fmt.Sprintf("%s clients=%d", workload, clients)
+	}
+	return workload
+}
+
+// nfsCell is one measurement on one server.
+type nfsCell struct {
+	workload string
+	clients  int // smallfile and app
+	run      func(ctx context.Context, s nfsload.Server) ([]nfsload.Result, error)
+	show     func([]nfsload.Result) string // the progress line of a result
+}
+
+// runNFSSystem starts server name, runs its cells of round, and stops it.
+// Every cell runs under its deadline (cfg.cellDeadline). A cell that fails
+// or times out is reported (progress, and the returned failures) and the
+// server is restarted on a fresh disk for the next cell: a failed cell
+// leaves it in an unknown state (dead, hung, holding locks). If it does not
+// start, its remaining cells are reported as not run. The error is only
+// ctx's (the run was interrupted).
+func runNFSSystem(ctx context.Context, cfg nfsBenchConfig, name string, round int, progress io.Writer) ([]nfsload.Result, []nfsFailure, error) {
+	tag := fmt.Sprintf("r%d", round)
+	var cells []nfsCell
+	for _, n := range cfg.clients {
+		cells = append(cells, nfsCell{"smallfile", n,
+			func(ctx context.Context, s nfsload.Server) ([]nfsload.Result, error) {
+				r, err := nfsload.Smallfile(ctx, s, n, cfg.dur, fmt.Sprintf("%s-c%d", tag, n))
+				return []nfsload.Result{r}, err
+			},
+			func(r []nfsload.Result) string {
+				return fmt.Sprintf("smallfile clients=%-3d %8.0f files/s", n, r[0].PerSec)
+			}})
+	}
+	if cfg.appSrc != "" && cfg.appSrc != "none" {
+		for _, n := range cfg.clients {
+			cells = append(cells, nfsCell{"app", n,
+				func(ctx context.Context, s nfsload.Server) ([]nfsload.Result, error) {
+					r, err := nfsload.App(ctx, s, cfg.appSrc, n, fmt.Sprintf("%s-c%d", tag, n))
+					return []nfsload.Result{r}, err
+				},
+				func(r []nfsload.Result) string {
+					return fmt.Sprintf("app clients=%-3d %8.0f files/s (%d files copied and read back)", n, r[0].PerSec, r[0].Ops)
+				}})
+		}
+	}
+	cells = append(cells, nfsCell{"largefile", 0,
+		func(ctx context.Context, s nfsload.Server) ([]nfsload.Result, error) {
+			w, rd, err := nfsload.Largefile(ctx, s, cfg.large, tag)
+			return []nfsload.Result{w, rd}, err
+		},
+		func(r []nfsload.Result) string {
+			return fmt.Sprintf("largefile write %.1f MB/s, read %.1f MB/s", r[0].PerSec, r[1].PerSec)
+		}})
+	if cfg.clnt {
+		cells = append(cells, nfsCell{"clnt-smallfile", 4,
+			func(ctx context.Context, _ nfsload.Server) ([]nfsload.Result, error) {
+				fs, err := nfsbench.ClntSmallfile(ctx, 4, cfg.dur, progress)
+				return []nfsload.Result{{Server: name, Workload: "clnt-smallfile", Clients: 4, PerSec: fs}}, err
+			},
+			func(r []nfsload.Result) string {
+				return fmt.Sprintf("clnt-smallfile 4 threads %8.0f files/s", r[0].PerSec)
+			}})
+	}
+
+	var results []nfsload.Result
+	var failures []nfsFailure
+	fail := func(c nfsCell, timedOut bool, reason string) {
+		fmt.Fprintf(progress, "round %d %-8s %s: FAILED: %s\n", round, name, cellName(c.workload, c.clients), reason)
+		failures = append(failures, nfsFailure{Server: name, Workload: c.workload, Clients: c.clients, Round: round, TimedOut: timedOut, Reason: reason})
+	}
+	sys, err := startSystem(ctx, name, cfg.dir, progress)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, ctx.Err()
+		}
+		for _, c := range cells {
+			fail(c, false, fmt.Sprintf("not run: the server did not start: %v", err))
+		}
+		return nil, failures, nil
+	}
+	defer func() {
+		if sys != nil {
+			sys.stop()
+		}
+	}()
+	var notRun string // why the remaining cells do not run
+	for i, c := range cells {
+		if notRun != "" {
+			fail(c, false, notRun)
+			continue
+		}
+		bound := cfg.cellDeadline(c.workload)
+		cctx, cancel := context.WithTimeoutCause(ctx, bound, fmt.Errorf("timed out: no result within the cell's deadline of %v", bound))
+		t0 := time.Now()
+		rs, err := c.run(cctx, sys.server)
+		timedOut := errors.Is(cctx.Err(), context.DeadlineExceeded)
+		cancel()
+		if ctx.Err() != nil {
+			return results, failures, ctx.Err()
+		}
+		if err == nil {
+			for j := range rs {
+				rs[j].Round = round
+			}
+			results = append(results, rs...)
+			fmt.Fprintf(progress, "round %d %-8s %s\n", round, name, c.show(rs))
+			continue
+		}
+		fail(c, timedOut, fmt.Sprintf("%v (after %v)", err, time.Since(t0).Round(time.Millisecond)))
+		if timedOut && sys.dumpStacks != nil {
+			dst, _ := filepath.Abs(filepath.Join(cfg.dir, fmt.Sprintf("%s-%s-%s%s.log", name, tag, c.workload, clientsSuffix(c))))
+			if err := sys.dumpStacks(dst); err != nil {
+				fmt.Fprintf(progress, "round %d %-8s saving its log and goroutine stacks: %v\n", round, name, err)
+			} else {
+				fmt.Fprintf(progress, "round %d %-8s saved its log and goroutine stacks to %s\n", round, name, dst)
+			}
+		}
+		sys.stop()
+		sys = nil
+		if i == len(cells)-1 {
+			break
+		}
+		fmt.Fprintf(progress, "round %d %-8s restarting the server on a fresh disk for its remaining cells\n", round, name)
+		if sys, err = startSystem(ctx, name, cfg.dir, progress); err != nil {
+			sys = nil
+			if ctx.Err() != nil {
+				return results, failures, ctx.Err()
+			}
+			notRun = fmt.Sprintf("not run: the server did not restart after the failed %s: %v", cellName(c.workload, c.clients), err)
+		}
+	}
+	return results, failures, nil
+}
+
+func clientsSuffix(c nfsCell) string {
+	if c.workload == "smallfile" || c.workload == "app" {
+		return fmt.Sprintf("-c%d", c.clients)
+	}
+	return ""
 }
 
 // medianNFS is the median over rounds of one cell (clients -1: any).
@@ -348,6 +539,8 @@ func medianNFS(rs []nfsload.Result, server, workload string, clients int) float6
 	return xs[len(xs)/2]
 }
 
+// nfsRatios compares the medians of every cell that has a result (failed
+// cells have none) for both a Strata system and a peer, in some round.
 func nfsRatios(rs []nfsload.Result, systems []string) map[string]float64 {
 	out := map[string]float64{}
 	for _, subj := range systems {
@@ -359,7 +552,7 @@ func nfsRatios(rs []nfsload.Result, systems []string) map[string]float64 {
 				continue
 			}
 			for _, r := range rs {
-				if r.Server != subj || r.Round != 1 {
+				if r.Server != subj {
 					continue
 				}
 				clients := r.Clients
@@ -368,7 +561,7 @@ func nfsRatios(rs []nfsload.Result, systems []string) map[string]float64 {
 					clients = -1
 				}
 				s, p := medianNFS(rs, subj, r.Workload, clients), medianNFS(rs, peer, r.Workload, clients)
-				if p == 0 {
+				if s <= 0 || p <= 0 {
 					continue
 				}
 				key := fmt.Sprintf("%s %s/%s", r.Workload, subj, peer)

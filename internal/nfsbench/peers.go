@@ -95,6 +95,7 @@ type Peer struct {
 	exited  chan struct{} // closed when cmd.Wait returned
 	waitErr error         // cmd.Wait's result, once exited is closed
 	stopSig os.Signal     // the signal that makes the server exit cleanly
+	goProg  bool          // a Go program: SIGQUIT prints its goroutine stacks
 	tmpDir  string        // removed by Stop
 	logPath string        // the server's log (inside tmpDir)
 	ports   []uint32      // the server's ports, for removing its rpcbind mappings
@@ -155,6 +156,29 @@ func (p *Peer) Exited() bool {
 
 // LogTail returns the last n lines of the server's log (empty after Stop).
 func (p *Peer) LogTail(n int) string { return tailFile(p.logPath, n) }
+
+// DumpStacks is for a server that stopped answering: it copies the
+// server's log to dst, for GoNFS (a Go program) after sending it SIGQUIT,
+// on which the Go runtime writes every goroutine's stack to the log and
+// exits. GoNFS is gone afterwards; Stop is still needed (rpcbind mappings,
+// temporary files, which include the log). For Ganesha it only copies the
+// log.
+func (p *Peer) DumpStacks(dst string) error {
+	if p.goProg && p.cmd != nil && p.cmd.Process != nil && !p.Exited() {
+		if err := p.cmd.Process.Signal(syscall.SIGQUIT); err != nil {
+			return fmt.Errorf("%s: SIGQUIT: %w", p.Name, err)
+		}
+		select {
+		case <-p.exited:
+		case <-time.After(10 * time.Second):
+		}
+	}
+	b, err := os.ReadFile(p.logPath)
+	if err != nil {
+		return err
+	}
+	return os.WriteFile(dst, b, 0o644)
+}
 
 // start runs cmd (its output appended to p.logPath) and watches its exit.
 func (p *Peer) start(cmd *exec.Cmd) error {
@@ -576,6 +600,7 @@ func StartGoNFS(ctx context.Context, dataDir string, sizeMB int, log io.Writer) 
 		Name:    "gonfs",
 		Export:  GoNFSExport,
 		stopSig: os.Interrupt, // go-nfsd unregisters from rpcbind on SIGINT only
+		goProg:  true,
 		tmpDir:  tmp,
 		logPath: filepath.Join(tmp, "go-nfsd.log"),
 	}

@@ -11,6 +11,12 @@
 //
 // Each client has its own connection. Results count completed iterations
 // in a measured window after a warm-up.
+//
+// Every workload honours its context: when ctx is done (a caller's
+// deadline, say) the workload closes its connections, so that calls waiting
+// for a reply, or blocked writing to a server that stopped reading, return,
+// and it fails with an error naming context.Cause(ctx). A server that stops
+// answering therefore never hangs a workload past its context.
 package nfsload
 
 import (
@@ -47,6 +53,28 @@ type Result struct {
 	PerSec   float64 `json:"per_sec"` // files/s (smallfile) or MB/s (largefile)
 }
 
+// closeOnDone closes c once ctx is done: rpc.Client.Call gives up waiting
+// for a reply when its context is done, but not a write blocked by flow
+// control (a server that stopped reading), which only closing the
+// connection interrupts. Call the returned func when done with c.
+func closeOnDone(ctx context.Context, c *nfs.Client) (stop func() bool) {
+	return context.AfterFunc(ctx, func() { c.Close() })
+}
+
+// ctxErr adds the reason ctx ended to err when ctx is done: a call cut off
+// by a deadline fails with a context or closed-connection error that does
+// not say why the context ended (context.WithTimeoutCause can).
+func ctxErr(ctx context.Context, err error) error {
+	if err == nil || ctx.Err() == nil {
+		return err
+	}
+	cause := context.Cause(ctx)
+	if errors.Is(err, cause) {
+		return err
+	}
+	return fmt.Errorf("%w (%v)", cause, err)
+}
+
 // dial connects a client as root and mounts the export; dir is a fresh
 // working directory created under the export's root.
 func dial(ctx context.Context, s Server, dir string) (*nfs.Client, []byte, error) {
@@ -71,15 +99,31 @@ func dial(ctx context.Context, s Server, dir string) (*nfs.Client, []byte, error
 	return c, d, nil
 }
 
+// StallGrace is how long Smallfile waits, after its measured window,
+// for every client to finish the iteration it is in; a client still
+// waiting for a reply then fails the run (the server stalled). A variable
+// for tests.
+var StallGrace = 20 * time.Second
+
 // Smallfile runs the smallfile loop with clients concurrent clients for d
-// after a warm-up of d/5, and reports files per second.
+// after a warm-up of d/5, and reports files per second. It fails if a
+// client gets an error, or if a client is still waiting for a reply
+// StallGrace after the window (a server that stopped answering some calls
+// would otherwise only look slow).
 func Smallfile(ctx context.Context, s Server, clients int, d time.Duration, tag string) (Result, error) {
+	r, err := smallfile(ctx, s, clients, d, tag)
+	return r, ctxErr(ctx, err)
+}
+
+func smallfile(outer context.Context, s Server, clients int, d time.Duration, tag string) (Result, error) {
 	var done atomic.Int64
-	var measuring atomic.Bool
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	errs := make(chan error, clients)
+	var measuring, stopping atomic.Bool
+	var running atomic.Int32
+	// ctx ends the clients: cancelled with the first client's error, a
+	// stall, or (nil cause) when Smallfile returns.
+	ctx, cancel := context.WithCancelCause(outer)
 	var wg sync.WaitGroup
+	defer func() { cancel(nil); wg.Wait() }()
 	data := make([]byte, 100)
 	for i := range data {
 		data[i] = byte('a' + i%26)
@@ -87,13 +131,16 @@ func Smallfile(ctx context.Context, s Server, clients int, d time.Duration, tag 
 	for g := 0; g < clients; g++ {
 		c, dir, err := dial(ctx, s, fmt.Sprintf("small-%s-%d", tag, g))
 		if err != nil {
-			return Result{}, err
+			return Result{}, fmt.Errorf("smallfile client %d: %w", g, err)
 		}
 		wg.Add(1)
+		running.Add(1)
 		go func() {
 			defer wg.Done()
+			defer running.Add(-1)
 			defer c.Close()
-			for i := 0; ctx.Err() == nil; i++ {
+			defer closeOnDone(ctx, c)()
+			for i := 0; ctx.Err() == nil && !stopping.Load(); i++ {
 				name := fmt.Sprintf("f%d", i)
 				fh, err := c.Create(ctx, dir, name, 0o644)
 				if err == nil {
@@ -107,8 +154,7 @@ func Smallfile(ctx context.Context, s Server, clients int, d time.Duration, tag 
 				}
 				if err != nil {
 					if ctx.Err() == nil {
-						errs <- fmt.Errorf("smallfile client %d: %w", g, err)
-						cancel()
+						cancel(fmt.Errorf("smallfile client %d: %w", g, err))
 					}
 					return
 				}
@@ -131,10 +177,18 @@ func Smallfile(ctx context.Context, s Server, clients int, d time.Duration, tag 
 	measuring.Store(false)
 	elapsed := time.Since(start)
 	n := done.Load()
-	cancel()
-	wg.Wait()
-	close(errs)
-	if err := <-errs; err != nil {
+	// Let every client finish the iteration it is in.
+	stopping.Store(true)
+	finished := make(chan struct{})
+	go func() { wg.Wait(); close(finished) }()
+	select {
+	case <-finished:
+	case <-ctx.Done():
+	case <-time.After(StallGrace):
+		cancel(fmt.Errorf("smallfile: %d of %d clients still had no reply %v after the measured window ended (server stalled)",
+			running.Load(), clients, StallGrace))
+	}
+	if err := context.Cause(ctx); err != nil {
 		return Result{}, err
 	}
 	return Result{Server: s.Name, Workload: "smallfile", Clients: clients, Ops: n, Seconds: elapsed.Seconds(), PerSec: float64(n) / elapsed.Seconds()}, nil
@@ -147,11 +201,17 @@ func Smallfile(ctx context.Context, s Server, clients int, d time.Duration, tag 
 // largeData), so a chunk or block that lands at the wrong offset, or is
 // overwritten, fails the check.
 func Largefile(ctx context.Context, s Server, size int64, tag string) (write, read Result, err error) {
+	write, read, err = largefile(ctx, s, size, tag)
+	return write, read, ctxErr(ctx, err)
+}
+
+func largefile(ctx context.Context, s Server, size int64, tag string) (write, read Result, err error) {
 	c, dir, err := dial(ctx, s, "large-"+tag)
 	if err != nil {
 		return write, read, err
 	}
 	defer c.Close()
+	defer closeOnDone(ctx, c)()
 	fh, err := c.Create(ctx, dir, "big", 0o644)
 	if err != nil {
 		return write, read, err
@@ -165,24 +225,26 @@ func Largefile(ctx context.Context, s Server, size int64, tag string) (write, re
 	for range depth {
 		bufs <- make([]byte, chunk)
 	}
+	// wctx ends the writes: cancelled with the first write's error.
+	wctx, wcancel := context.WithCancelCause(ctx)
+	defer wcancel(nil)
 	var wg sync.WaitGroup
-	var werr atomic.Value
 	start := time.Now()
-	for off := int64(0); off < size; off += chunk {
+	for off := int64(0); off < size && wctx.Err() == nil; off += chunk {
 		buf := <-bufs
 		wg.Add(1)
 		go func(off int64) {
 			defer wg.Done()
 			defer func() { bufs <- buf }()
 			largeData(buf, off, seed)
-			if _, err := c.Write(ctx, fh, uint64(off), buf[:min(chunk, size-off)], nfs.Unstable); err != nil {
-				werr.Store(err)
+			if _, err := c.Write(wctx, fh, uint64(off), buf[:min(chunk, size-off)], nfs.Unstable); err != nil {
+				wcancel(fmt.Errorf("largefile: write at %d: %w", off, err))
 			}
 		}(off)
 	}
 	wg.Wait()
-	if e, ok := werr.Load().(error); ok {
-		return write, read, e
+	if err := context.Cause(wctx); err != nil {
+		return write, read, err
 	}
 	if _, err := c.Commit(ctx, fh); err != nil {
 		return write, read, err
@@ -231,6 +293,11 @@ func largeData(b []byte, off int64, seed uint64) {
 // it. It reports the copy's files per second (the read-back is checked,
 // not timed).
 func App(ctx context.Context, s Server, src string, clients int, tag string) (Result, error) {
+	r, err := app(ctx, s, src, clients, tag)
+	return r, ctxErr(ctx, err)
+}
+
+func app(ctx context.Context, s Server, src string, clients int, tag string) (Result, error) {
 	type file struct {
 		rel  string
 		data []byte
@@ -270,6 +337,7 @@ func App(ctx context.Context, s Server, src string, clients int, tag string) (Re
 		return Result{}, err
 	}
 	defer c0.Close()
+	defer closeOnDone(ctx, c0)()
 	start := time.Now()
 	handles := map[string][]byte{".": top}
 	for _, d := range dirs { // WalkDir lists parents before children
@@ -279,7 +347,7 @@ func App(ctx context.Context, s Server, src string, clients int, tag string) (Re
 		}
 		handles[d] = fh
 	}
-	copyFile := func(c *nfs.Client, f file) error {
+	copyFile := func(ctx context.Context, c *nfs.Client, f file) error {
 		fh, err := c.Create(ctx, handles[filepath.Dir(f.rel)], filepath.Base(f.rel), 0o644)
 		if err != nil {
 			return err
@@ -292,20 +360,26 @@ func App(ctx context.Context, s Server, src string, clients int, tag string) (Re
 		_, err = c.Commit(ctx, fh)
 		return err
 	}
-	errs := make(chan error, clients)
+	// cctx ends the copy: cancelled with the first client's error.
+	cctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
 	var wg sync.WaitGroup
 	for g := 0; g < clients; g++ {
-		c, err := nfs.DialClient(ctx, s.NFSAddr, s.MountAddr, 0, 0)
+		c, err := nfs.DialClient(cctx, s.NFSAddr, s.MountAddr, 0, 0)
 		if err != nil {
-			return Result{}, err
+			cancel(fmt.Errorf("app: client %d: %w", g, err))
+			break
 		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			defer c.Close()
-			for i := g; i < len(files); i += clients {
-				if err := copyFile(c, files[i]); err != nil {
-					errs <- fmt.Errorf("app: copy %s: %w", files[i].rel, err)
+			defer closeOnDone(cctx, c)()
+			for i := g; i < len(files) && cctx.Err() == nil; i += clients {
+				if err := copyFile(cctx, c, files[i]); err != nil {
+					if cctx.Err() == nil {
+						cancel(fmt.Errorf("app: copy %s: %w", files[i].rel, err))
+					}
 					return
 				}
 			}
@@ -313,8 +387,7 @@ func App(ctx context.Context, s Server, src string, clients int, tag string) (Re
 	}
 	wg.Wait()
 	el := time.Since(start).Seconds()
-	close(errs)
-	if err := <-errs; err != nil {
+	if err := context.Cause(cctx); err != nil {
 		return Result{}, err
 	}
 	for _, f := range files {
