@@ -77,7 +77,14 @@ type peer struct {
 	oc       *conn      // nil until dialed or adopted, and after a failure
 	hdr      [4]byte
 	bufs     net.Buffers // scratch for the vectored write
+	flat     []byte      // scratch for a small frame written whole
 }
+
+// flatMax is the largest frame Send copies into one buffer and writes with
+// write(2): a small frame costs less that way than as a vector of pieces
+// (measured on loopback, 100-byte RPCs: the server's writev took about
+// 3.0 µs per frame, write 1.8 µs).
+const flatMax = 2048
 
 // conn is one connection, dialed or accepted; frames flow both ways on it.
 // Its reader marks it dead when the peer closes it.
@@ -85,6 +92,7 @@ type conn struct {
 	c         *net.TCPConn
 	dead      atomic.Bool
 	lastWrite time.Time // guarded by the peer's mu
+	deadline  time.Time // the write deadline set on c (guarded by the peer's mu)
 }
 
 // idleCheck is how long a connection must have been idle before Send
@@ -185,8 +193,16 @@ func (t *TCP) Send(to stack.Addr, vec [][]byte) error {
 		now = time.Now()
 	}
 	binary.BigEndian.PutUint32(p.hdr[:], uint32(n))
-	p.bufs = append(append(p.bufs[:0], p.hdr[:]), vec...)
-	err = t.writeFrame(p.oc.c, p.bufs, now)
+	if n+len(p.hdr) <= flatMax {
+		p.flat = append(p.flat[:0], p.hdr[:]...)
+		for _, b := range vec {
+			p.flat = append(p.flat, b...)
+		}
+		p.bufs = append(p.bufs[:0], p.flat)
+	} else {
+		p.bufs = append(append(p.bufs[:0], p.hdr[:]), vec...)
+	}
+	err = t.writeFrame(p.oc, p.bufs, now)
 	p.oc.lastWrite = now
 	clear(p.bufs) // keep no references to the caller's buffers
 	if err != nil {
@@ -200,13 +216,23 @@ func (t *TCP) Send(to stack.Addr, vec [][]byte) error {
 	return nil
 }
 
-// writeFrame writes bufs (header first) under the write timeout.
-// WriteTo consumes a copy of the slice header, leaving bufs' length alone.
-func (t *TCP) writeFrame(c *net.TCPConn, bufs net.Buffers, now time.Time) error {
-	if err := c.SetWriteDeadline(now.Add(t.opt.WriteTimeout)); err != nil {
+// writeFrame writes bufs (header first) under the write timeout: every
+// write has at least half of it left (moving the deadline for every frame
+// would cost a timer update each). One buffer goes with write(2), several
+// with writev(2) (WriteTo consumes a copy of the slice header, leaving
+// bufs' length alone).
+func (t *TCP) writeFrame(oc *conn, bufs net.Buffers, now time.Time) error {
+	if now.Add(t.opt.WriteTimeout / 2).After(oc.deadline) {
+		oc.deadline = now.Add(t.opt.WriteTimeout)
+		if err := oc.c.SetWriteDeadline(oc.deadline); err != nil {
+			return err
+		}
+	}
+	if len(bufs) == 1 {
+		_, err := oc.c.Write(bufs[0])
 		return err
 	}
-	_, err := bufs.WriteTo(c)
+	_, err := bufs.WriteTo(oc.c)
 	return err
 }
 
@@ -262,7 +288,7 @@ func (t *TCP) dial(to stack.Addr, hostport string) (*conn, error) {
 	var hdr [4]byte
 	binary.BigEndian.PutUint32(hdr[:], uint32(len(t.hello)))
 	now := time.Now()
-	if err := t.writeFrame(tc, net.Buffers{hdr[:], t.hello}, now); err != nil {
+	if err := t.writeFrame(oc, net.Buffers{hdr[:], t.hello}, now); err != nil {
 		t.dropConn(tc)
 		return nil, fmt.Errorf("dial %s: hello: %w", hostport, err)
 	}
