@@ -200,6 +200,7 @@ type composed struct {
 	suf     [][]byte   // suf[i]: the full-format headers of layers i.., constants filled in
 	sufVars [][]sufVar // the varying fields in suf[i]
 	vsize   []int      // each varying field's size, in order
+	vs      [][]uint64 // vs[i]: layer i's varying fields in the bypass's vars (set by Optimize)
 	mcast   int        // the Fanout layer (cast cases), else -1
 	loop    int        // the Loop layer (CastDown), else -1
 	up      *composed
@@ -377,6 +378,17 @@ func Optimize(layers []Layer) (*Bypass, error) {
 		bp.byID[up.id] = up
 		bp.vars = make([]uint64, max(len(bp.vars), up.nvar))
 	}
+	// Each layer's slice of the shared field array, made once (vars no
+	// longer moves).
+	for _, p := range bp.paths {
+		if p == nil {
+			continue
+		}
+		p.vs = make([][]uint64, len(p.paths))
+		for i := range p.paths {
+			p.vs[i] = bp.vars[p.off[i] : p.off[i]+p.nv[i] : p.off[i]+p.nv[i]]
+		}
+	}
 	return bp, nil
 }
 
@@ -439,7 +451,7 @@ func (bp *Bypass) try(dir Dir, ev Event) bool {
 func (bp *Bypass) frameFor(p *composed, i int) *Frame {
 	f := &bp.frame
 	f.layer = i
-	f.V = bp.vars[p.off[i] : p.off[i]+p.nv[i]]
+	f.V = p.vs[i]
 	return f
 }
 

@@ -280,7 +280,7 @@ func (g *Gms) Up(ev stack.Event, out stack.Emitter) {
 		out.Up(ev)
 		return
 	}
-	delete(g.probed, ev.Peer)
+	g.heard(ev.Peer)
 	h, err := ev.Msg.Pop(1)
 	if err != nil {
 		g.c.malformed++
@@ -773,7 +773,7 @@ func (g *Gms) FastPath(c stack.Case) *stack.Path {
 	case stack.SendUp:
 		return &stack.Path{Hdr: gmsPassFields,
 			CCP:   func(*stack.Event, *stack.Frame) bool { return !g.exited },
-			Apply: func(ev *stack.Event, _ *stack.Frame) { delete(g.probed, ev.Peer) }}
+			Apply: func(ev *stack.Event, _ *stack.Frame) { g.heard(ev.Peer) }}
 	}
 	return &stack.Path{Hdr: gmsPassFields,
 		CCP: func(ev *stack.Event, _ *stack.Frame) bool {
@@ -784,7 +784,7 @@ func (g *Gms) FastPath(c stack.Case) *stack.Path {
 			return o >= 0 && ev.Seq == g.delivered[o]+1
 		},
 		Apply: func(ev *stack.Event, f *stack.Frame) {
-			delete(g.probed, ev.Peer)
+			g.heard(ev.Peer)
 			o := g.view.Rank(ev.Peer)
 			g.delivered[o]++
 			h, b := f.Shared(1)
@@ -798,4 +798,12 @@ func (g *Gms) FastPath(c stack.Case) *stack.Path {
 			}
 			g.kept[o] = append(g.kept[o], gmsKept{h, b})
 		}}
+}
+
+// heard notes that a is alive: its unanswered probes are forgotten (the
+// map is almost always empty, and a lookup still hashes the address).
+func (g *Gms) heard(a stack.Addr) {
+	if len(g.probed) > 0 {
+		delete(g.probed, a)
+	}
 }
