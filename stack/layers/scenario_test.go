@@ -104,6 +104,8 @@ func parseConfig(fields []string) (string, stack.Config, error) {
 			cfg.MaxRTO, err = time.ParseDuration(v)
 		case "peertimeout":
 			cfg.PeerTimeout, err = time.ParseDuration(v)
+		case "ackdelay":
+			cfg.AckDelay, err = time.ParseDuration(v)
 		case "local":
 			cfg.Local = stack.Addr(v)
 		case "members":
