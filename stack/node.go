@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -222,7 +223,21 @@ func (n *Node) Call(ctx context.Context, to Addr, req []byte, defaultTimeout tim
 		err error
 	}
 	ch := make(chan res, 1)
-	id, err := n.CallAsync(to, req, timeout, func(b []byte, err error) { ch <- res{b, err} })
+	var id uint64
+	var err error
+	n.Batch(func() {
+		id, err = n.CallAsync(to, req, timeout, func(b []byte, err error) { ch <- res{b, err} })
+		// On one processor, callers woken by the same batch of replies
+		// wait for this one: yielding once lets them queue their
+		// requests, and the flush below sends them together (one system
+		// call, bundled) instead of one each (bench stack --pin shared,
+		// 8 blocking callers: 84-85 µs round trips without, 52 with).
+		// With several processors they run meanwhile and join the flush
+		// anyway, and a yield only moved this caller (measured slower).
+		if runtime.GOMAXPROCS(0) == 1 {
+			runtime.Gosched()
+		}
+	})
 	if err != nil {
 		return nil, err
 	}
