@@ -98,6 +98,11 @@ func NewNode(tr Transport, clock Clock, layers []Layer, opt NodeOptions) *Node {
 		n.run.Bypass().SetEnabled(false)
 	}
 	tr.SetReceiver(n.receive)
+	if b, ok := tr.(interface{ SetBatcher(func(func())) }); ok {
+		// Frames that arrive together are processed in one batch, so
+		// what they cause leaves together (bundled) too.
+		b.SetBatcher(n.Batch)
+	}
 	// A first timer event, so that layers that act on their own (a joiner
 	// asking to join, heartbeats) arm their timers before any traffic.
 	n.inject(Up, Event{Type: ETimer, Time: clock.Now()})

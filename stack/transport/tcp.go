@@ -56,7 +56,10 @@ type TCP struct {
 	cancel context.CancelFunc
 	done   chan struct{} // closed by Close
 	rsem   chan struct{} // capacity 1: serializes receiver calls, abandoned on done
-	hello  []byte        // our hello frame payload
+	// batcher, if set, wraps the delivery of frames already buffered
+	// together (SetBatcher)
+	batcher atomic.Pointer[func(func())]
+	hello   []byte // our hello frame payload
 	receiver
 	closing atomic.Bool
 
@@ -408,10 +411,53 @@ func (t *TCP) readFrames(ic *conn, br *bufio.Reader, from stack.Addr) {
 		}
 		t.stats.received.Add(1)
 		t.stats.bytesReceived.Add(uint64(n))
+		if b := t.batcher.Load(); b != nil && br.Buffered() > 0 {
+			// More frames have arrived already: deliver every whole one
+			// that is buffered inside one batch, so that what they cause
+			// (replies, the next requests) leaves together. Only buffered
+			// bytes are read in it: the batch must not block.
+			ok := true
+			(*b)(func() {
+				if ok = t.deliver(from, data); !ok {
+					return
+				}
+				for ok && br.Buffered() >= 4 {
+					next, err := br.Peek(4) // buffered: does not read
+					if err != nil {
+						return
+					}
+					m := binary.BigEndian.Uint32(next)
+					if uint64(m) > uint64(t.opt.MTU) || uint64(br.Buffered()) < 4+uint64(m) {
+						return // a bad header is reported by the loop above
+					}
+					br.Discard(4)
+					frame := make([]byte, m)
+					io.ReadFull(br, frame) // buffered: cannot fail
+					t.stats.received.Add(1)
+					t.stats.bytesReceived.Add(uint64(m))
+					ok = t.deliver(from, frame)
+				}
+			})
+			if !ok {
+				return
+			}
+			continue
+		}
 		if !t.deliver(from, data) {
 			return
 		}
 	}
+}
+
+// SetBatcher makes the transport deliver the frames it has already read
+// from one connection inside batch (Node.Batch), so that their
+// consequences are sent together. Nil: frame by frame.
+func (t *TCP) SetBatcher(batch func(f func())) {
+	if batch == nil {
+		t.batcher.Store(nil)
+		return
+	}
+	t.batcher.Store(&batch)
 }
 
 // readHello reads and checks the first frame of an inbound connection and

@@ -593,3 +593,65 @@ func TestTCPNoReceiver(t *testing.T) {
 		t.Fatalf("got %q, want \"kept\"", in.all()[0].data)
 	}
 }
+
+// TestTCPBatcher sends many small frames at once to a receiver with a
+// batcher: every frame arrives once and in order, and frames read together
+// are delivered inside batch calls (more frames than calls).
+func TestTCPBatcher(t *testing.T) {
+	a, _ := openTCP(t, "127.0.0.1:0", TCPOptions{})
+	b, _ := openTCP(t, "127.0.0.1:0", TCPOptions{})
+	const n = 5000
+	var mu sync.Mutex
+	var got []int
+	inBatch, batches, batched := false, 0, 0
+	b.SetReceiver(func(from stack.Addr, data []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, int(binary.BigEndian.Uint32(data)))
+		if inBatch {
+			batched++
+		}
+	})
+	b.SetBatcher(func(f func()) {
+		mu.Lock()
+		inBatch = true
+		batches++
+		mu.Unlock()
+		f()
+		mu.Lock()
+		inBatch = false
+		mu.Unlock()
+	})
+	for i := 0; i < n; i++ {
+		var f [4]byte
+		binary.BigEndian.PutUint32(f[:], uint32(i))
+		if err := a.Send(b.Local(), [][]byte{f[:]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	deadline := time.Now().Add(liveness)
+	for {
+		mu.Lock()
+		k := len(got)
+		mu.Unlock()
+		if k == n || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(got) != n {
+		t.Fatalf("%d of %d frames delivered", len(got), n)
+	}
+	for i, v := range got {
+		if v != i {
+			t.Fatalf("frame %d is %d: out of order or duplicated", i, v)
+		}
+	}
+	// 5,000 back-to-back frames cannot all be read one at a time.
+	if batches == 0 || batched <= batches {
+		t.Fatalf("%d batches delivered %d frames: frames read together were not batched", batches, batched)
+	}
+	t.Logf("%d frames, %d in %d batches", n, batched, batches)
+}
