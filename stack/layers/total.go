@@ -33,7 +33,8 @@ type Total struct {
 	next    uint64      // own message number
 	blocked bool        // a view change is under way: the sequencer orders nothing more in this view
 	held    []totalHeld // by origin rank: casts waiting for their order entry
-	order   []totalKey  // assigned, not yet delivered, in order
+	order   []totalKey  // assigned, in order; order[done:] not yet delivered
+	done    int
 	c       struct{ ordered, delivered, held, malformed, stale uint64 }
 	arena   arena // order entries' bodies (scratch memory, not state)
 }
@@ -60,6 +61,8 @@ type totalEnt struct {
 
 func (q *totalHeld) len() int { return len(q.ents) - q.head }
 
+func byNumber(e totalEnt, n uint64) int { return cmp.Compare(e.n, n) }
+
 func (q *totalHeld) put(n uint64, ev stack.Event) {
 	if q.head > 0 && len(q.ents) == cap(q.ents) {
 		// Full: move the held casts to the front rather than grow (the
@@ -70,7 +73,7 @@ func (q *totalHeld) put(n uint64, ev stack.Event) {
 	}
 	i := len(q.ents)
 	if q.len() > 0 && q.ents[i-1].n >= n {
-		i, _ = slices.BinarySearchFunc(q.ents[q.head:], n, func(e totalEnt, n uint64) int { return cmp.Compare(e.n, n) })
+		i, _ = slices.BinarySearchFunc(q.ents[q.head:], n, byNumber)
 		i += q.head
 		if i < len(q.ents) && q.ents[i].n == n {
 			q.ents[i].ev = ev // a duplicate number: the later cast replaces it, as a map would
@@ -88,7 +91,7 @@ func (q *totalHeld) take(n uint64) (stack.Event, bool) {
 	}
 	if live[0].n != n {
 		var found bool
-		if i, found = slices.BinarySearchFunc(live, n, func(e totalEnt, n uint64) int { return cmp.Compare(e.n, n) }); !found {
+		if i, found = slices.BinarySearchFunc(live, n, byNumber); !found {
 			return stack.Event{}, false
 		}
 	}
@@ -139,7 +142,7 @@ func (t *Total) install(v *stack.View) {
 	}
 	// next is not reset: casts the membership layer held back during the
 	// view change were numbered in the old view and are sent in this one.
-	t.held, t.order, t.blocked = make([]totalHeld, len(t.members)), nil, false
+	t.held, t.order, t.done, t.blocked = make([]totalHeld, len(t.members)), nil, 0, false
 }
 
 func (t *Total) waiting() int {
@@ -256,25 +259,28 @@ func (t *Total) sequence(k totalKey, ev stack.Event, out stack.Emitter) {
 
 // drain delivers held messages in the assigned order.
 func (t *Total) drain(out stack.Emitter) {
-	i := 0
-	for ; i < len(t.order); i++ {
-		k := t.order[i]
+	for t.done < len(t.order) {
+		k := t.order[t.done]
 		if k.origin < 0 || k.origin >= len(t.held) {
-			break // names no member: never delivered, as before (a map lookup that fails)
+			break // names no member: it waits for ever, as with the map this replaced
 		}
 		ev, ok := t.held[k.origin].take(k.n)
 		if !ok {
 			break
 		}
+		// Consumed before it goes up, so that the state is whole should
+		// delivering it lead back here.
+		t.done++
 		t.c.delivered++
 		out.Up(ev)
 	}
-	// Move what is left to the front: the array is reused by the next
-	// entries (slicing off the front would reallocate it on every order).
-	if i > 0 {
-		n := copy(t.order, t.order[i:])
+	// Reuse the array (slicing off the front would reallocate it on every
+	// order): empty it once drained, or move the rest to the front once
+	// half of it is delivered.
+	if t.done > 0 && t.done >= len(t.order)/2 {
+		n := copy(t.order, t.order[t.done:])
 		clear(t.order[n:])
-		t.order = t.order[:n]
+		t.order, t.done = t.order[:n], 0
 	}
 }
 
@@ -301,7 +307,7 @@ func (t *Total) FastPath(c stack.Case) *stack.Path {
 	return &stack.Path{Hdr: totalDataFields, Absorb: true,
 		CCP: func(ev *stack.Event, _ *stack.Frame) bool {
 			_, ok := t.rank[ev.Peer]
-			return ok && ev.Seq > 0 && (t.self != 0 || t.blocked) && len(t.order) == 0
+			return ok && ev.Seq > 0 && (t.self != 0 || t.blocked) && t.done == len(t.order)
 		},
 		Apply: func(ev *stack.Event, f *stack.Frame) {
 			t.held[t.rank[ev.Peer]].put(f.V[0], *ev)

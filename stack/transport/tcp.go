@@ -86,7 +86,7 @@ type peer struct {
 // flatMax is the largest frame Send copies into one buffer and writes with
 // write(2): a small frame costs less that way than as a vector of pieces
 // (measured on loopback, 100-byte RPCs: the server's writev took about
-// 3.0 µs per frame, write 1.8 µs).
+// 3.0 µs per frame, write of the copied frame 2.5 µs).
 const flatMax = 2048
 
 // conn is one connection, dialed or accepted; frames flow both ways on it.
@@ -389,64 +389,74 @@ func (t *TCP) serve(c *net.TCPConn) {
 // that the next Send to from dials again.
 func (t *TCP) readFrames(ic *conn, br *bufio.Reader, from stack.Addr) {
 	defer ic.dead.Store(true)
-	var hdr [4]byte
 	for {
-		if _, err := io.ReadFull(br, hdr[:]); err != nil {
-			if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !t.closing.Load() {
-				t.stats.recvErrors.Add(1) // cut inside a header, or reset
-			}
+		data, ok := t.readFrame(br)
+		if !ok {
 			return
 		}
-		n := binary.BigEndian.Uint32(hdr[:])
-		if uint64(n) > uint64(t.opt.MTU) {
-			t.stats.badFrames.Add(1)
-			return
-		}
-		data := make([]byte, n)
-		if _, err := io.ReadFull(br, data); err != nil {
-			if !errors.Is(err, net.ErrClosed) && !t.closing.Load() {
-				t.stats.recvErrors.Add(1) // cut inside a frame
-			}
-			return
-		}
-		t.stats.received.Add(1)
-		t.stats.bytesReceived.Add(uint64(n))
-		if b := t.batcher.Load(); b != nil && br.Buffered() > 0 {
-			// More frames have arrived already: deliver every whole one
-			// that is buffered inside one batch, so that what they cause
-			// (replies, the next requests) leaves together. Only buffered
-			// bytes are read in it: the batch must not block.
-			ok := true
-			(*b)(func() {
-				if ok = t.deliver(from, data); !ok {
-					return
-				}
-				for ok && br.Buffered() >= 4 {
-					next, err := br.Peek(4) // buffered: does not read
-					if err != nil {
-						return
-					}
-					m := binary.BigEndian.Uint32(next)
-					if uint64(m) > uint64(t.opt.MTU) || uint64(br.Buffered()) < 4+uint64(m) {
-						return // a bad header is reported by the loop above
-					}
-					br.Discard(4)
-					frame := make([]byte, m)
-					io.ReadFull(br, frame) // buffered: cannot fail
-					t.stats.received.Add(1)
-					t.stats.bytesReceived.Add(uint64(m))
-					ok = t.deliver(from, frame)
-				}
-			})
-			if !ok {
+		b := t.batcher.Load()
+		if b == nil || br.Buffered() == 0 {
+			if !t.deliver(from, data) {
 				return
 			}
 			continue
 		}
-		if !t.deliver(from, data) {
+		// More has arrived already: deliver it and every whole frame
+		// buffered behind it inside one batch, so that what they cause
+		// (replies, the next requests) leaves together. Only buffered
+		// bytes are read in it: the batch must not block.
+		(*b)(func() {
+			for ; data != nil && ok; data = t.bufferedFrame(br) {
+				ok = t.deliver(from, data)
+			}
+		})
+		if !ok {
 			return
 		}
 	}
+}
+
+// readFrame reads the next frame, waiting for it; false when the
+// connection ends or breaks the protocol (counted).
+func (t *TCP) readFrame(br *bufio.Reader) ([]byte, bool) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(br, hdr[:]); err != nil {
+		if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !t.closing.Load() {
+			t.stats.recvErrors.Add(1) // cut inside a header, or reset
+		}
+		return nil, false
+	}
+	n := binary.BigEndian.Uint32(hdr[:])
+	if uint64(n) > uint64(t.opt.MTU) {
+		t.stats.badFrames.Add(1)
+		return nil, false
+	}
+	data := make([]byte, n)
+	if _, err := io.ReadFull(br, data); err != nil {
+		if !errors.Is(err, net.ErrClosed) && !t.closing.Load() {
+			t.stats.recvErrors.Add(1) // cut inside a frame
+		}
+		return nil, false
+	}
+	t.stats.received.Add(1)
+	t.stats.bytesReceived.Add(uint64(n))
+	return data, true
+}
+
+// bufferedFrame returns the next frame if all of it is buffered already,
+// else nil without reading (an oversized header is left for readFrame to
+// report).
+func (t *TCP) bufferedFrame(br *bufio.Reader) []byte {
+	if br.Buffered() < 4 {
+		return nil
+	}
+	hdr, _ := br.Peek(4) // buffered: does not read
+	n := binary.BigEndian.Uint32(hdr)
+	if uint64(n) > uint64(t.opt.MTU) || uint64(br.Buffered()) < 4+uint64(n) {
+		return nil
+	}
+	data, _ := t.readFrame(br) // buffered: cannot wait or fail
+	return data
 }
 
 // SetBatcher makes the transport deliver the frames it has already read
