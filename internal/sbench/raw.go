@@ -13,6 +13,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"strata/stack/transport"
 )
 
 // MaxFrame is the largest TCP frame payload the echo server accepts.
@@ -30,20 +32,27 @@ func isTCP(network string) bool { return strings.HasPrefix(network, "tcp") }
 // payload) back on its connection. It serves in background goroutines and
 // returns the address it bound. stop closes the socket and every connection
 // and returns once all its goroutines have ended; calling it again is a no-op.
-func RawEchoServer(network, addr string) (stop func(), actualAddr string, err error) {
+// With busyPoll > 0 its readers busy poll as Strata's transports do
+// (transport.BusyPollReader), so that both sides of a comparison wait alike.
+func RawEchoServer(network, addr string, busyPoll time.Duration) (stop func(), actualAddr string, err error) {
 	switch {
 	case isUDP(network):
-		return udpEcho(network, addr)
+		return udpEcho(network, addr, busyPoll)
 	case isTCP(network):
-		return tcpEcho(network, addr)
+		return tcpEcho(network, addr, busyPoll)
 	}
 	return nil, "", fmt.Errorf("sbench: network %q is neither udp nor tcp", network)
 }
 
-func udpEcho(network, addr string) (func(), string, error) {
+func udpEcho(network, addr string, busyPoll time.Duration) (func(), string, error) {
 	pc, err := net.ListenPacket(network, addr)
 	if err != nil {
 		return nil, "", err
+	}
+	uc := pc.(*net.UDPConn)
+	recv := transport.BusyPollFrom(uc, busyPoll)
+	if recv == nil {
+		recv = uc.ReadFromUDPAddrPort
 	}
 	var wg sync.WaitGroup
 	// One reader, as in Strata's UDP transport. Several readers on one
@@ -54,14 +63,14 @@ func udpEcho(network, addr string) (func(), string, error) {
 		wg.Go(func() {
 			buf := make([]byte, 64<<10)
 			for {
-				n, from, err := pc.ReadFrom(buf)
+				n, from, err := recv(buf)
 				if err != nil {
 					if errors.Is(err, net.ErrClosed) {
 						return
 					}
 					continue // e.g. ICMP-induced errors: keep serving
 				}
-				_, _ = pc.WriteTo(buf[:n], from)
+				_, _ = uc.WriteToUDPAddrPort(buf[:n], from)
 			}
 		})
 	}
@@ -75,7 +84,7 @@ func udpEcho(network, addr string) (func(), string, error) {
 	return stop, pc.LocalAddr().String(), nil
 }
 
-func tcpEcho(network, addr string) (func(), string, error) {
+func tcpEcho(network, addr string, busyPoll time.Duration) (func(), string, error) {
 	ln, err := net.Listen(network, addr)
 	if err != nil {
 		return nil, "", err
@@ -96,7 +105,7 @@ func tcpEcho(network, addr string) (func(), string, error) {
 		if tc, ok := c.(*net.TCPConn); ok {
 			_ = tc.SetNoDelay(true)
 		}
-		r := bufio.NewReaderSize(c, 64<<10)
+		r := bufio.NewReaderSize(transport.BusyPollReader(c.(*net.TCPConn), busyPoll), 64<<10)
 		var frame []byte
 		for {
 			var hdr [4]byte
@@ -170,8 +179,8 @@ type RawResult struct {
 // JGroups' RoundTrip does, and times every request from before its write to
 // after its whole echo has been read. Sockets are opened before timing
 // starts. A UDP request whose echo does not come within 2 s is an error
-// (nothing is retransmitted).
-func RawRoundTrip(ctx context.Context, network, addr string, size, n, callers int) (RawResult, error) {
+// (nothing is retransmitted). busyPoll as for RawEchoServer.
+func RawRoundTrip(ctx context.Context, network, addr string, size, n, callers int, busyPoll time.Duration) (RawResult, error) {
 	res := RawResult{N: n, Callers: callers, Size: size}
 	switch {
 	case n <= 0 || callers <= 0 || size < 0:
@@ -223,7 +232,7 @@ func RawRoundTrip(ctx context.Context, network, addr string, size, n, callers in
 	for i, c := range conns {
 		wg.Go(func() {
 			<-startCh
-			lats[i], errs[i] = rawCaller(ctx, c, isUDP(network), size, int64(n), &next)
+			lats[i], errs[i] = rawCaller(ctx, c, isUDP(network), size, int64(n), &next, busyPoll)
 		})
 	}
 	t0 := time.Now()
@@ -257,8 +266,12 @@ func nearestRank(sorted []time.Duration, q float64) time.Duration {
 }
 
 // rawCaller performs requests while the shared count allows, one at a time.
-func rawCaller(ctx context.Context, c net.Conn, udp bool, size int, n int64, next *atomic.Int64) ([]time.Duration, error) {
+func rawCaller(ctx context.Context, c net.Conn, udp bool, size int, n int64, next *atomic.Int64, busyPoll time.Duration) ([]time.Duration, error) {
 	var lats []time.Duration
+	var rd io.Reader = c
+	if sc, ok := c.(transport.Conn); ok {
+		rd = transport.BusyPollReader(sc, busyPoll)
+	}
 	var req, rsp []byte
 	var r *bufio.Reader
 	if udp {
@@ -268,7 +281,7 @@ func rawCaller(ctx context.Context, c net.Conn, udp bool, size int, n int64, nex
 		req = make([]byte, 4+size)
 		binary.BigEndian.PutUint32(req, uint32(size))
 		rsp = make([]byte, 4+size)
-		r = bufio.NewReaderSize(c, max(4+size, 4096))
+		r = bufio.NewReaderSize(rd, max(4+size, 4096))
 	}
 	off := 4
 	if udp {
@@ -289,7 +302,7 @@ func rawCaller(ctx context.Context, c net.Conn, udp bool, size int, n int64, nex
 			if err := c.SetReadDeadline(time.Now().Add(2 * time.Second)); err != nil {
 				return lats, err
 			}
-			m, err := c.Read(rsp)
+			m, err := rd.Read(rsp)
 			if err != nil {
 				return lats, ctxOr(ctx, fmt.Errorf("sbench: UDP echo: %w", err))
 			}

@@ -2,6 +2,7 @@ package sbench
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -9,16 +10,20 @@ import (
 )
 
 func TestRawRoundTrip(t *testing.T) {
-	for _, network := range []string{"udp", "tcp"} {
-		t.Run(network, func(t *testing.T) {
-			stop, addr, err := RawEchoServer(network, "127.0.0.1:0")
+	for _, tc := range []struct {
+		network string
+		poll    time.Duration
+	}{{"udp", 0}, {"tcp", 0}, {"udp", 50 * time.Microsecond}, {"tcp", 50 * time.Microsecond}} {
+		network := tc.network
+		t.Run(fmt.Sprintf("%s/busypoll=%v", network, tc.poll), func(t *testing.T) {
+			stop, addr, err := RawEchoServer(network, "127.0.0.1:0", tc.poll)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer stop()
 			for _, callers := range []int{1, 8} {
 				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-				res, err := RawRoundTrip(ctx, network, addr, 100, 400, callers)
+				res, err := RawRoundTrip(ctx, network, addr, 100, 400, callers, tc.poll)
 				cancel()
 				if err != nil {
 					t.Fatalf("%d callers: %v", callers, err)
@@ -34,36 +39,38 @@ func TestRawRoundTrip(t *testing.T) {
 
 func TestRawEchoEdgeCases(t *testing.T) {
 	for _, network := range []string{"udp", "tcp"} {
-		stop, addr, err := RawEchoServer(network, "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		// Zero-byte and larger requests, then a second stop is a no-op.
-		for _, size := range []int{0, 1, 9000} {
-			if _, err := RawRoundTrip(context.Background(), network, addr, size, 20, 2); err != nil {
-				t.Errorf("%s size %d: %v", network, size, err)
+		for _, poll := range []time.Duration{0, 20 * time.Microsecond} {
+			stop, addr, err := RawEchoServer(network, "127.0.0.1:0", poll)
+			if err != nil {
+				t.Fatal(err)
 			}
+			// Zero-byte and larger requests, then a second stop is a no-op.
+			for _, size := range []int{0, 1, 9000} {
+				if _, err := RawRoundTrip(context.Background(), network, addr, size, 20, 2, poll); err != nil {
+					t.Errorf("%s busy poll %v size %d: %v", network, poll, size, err)
+				}
+			}
+			stop()
+			stop()
 		}
-		stop()
-		stop()
 	}
-	if _, _, err := RawEchoServer("unix", "x"); err == nil {
+	if _, _, err := RawEchoServer("unix", "x", 0); err == nil {
 		t.Error("unix network accepted")
 	}
-	if _, err := RawRoundTrip(context.Background(), "udp", "127.0.0.1:1", 70000, 1, 1); err == nil {
+	if _, err := RawRoundTrip(context.Background(), "udp", "127.0.0.1:1", 70000, 1, 1, 0); err == nil {
 		t.Error("oversized UDP request accepted")
 	}
 }
 
 func TestRawRoundTripCancel(t *testing.T) {
-	stop, addr, err := RawEchoServer("tcp", "127.0.0.1:0")
+	stop, addr, err := RawEchoServer("tcp", "127.0.0.1:0", 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer stop()
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
-	if _, err := RawRoundTrip(ctx, "tcp", addr, 100, 1<<40, 4); err == nil {
+	if _, err := RawRoundTrip(ctx, "tcp", addr, 100, 1<<40, 4, 30*time.Microsecond); err == nil {
 		t.Error("no error after cancellation")
 	}
 }

@@ -11,6 +11,7 @@ import (
 
 	"strata/stack"
 	"strata/stack/layers"
+	"strata/stack/transport"
 )
 
 // RTTResult is a request/response measurement.
@@ -30,8 +31,9 @@ type RTTResult struct {
 const Props = "Reliable,Fragment,RPC"
 
 // Serve runs an echo RPC server node until ctx ends; ready gets its address.
-func Serve(ctx context.Context, listen string, ready func(stack.Addr)) error {
-	n, err := layers.Listen(listen, Props)
+// Its transport busy polls for busyPoll (transport.Options).
+func Serve(ctx context.Context, listen string, busyPoll time.Duration, ready func(stack.Addr)) error {
+	n, err := layers.ListenOpts(listen, Props, transport.Options{BusyPoll: busyPoll})
 	if err != nil {
 		return err
 	}
@@ -57,14 +59,15 @@ const (
 )
 
 // StrataRoundTrip makes n calls of size bytes to server from callers
-// concurrent callers (one outstanding call each) through one client node.
-func StrataRoundTrip(ctx context.Context, server stack.Addr, size, n, callers int, api API) (RTTResult, error) {
+// concurrent callers (one outstanding call each) through one client node,
+// whose transport busy polls for busyPoll.
+func StrataRoundTrip(ctx context.Context, server stack.Addr, size, n, callers int, api API, busyPoll time.Duration) (RTTResult, error) {
 	kind, _, _ := strings.Cut(string(server), ":")
 	host := "127.0.0.1"
 	if strings.Contains(string(server), "[") {
 		host = "[::1]"
 	}
-	node, err := layers.Listen(kind+":"+host+":0", Props)
+	node, err := layers.ListenOpts(kind+":"+host+":0", Props, transport.Options{BusyPoll: busyPoll})
 	if err != nil {
 		return RTTResult{}, err
 	}

@@ -3,6 +3,7 @@ package stackbench
 import (
 	"context"
 	"testing"
+	"time"
 
 	"strata/stack"
 )
@@ -13,13 +14,15 @@ func TestStrataRoundTrip(t *testing.T) {
 	for _, c := range []struct {
 		kind string
 		api  API
-	}{{"udp", Blocking}, {"tcp", Blocking}, {"udp", Event}, {"tcp", Event}} {
+		poll time.Duration
+	}{{"udp", Blocking, 0}, {"tcp", Blocking, 0}, {"udp", Event, 0}, {"tcp", Event, 0},
+		{"udp", Blocking, 50 * time.Microsecond}, {"tcp", Event, 50 * time.Microsecond}} {
 		kind := c.kind
 		ctx, cancel := context.WithCancel(context.Background())
 		addr := make(chan stack.Addr, 1)
 		done := make(chan error, 1)
-		go func() { done <- Serve(ctx, kind+":127.0.0.1:0", func(a stack.Addr) { addr <- a }) }()
-		r, err := StrataRoundTrip(ctx, <-addr, 100, 500, 4, c.api)
+		go func() { done <- Serve(ctx, kind+":127.0.0.1:0", c.poll, func(a stack.Addr) { addr <- a }) }()
+		r, err := StrataRoundTrip(ctx, <-addr, 100, 500, 4, c.api, c.poll)
 		cancel()
 		if err != nil {
 			t.Fatalf("%s: %v", kind, err)

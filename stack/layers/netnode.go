@@ -11,6 +11,11 @@ import (
 // runs the stack chosen for props ("Reliable,Fragment,RPC") on it, with a
 // fresh incarnation number and the transport's datagram size.
 func Listen(listen, props string) (*stack.Node, error) {
+	return ListenOpts(listen, props, transport.Options{})
+}
+
+// ListenOpts is Listen with transport options.
+func ListenOpts(listen, props string, o transport.Options) (*stack.Node, error) {
 	ps, err := ParseProps(props)
 	if err != nil {
 		return nil, err
@@ -19,7 +24,7 @@ func Listen(listen, props string) (*stack.Node, error) {
 	if err != nil {
 		return nil, err
 	}
-	tr, err := transport.Listen(listen)
+	tr, err := transport.ListenOpts(listen, o)
 	if err != nil {
 		return nil, err
 	}

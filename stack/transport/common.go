@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"strata/stack"
 )
@@ -219,13 +220,27 @@ func errorf(local stack.Addr, format string, args ...any) error {
 // Listen opens the transport an address names: "udp:HOST:PORT" or
 // "tcp:HOST:PORT" (IPv6 hosts in brackets; port 0 picks a free one), with
 // default options.
-func Listen(a string) (stack.Transport, error) {
+func Listen(a string) (stack.Transport, error) { return ListenOpts(a, Options{}) }
+
+// Options are the options both transports take; zero fields take the
+// defaults.
+type Options struct {
+	// BusyPoll: a reader that finds nothing to read keeps polling for
+	// this long before it sleeps (TCPOptions.BusyPoll, UDPOptions.BusyPoll).
+	BusyPoll time.Duration
+}
+
+// ListenOpts is Listen with options.
+func ListenOpts(a string, o Options) (stack.Transport, error) {
+	if o.BusyPoll < 0 {
+		return nil, fmt.Errorf("transport: listen %s: negative busy-poll time %v", a, o.BusyPoll)
+	}
 	network, hostport, ok := strings.Cut(a, ":")
 	switch {
 	case ok && network == "udp":
-		return ListenUDP(hostport)
+		return ListenUDPOpts(hostport, UDPOptions{BusyPoll: o.BusyPoll})
 	case ok && network == "tcp":
-		return ListenTCP(hostport)
+		return ListenTCPOpts(hostport, TCPOptions{BusyPoll: o.BusyPoll})
 	}
 	return nil, fmt.Errorf("transport: address %q: want udp:HOST:PORT or tcp:HOST:PORT", a)
 }

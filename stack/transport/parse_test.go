@@ -2,6 +2,7 @@ package transport
 
 import (
 	"testing"
+	"time"
 
 	"strata/stack"
 )
@@ -63,5 +64,18 @@ func TestListenByAddress(t *testing.T) {
 			tr.Close()
 			t.Errorf("Listen(%q) succeeded", a)
 		}
+	}
+}
+
+// A negative busy-poll time is a configuration error, not "off".
+func TestBusyPollNegative(t *testing.T) {
+	if _, err := ListenTCPOpts("127.0.0.1:0", TCPOptions{BusyPoll: -1}); err == nil {
+		t.Error("TCP accepted a negative busy-poll time")
+	}
+	if _, err := ListenUDPOpts("127.0.0.1:0", UDPOptions{BusyPoll: -1}); err == nil {
+		t.Error("UDP accepted a negative busy-poll time")
+	}
+	if _, err := ListenOpts("tcp:127.0.0.1:0", Options{BusyPoll: -time.Microsecond}); err == nil {
+		t.Error("ListenOpts accepted a negative busy-poll time")
 	}
 }

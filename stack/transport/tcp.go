@@ -44,6 +44,10 @@ type TCPOptions struct {
 	DialTimeout  time.Duration // connecting to a peer; default DefaultTCPDialTimeout
 	WriteTimeout time.Duration // writing one frame; default DefaultTCPWriteTimeout
 	HelloTimeout time.Duration // an inbound connection must send its hello within this; default DefaultTCPHelloTimeout
+	// BusyPoll: when a connection has nothing to read, its reader keeps
+	// polling it for this long before sleeping (0: never). It trades CPU
+	// time for latency; it is ignored with GOMAXPROCS 1.
+	BusyPoll time.Duration
 }
 
 // TCP is a stack.Transport over TCP connections carrying length-prefixed
@@ -114,7 +118,7 @@ func ListenTCPOpts(addr string, opt TCPOptions) (*TCP, error) {
 	case opt.MTU < 0 || opt.MTU > MaxTCPMTU:
 		return nil, fmt.Errorf("transport: listen tcp %s: MTU %d out of range 1..%d", addr, opt.MTU, MaxTCPMTU)
 	}
-	if opt.DialTimeout < 0 || opt.WriteTimeout < 0 || opt.HelloTimeout < 0 {
+	if opt.DialTimeout < 0 || opt.WriteTimeout < 0 || opt.HelloTimeout < 0 || opt.BusyPoll < 0 {
 		return nil, fmt.Errorf("transport: listen tcp %s: negative timeout", addr)
 	}
 	if opt.DialTimeout == 0 {
@@ -307,7 +311,7 @@ func (t *TCP) dial(to stack.Addr, hostport string) (*conn, error) {
 	}
 	t.g.start(func() {
 		defer t.dropConn(tc)
-		t.readFrames(oc, bufio.NewReaderSize(tc, readBufSize), to)
+		t.readFrames(oc, bufio.NewReaderSize(newSpinReader(tc, t.opt.BusyPoll), readBufSize), to)
 	})
 	t.mu.Unlock()
 	return oc, nil
@@ -359,7 +363,7 @@ func (t *TCP) acceptLoop() {
 // way to send to the announced address, unless one exists already.
 func (t *TCP) serve(c *net.TCPConn) {
 	defer t.dropConn(c)
-	br := bufio.NewReaderSize(c, readBufSize)
+	br := bufio.NewReaderSize(newSpinReader(c, t.opt.BusyPoll), readBufSize)
 	if err := c.SetReadDeadline(time.Now().Add(t.opt.HelloTimeout)); err != nil {
 		return
 	}

@@ -1,0 +1,20 @@
+//go:build !unix
+
+package transport
+
+import (
+	"io"
+	"syscall"
+	"time"
+)
+
+// Conn is a socket BusyPollReader can read.
+type Conn interface {
+	io.Reader
+	syscall.Conn
+}
+
+// BusyPollReader: no busy polling on this system; c itself.
+func BusyPollReader(c Conn, _ time.Duration) io.Reader { return c }
+
+func newSpinReader(c Conn, _ time.Duration) io.Reader { return c }

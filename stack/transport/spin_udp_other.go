@@ -1,0 +1,24 @@
+//go:build !linux
+
+package transport
+
+import (
+	"errors"
+	"net"
+	"net/netip"
+	"time"
+)
+
+// BusyPollFrom: no busy polling for UDP on this system; nil.
+func BusyPollFrom(*net.UDPConn, time.Duration) func([]byte) (int, netip.AddrPort, error) {
+	return nil
+}
+
+// udpSpin: no busy polling for UDP on this system.
+type udpSpin struct{}
+
+func newUDPSpin(*net.UDPConn, time.Duration) *udpSpin { return nil }
+
+func (*udpSpin) recv([]byte) (int, netip.AddrPort, error) {
+	return 0, netip.AddrPort{}, errors.ErrUnsupported
+}

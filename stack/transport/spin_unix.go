@@ -1,0 +1,122 @@
+//go:build unix
+
+package transport
+
+import (
+	"io"
+	"net"
+	"runtime"
+	"syscall"
+	"time"
+)
+
+// Busy polling. On a virtual machine a vCPU that goes idle takes tens of
+// microseconds to wake for the next packet: more than the whole software
+// path of a loopback round trip. A reader that finds its socket empty can
+// instead keep polling it for a short while (BusyPoll) before it sleeps in
+// the netpoller, so that its CPU is awake when the reply arrives. This
+// spends CPU time for latency, so it is off by default, and it is skipped
+// when the process has one processor (GOMAXPROCS 1): there the poller
+// would hold the CPU that the goroutines or the peer it waits for need.
+
+// poller retries a non-blocking read under RawConn.Read for up to spin.
+// Its function is made once, so that a read does not allocate.
+type poller struct {
+	rc    syscall.RawConn
+	spin  time.Duration
+	until time.Time
+	// try makes one non-blocking attempt on fd; it reports false when
+	// nothing was waiting (EAGAIN).
+	try func(fd int) bool
+	f   func(fd uintptr) bool
+}
+
+func newPoller(rc syscall.RawConn, spin time.Duration, try func(fd int) bool) *poller {
+	p := &poller{rc: rc, spin: spin, try: try}
+	p.f = func(fd uintptr) bool {
+		for !p.try(int(fd)) {
+			now := time.Now()
+			if p.until.IsZero() {
+				p.until = now.Add(p.spin)
+			} else if now.After(p.until) {
+				return false // sleep until readable, then f runs again
+			}
+			// Between attempts this processor's other goroutines (a
+			// caller woken by the last reply) run.
+			runtime.Gosched()
+		}
+		return true
+	}
+	return p
+}
+
+// read makes attempts until one takes something or fails; the error is
+// the connection's (closed, deadline), not the attempt's.
+func (p *poller) read() error {
+	p.until = time.Time{}
+	return p.rc.Read(p.f)
+}
+
+// spins reports whether busy polling for d applies in this process.
+func spins(d time.Duration) bool { return d > 0 && runtime.GOMAXPROCS(0) > 1 }
+
+// spinReader is a connection's reader with busy polling.
+type spinReader struct {
+	*poller
+	p        []byte
+	n        int
+	err      error
+	datagram bool // a read of 0 bytes is an empty datagram, not the end
+}
+
+// BusyPollReader returns a reader of c (a TCP connection, or a connected
+// UDP socket: one datagram per Read) that busy polls for up to spin when
+// nothing is waiting (TCPOptions.BusyPoll); c itself where busy polling
+// does not apply. Reads honour c's read deadline.
+func BusyPollReader(c Conn, spin time.Duration) io.Reader { return newSpinReader(c, spin) }
+
+// Conn is a socket BusyPollReader can read.
+type Conn interface {
+	io.Reader
+	syscall.Conn
+}
+
+// newSpinReader returns c itself unless busy polling for spin applies.
+func newSpinReader(c Conn, spin time.Duration) io.Reader {
+	if !spins(spin) {
+		return c
+	}
+	rc, err := c.SyscallConn()
+	if err != nil {
+		return c
+	}
+	_, dg := c.(*net.UDPConn)
+	r := &spinReader{datagram: dg}
+	r.poller = newPoller(rc, spin, func(fd int) bool {
+		for {
+			r.n, r.err = syscall.Read(fd, r.p)
+			if r.err != syscall.EINTR {
+				return r.err != syscall.EAGAIN
+			}
+		}
+	})
+	return r
+}
+
+func (r *spinReader) Read(p []byte) (int, error) {
+	if len(p) == 0 {
+		return 0, nil
+	}
+	r.p = p
+	err := r.read()
+	r.p = nil
+	switch {
+	case err != nil:
+		return 0, err
+	case r.err != nil:
+		return 0, &net.OpError{Op: "read", Err: r.err}
+	case r.n == 0 && !r.datagram:
+		return 0, io.EOF
+	}
+	return r.n, nil
+}
