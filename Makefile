@@ -29,6 +29,9 @@ lint: setup
 # Every test, with the race detector. Crash tests are time-bounded.
 test: lint
 	$(GO) test -race -timeout 25m ./...
+	# The transports again on one processor, where goroutines interleave
+	# differently (this found a reader waiting on a blocked writer).
+	GOMAXPROCS=1 $(GO) test -race -timeout 5m ./stack/transport ./internal/sbench
 
 # Longer crash/kill campaigns (not in CI).
 test-long: setup

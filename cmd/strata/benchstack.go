@@ -67,8 +67,9 @@ func benchStackCmd() *cobra.Command {
    Busy polling (--busy-poll, default 50µs): Strata's transports and the
    raw sockets alike keep polling an empty socket for that long before
    they sleep, so that a reply finds its CPU awake (on these VMs waking a
-   sleeping vCPU costs tens of microseconds). A process with one CPU
-   (pinned) never polls. JGroups runs as its stack file configures it.
+   sleeping vCPU costs tens of microseconds). A pinned process (one CPU)
+   also yields its CPU between polls. JGroups runs as its stack file
+   configures it.
 
 Ratios are oriented so that > 1 means Strata is better.`,
 		Args: cobra.NoArgs,
@@ -139,7 +140,7 @@ Ratios are oriented so that > 1 means Strata is better.`,
 	f.IntVar(&codeN, "code-n", 500000, "messages per code-latency cell")
 	f.StringVar(&callersFlag, "callers", "1,8", "concurrent callers")
 	f.StringVar(&transports, "transports", "udp,tcp", "transports for Strata and raw sockets")
-	f.DurationVar(&busyPoll, "busy-poll", 50*time.Microsecond, "Strata's and the raw sockets' readers poll an empty socket this long before sleeping (0: never; not with one CPU)")
+	f.DurationVar(&busyPoll, "busy-poll", 50*time.Microsecond, "Strata's and the raw sockets' readers poll an empty socket this long before sleeping (0: never)")
 	f.StringVar(&serveStrata, "serve-strata", "", "run a Strata echo server on this address (internal)")
 	f.StringVar(&serveRaw, "serve-raw", "", "run a raw echo server, NET:HOST:PORT (internal)")
 	f.MarkHidden("serve-strata")

@@ -44,8 +44,7 @@ func forFamilies(t *testing.T, f func(t *testing.T, host string)) {
 	}
 }
 
-// forPolls runs f without and with busy polling (which applies only with
-// GOMAXPROCS > 1, as make test runs).
+// forPolls runs f without and with busy polling.
 func forPolls(t *testing.T, f func(t *testing.T, poll time.Duration)) {
 	for _, d := range []time.Duration{0, 30 * time.Microsecond} {
 		t.Run(fmt.Sprintf("busypoll=%v", d), func(t *testing.T) { f(t, d) })

@@ -15,9 +15,10 @@ import (
 // path of a loopback round trip. A reader that finds its socket empty can
 // instead keep polling it for a short while (BusyPoll) before it sleeps in
 // the netpoller, so that its CPU is awake when the reply arrives. This
-// spends CPU time for latency, so it is off by default, and it is skipped
-// when the process has one processor (GOMAXPROCS 1): there the poller
-// would hold the CPU that the goroutines or the peer it waits for need.
+// spends CPU time for latency, so it is off by default. Between attempts
+// the poller lets the process's other goroutines run, and with one
+// processor (GOMAXPROCS 1) it also yields the CPU (sched_yield), since the
+// process it waits for may share that CPU.
 
 // poller retries a non-blocking read under RawConn.Read for up to spin.
 // Its function is made once, so that a read does not allocate.
@@ -27,12 +28,13 @@ type poller struct {
 	until time.Time
 	// try makes one non-blocking attempt on fd; it reports false when
 	// nothing was waiting (EAGAIN).
-	try func(fd int) bool
-	f   func(fd uintptr) bool
+	try   func(fd int) bool
+	f     func(fd uintptr) bool
+	yield bool // GOMAXPROCS 1: yield the CPU between attempts
 }
 
 func newPoller(rc syscall.RawConn, spin time.Duration, try func(fd int) bool) *poller {
-	p := &poller{rc: rc, spin: spin, try: try}
+	p := &poller{rc: rc, spin: spin, try: try, yield: runtime.GOMAXPROCS(0) == 1}
 	p.f = func(fd uintptr) bool {
 		for !p.try(int(fd)) {
 			now := time.Now()
@@ -44,6 +46,11 @@ func newPoller(rc syscall.RawConn, spin time.Duration, try func(fd int) bool) *p
 			// Between attempts this processor's other goroutines (a
 			// caller woken by the last reply) run.
 			runtime.Gosched()
+			if p.yield {
+				// One processor: other processes on this CPU (perhaps
+				// the peer) run too.
+				syscall.Syscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
+			}
 		}
 		return true
 	}
@@ -58,7 +65,7 @@ func (p *poller) read() error {
 }
 
 // spins reports whether busy polling for d applies in this process.
-func spins(d time.Duration) bool { return d > 0 && runtime.GOMAXPROCS(0) > 1 }
+func spins(d time.Duration) bool { return d > 0 }
 
 // spinReader is a connection's reader with busy polling.
 type spinReader struct {

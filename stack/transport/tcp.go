@@ -46,7 +46,7 @@ type TCPOptions struct {
 	HelloTimeout time.Duration // an inbound connection must send its hello within this; default DefaultTCPHelloTimeout
 	// BusyPoll: when a connection has nothing to read, its reader keeps
 	// polling it for this long before sleeping (0: never). It trades CPU
-	// time for latency; it is ignored with GOMAXPROCS 1.
+	// time for latency (see spin_unix.go).
 	BusyPoll time.Duration
 }
 
@@ -378,8 +378,12 @@ func (t *TCP) serve(c *net.TCPConn) {
 		return
 	}
 	ic := &conn{c: c, lastWrite: time.Now()}
-	if p, err := t.peer(from); err == nil {
-		p.mu.Lock()
+	// Adopt the connection for sending unless a sender holds the peer:
+	// that sender may be blocked writing to the peer, whose reader may be
+	// waiting here in the same way, and neither would read again (seen
+	// with GOMAXPROCS 1: both sides' writes timed out). Adopting is only a
+	// saving; without it, Send dials its own connection.
+	if p, err := t.peer(from); err == nil && p.mu.TryLock() {
 		if p.oc == nil || p.oc.dead.Load() {
 			p.oc = ic
 		}

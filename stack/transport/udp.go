@@ -34,7 +34,7 @@ type UDPOptions struct {
 	WriteBuffer int // socket send buffer (SO_SNDBUF) in bytes; default DefaultUDPBuffer (capped at net.core.wmem_max)
 	// BusyPoll: when no datagram is waiting, the reader keeps polling the
 	// socket for this long before sleeping (0: never; Linux only). It
-	// trades CPU time for latency; it is ignored with GOMAXPROCS 1.
+	// trades CPU time for latency (see spin_unix.go).
 	BusyPoll time.Duration
 }
 
