@@ -36,7 +36,9 @@ type Node struct {
 	run   Runner
 	tr    Transport
 	clock Clock
-	out   []Event // top events of the current injection
+	// spinWait: how long Call polls for its reply before parking
+	spinWait time.Duration
+	out      []Event // top events of the current injection
 	// Events for the application, handed over by one goroutine at a time
 	// in the order the stack produced them (see inject).
 	pending     []Event
@@ -78,11 +80,16 @@ type NodeOptions struct {
 	NoBypass   bool   // no fast paths: every event takes the full stack (compressed datagrams are still accepted)
 	Trace      Tracer // observe every event at every layer boundary
 	Logger     *slog.Logger
+	// SpinWait: Call checks for its reply, yielding in between, for this
+	// long before it parks. With a transport that busy polls, the reply
+	// then reaches a running caller instead of waking a parked one (0:
+	// park at once).
+	SpinWait time.Duration
 }
 
 // NewNode builds a node from layers (bottom first) and starts receiving.
 func NewNode(tr Transport, clock Clock, layers []Layer, opt NodeOptions) *Node {
-	n := &Node{tr: tr, clock: clock, calls: map[uint64]func([]byte, error){}, log: opt.Logger}
+	n := &Node{tr: tr, clock: clock, calls: map[uint64]func([]byte, error){}, log: opt.Logger, spinWait: opt.SpinWait}
 	if n.log == nil {
 		n.log = slog.Default()
 	}
@@ -250,17 +257,33 @@ func (n *Node) Call(ctx context.Context, to Addr, req []byte, defaultTimeout tim
 	// for the batch to end, which waits for this call: send it now.
 	n.mu.Lock()
 	n.flushLockedForce(true)
+	if n.spinWait > 0 {
+		until := time.Now().Add(n.spinWait)
+		for spin := true; spin && ctx.Err() == nil; spin = time.Now().Before(until) {
+			select {
+			case r := <-ch:
+				return callResult(to, r.b, r.err, hasDeadline)
+			default:
+			}
+			runtime.Gosched()
+		}
+	}
 	select {
 	case r := <-ch:
-		if errors.Is(r.err, ErrTimeout) && hasDeadline {
-			// The stack's timer and the context's may fire in either order.
-			return nil, fmt.Errorf("call %s: %w (%w)", to, context.DeadlineExceeded, ErrTimeout)
-		}
-		return r.b, r.err
+		return callResult(to, r.b, r.err, hasDeadline)
 	case <-ctx.Done():
 		n.Cancel(id)
 		return nil, fmt.Errorf("call %s: %w", to, ctx.Err())
 	}
+}
+
+// callResult is Call's result for a reply or error from the stack.
+func callResult(to Addr, b []byte, err error, hasDeadline bool) ([]byte, error) {
+	if errors.Is(err, ErrTimeout) && hasDeadline {
+		// The stack's timer and the context's may fire in either order.
+		return nil, fmt.Errorf("call %s: %w (%w)", to, context.DeadlineExceeded, ErrTimeout)
+	}
+	return b, err
 }
 
 // Now is the time on the node's clock (the simulator's virtual clock in

@@ -29,5 +29,6 @@ func ListenOpts(listen, props string, o transport.Options) (*stack.Node, error) 
 		return nil, err
 	}
 	cfg := stack.Config{Local: tr.Local(), Epoch: uint64(time.Now().UnixNano()), MTU: min(tr.MTU(), 64000)}
-	return stack.NewNode(tr, stack.NewRealClock(), Build(ch.Specs, cfg), stack.NodeOptions{}), nil
+	// A caller polls for its reply as long as the transport polls for it.
+	return stack.NewNode(tr, stack.NewRealClock(), Build(ch.Specs, cfg), stack.NodeOptions{SpinWait: o.BusyPoll}), nil
 }

@@ -76,7 +76,8 @@ func realRun(t *testing.T, kind, host string, seed uint64) {
 	for i := 0; i < 3; i++ {
 		tr := &lossy{Transport: listen(t, kind, host), rng: rand.New(rand.NewPCG(seed, uint64(i))), loss: 0.1, dup: 0.05}
 		cfg := stack.Config{Local: tr.Local(), Epoch: uint64(time.Now().UnixNano()), MTU: 1200, RTO: 5 * time.Millisecond, MaxRTO: 100 * time.Millisecond, Credit: 64 << 10}
-		n := stack.NewNode(tr, clock, Build(specs, cfg), stack.NodeOptions{Imperative: i != 2})
+		// Node 1's callers poll for their replies before parking.
+		n := stack.NewNode(tr, clock, Build(specs, cfg), stack.NodeOptions{Imperative: i != 2, SpinWait: time.Duration(i%2) * 50 * time.Microsecond})
 		r := &rx{got: map[stack.Addr][][]byte{}}
 		n.OnDeliver(func(from stack.Addr, b []byte) {
 			r.mu.Lock()
@@ -161,9 +162,15 @@ func realRun(t *testing.T, kind, host string, seed uint64) {
 // A call to a peer that never answers fails with the caller's deadline,
 // and a cancelled context cancels the call.
 func TestRealCallDeadline(t *testing.T) {
+	for _, spin := range []time.Duration{0, time.Millisecond} {
+		t.Run(fmt.Sprintf("spinwait=%v", spin), func(t *testing.T) { realCallDeadline(t, spin) })
+	}
+}
+
+func realCallDeadline(t *testing.T, spin time.Duration) {
 	specs := mustConfigure(t, "RPC").Specs
 	tr := listen(t, "udp", "127.0.0.1")
-	n := stack.NewNode(tr, stack.NewRealClock(), Build(specs, stack.Config{Local: tr.Local(), Epoch: 1}), stack.NodeOptions{})
+	n := stack.NewNode(tr, stack.NewRealClock(), Build(specs, stack.Config{Local: tr.Local(), Epoch: 1}), stack.NodeOptions{SpinWait: spin})
 	defer n.Close()
 	silent := listen(t, "udp", "127.0.0.1") // no stack: never answers
 	defer silent.Close()
