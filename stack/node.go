@@ -38,7 +38,8 @@ type Node struct {
 	clock Clock
 	// spinWait: how long Call polls for its reply before parking
 	spinWait time.Duration
-	out      []Event // top events of the current injection
+	calling  atomic.Int64 // Calls in progress
+	out      []Event      // top events of the current injection
 	// Events for the application, handed over by one goroutine at a time
 	// in the order the stack produced them (see inject).
 	pending     []Event
@@ -237,6 +238,8 @@ func (n *Node) Call(ctx context.Context, to Addr, req []byte, defaultTimeout tim
 	ch := make(chan res, 1)
 	var id uint64
 	var err error
+	n.calling.Add(1)
+	defer n.calling.Add(-1)
 	n.Batch(func() {
 		id, err = n.CallAsync(to, req, timeout, func(b []byte, err error) { ch <- res{b, err} })
 		// On one processor, callers woken by the same batch of replies
@@ -246,7 +249,8 @@ func (n *Node) Call(ctx context.Context, to Addr, req []byte, defaultTimeout tim
 		// 8 blocking callers: 84-85 µs round trips without, 52 with).
 		// With several processors they run meanwhile and join the flush
 		// anyway, and a yield only moved this caller (measured slower).
-		if runtime.GOMAXPROCS(0) == 1 {
+		// A lone caller has no one to wait for.
+		if n.calling.Load() > 1 && runtime.GOMAXPROCS(0) == 1 {
 			runtime.Gosched()
 		}
 	})
