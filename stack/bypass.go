@@ -629,9 +629,13 @@ func (bp *Bypass) receive(ev *Event) bool {
 			return true
 		}
 		bp.c.decompressed++
-		b := p.fullFormat(bp.vars, 0, data[hlen:])
-		ev.Msg.Free()
-		ev.Msg = Received(b)
+		if b := p.fullFormatInPlace(bp.vars, data, hlen); b != nil {
+			ev.Msg.buf, ev.Msg.head = b, 0
+		} else {
+			b := p.fullFormat(bp.vars, 0, data[hlen:])
+			ev.Msg.Free()
+			ev.Msg = Received(b)
+		}
 		bp.full(0, Up, *ev)
 		return true
 	}
@@ -676,6 +680,33 @@ func (p *composed) fullFormat(vars []uint64, from int, payload []byte) []byte {
 	b := f.AppendHeaders(make([]byte, 0, p.headerLen(from)+len(payload)), 0)
 	return append(b, payload...)
 }
+
+// fullFormatInPlace rewrites a received compressed datagram (its header
+// hlen bytes long) into full format in its own buffer, moving the payload
+// into the spare capacity behind it if the full headers are longer (the
+// transports leave RxSpare); nil if they do not fit.
+func (p *composed) fullFormatInPlace(vars []uint64, data []byte, hlen int) []byte {
+	need := p.headerLen(0)
+	grow := need - hlen
+	if grow > cap(data)-len(data) {
+		return nil
+	}
+	var b []byte
+	if grow <= 0 {
+		b = data[-grow:]
+	} else {
+		b = data[:len(data)+grow]
+		copy(b[need:], data[hlen:]) // overlapping: copy moves
+	}
+	f := Frame{p: p, vars: vars}
+	f.AppendHeaders(b[:0], 0)
+	return b
+}
+
+// RxSpare is the spare capacity transports leave behind a received
+// datagram, so that a compressed one taking the full stack is expanded in
+// its own buffer instead of a copy.
+const RxSpare = 128
 
 // headerLen is the full-format length of the headers of layers from..
 func (p *composed) headerLen(from int) int {

@@ -237,8 +237,19 @@ func (w *equivWorld) deliver(f flight) {
 		fa, fb = f.fast, f.full
 	}
 	w.injectPair(to, stack.Up,
-		stack.Event{Type: stack.EDeliver, Peer: f.from, Msg: stack.Received(bytes.Clone(fa))},
-		stack.Event{Type: stack.EDeliver, Peer: f.from, Msg: stack.Received(bytes.Clone(fb))})
+		stack.Event{Type: stack.EDeliver, Peer: f.from, Msg: stack.Received(w.rxCopy(fa))},
+		stack.Event{Type: stack.EDeliver, Peer: f.from, Msg: stack.Received(w.rxCopy(fb))})
+}
+
+// rxCopy copies a datagram as a transport hands it over: with spare
+// capacity behind it (so a compressed header that must be expanded is
+// expanded in place), some of the time exactly sized (expanded in a copy).
+func (w *equivWorld) rxCopy(b []byte) []byte {
+	spare := 0
+	if w.rng.IntN(4) != 0 {
+		spare = stack.RxSpare
+	}
+	return append(make([]byte, 0, len(b)+spare), b...)
 }
 
 func bodyOf(rng *rand.Rand, n int) []byte {

@@ -439,7 +439,7 @@ func (t *TCP) readFrame(br *bufio.Reader) ([]byte, bool) {
 		t.stats.badFrames.Add(1)
 		return nil, false
 	}
-	data := make([]byte, n)
+	data := make([]byte, n, int(n)+stack.RxSpare) // room to expand a compressed header in place
 	if _, err := io.ReadFull(br, data); err != nil {
 		if !errors.Is(err, net.ErrClosed) && !t.closing.Load() {
 			t.stats.recvErrors.Add(1) // cut inside a frame

@@ -261,7 +261,7 @@ func (u *UDP) readLoop() {
 			a = stack.Addr("udp:" + ap.String())
 			from[ap] = a
 		}
-		data := make([]byte, n)
+		data := make([]byte, n, n+stack.RxSpare) // room to expand a compressed header in place
 		copy(data, buf[:n])
 		(*r)(a, data)
 	}
