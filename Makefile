@@ -32,6 +32,7 @@ test: lint
 	# The transports again on one processor, where goroutines interleave
 	# differently (this found a reader waiting on a blocked writer).
 	GOMAXPROCS=1 $(GO) test -race -timeout 5m ./stack/transport ./internal/sbench
+	GOMAXPROCS=1 $(GO) test -race -timeout 5m -run 'TestReal|TestStrataRoundTrip' ./stack/layers ./internal/stackbench
 
 # Longer crash/kill campaigns (not in CI).
 test-long: setup

@@ -81,10 +81,13 @@ type NodeOptions struct {
 	NoBypass   bool   // no fast paths: every event takes the full stack (compressed datagrams are still accepted)
 	Trace      Tracer // observe every event at every layer boundary
 	Logger     *slog.Logger
-	// SpinWait: Call checks for its reply, yielding in between, for this
-	// long before it parks. With a transport that busy polls, the reply
-	// then reaches a running caller instead of waking a parked one (0:
-	// park at once).
+	// SpinWait: with one processor (GOMAXPROCS 1), Call checks for its
+	// reply, yielding in between, for this long before it parks. With a
+	// transport that busy polls, the reply then reaches a running caller
+	// instead of waking a parked one. With more processors it does not
+	// spin: a caller spinning beside the transport's poller would hold a
+	// second CPU that the peer may need (measured: longer tails unpinned).
+	// 0: park at once.
 	SpinWait time.Duration
 }
 
@@ -261,7 +264,7 @@ func (n *Node) Call(ctx context.Context, to Addr, req []byte, defaultTimeout tim
 	// for the batch to end, which waits for this call: send it now.
 	n.mu.Lock()
 	n.flushLockedForce(true)
-	if n.spinWait > 0 {
+	if n.spinWait > 0 && runtime.GOMAXPROCS(0) == 1 {
 		until := time.Now().Add(n.spinWait)
 		for spin := true; spin && ctx.Err() == nil; spin = time.Now().Before(until) {
 			select {

@@ -318,7 +318,13 @@ func jgroupsRoundTrip(ctx context.Context, cfg JGConfig) (res JGResult, err erro
 	if err != nil {
 		return res, err
 	}
-	if _, err := a.waitRE(ctx, 0, reTwoView); err != nil {
+	// Two members that have not formed a cluster within a minute will not
+	// (a discovery race seen with pinned JVMs): fail now, so that the
+	// caller's retry comes sooner than the whole run's timeout.
+	vctx, vcancel := context.WithTimeout(ctx, time.Minute)
+	_, err = a.waitRE(vctx, 0, reTwoView)
+	vcancel()
+	if err != nil {
 		return res, fmt.Errorf("sbench: the two members did not form a cluster: %w", err)
 	}
 	if _, err := b.waitFor(ctx, 0, menuEnd); err != nil {
