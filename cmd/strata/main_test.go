@@ -62,6 +62,9 @@ func TestBadFlagsAreClearErrors(t *testing.T) {
 		{"wor", "get", "1"},
 		{"nfs", "fsck", filepath.Join(t.TempDir(), "missing.img")},
 		{"nfs", "serve", "--disk", filepath.Join(t.TempDir(), "new.img"), "--size", "1"},
+		{"stack", "call", "--to", "udp:127.0.0.1:1", "--busy-poll", "-1s", "x"},
+		{"stack", "serve", "--listen", "udp:127.0.0.1:0", "--busy-poll", "-1s"},
+		{"bench", "stack", "--busy-poll", "-1us", "--code-only"},
 		{"nonsense"},
 	}
 	for _, args := range cases {

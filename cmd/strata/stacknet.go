@@ -15,10 +15,12 @@ import (
 
 	"strata/stack"
 	"strata/stack/layers"
+	"strata/stack/transport"
 )
 
 func stackServeCmd() *cobra.Command {
 	var listen, props, metrics string
+	var busyPoll time.Duration
 	c := &cobra.Command{
 		Use:   "serve",
 		Short: "Run a node that answers RPCs (echo) and logs one-way messages, until interrupted",
@@ -29,7 +31,7 @@ metrics (per-layer counters) on --metrics if given.`,
 		Example: "  strata stack serve --listen udp:127.0.0.1:7000 --metrics 127.0.0.1:9100",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			n, err := layers.Listen(listen, props)
+			n, err := layers.ListenOpts(listen, props, transport.Options{BusyPoll: busyPoll})
 			if err != nil {
 				return err
 			}
@@ -54,13 +56,17 @@ metrics (per-layer counters) on --metrics if given.`,
 	c.Flags().StringVar(&listen, "listen", "udp:127.0.0.1:7000", "transport address (udp:HOST:PORT or tcp:HOST:PORT)")
 	c.Flags().StringVar(&props, "props", "Reliable,Fragment,RPC", "required properties")
 	c.Flags().StringVar(&metrics, "metrics", "", "serve Prometheus metrics on this HOST:PORT")
+	c.Flags().DurationVar(&busyPoll, "busy-poll", 0, busyPollHelp)
 	return c
 }
+
+// busyPollHelp describes the --busy-poll flag of the stack commands.
+const busyPollHelp = "poll an empty socket this long before sleeping: lower latency for CPU time (e.g. 50us; 0: never)"
 
 func stackCallCmd() *cobra.Command {
 	var listen, to, props string
 	var n int
-	var timeout time.Duration
+	var timeout, busyPoll time.Duration
 	var oneway bool
 	c := &cobra.Command{
 		Use:     "call MESSAGE",
@@ -81,7 +87,7 @@ func stackCallCmd() *cobra.Command {
 					listen = kind + ":[::1]:0"
 				}
 			}
-			node, err := layers.Listen(listen, props)
+			node, err := layers.ListenOpts(listen, props, transport.Options{BusyPoll: busyPoll})
 			if err != nil {
 				return err
 			}
@@ -117,5 +123,6 @@ func stackCallCmd() *cobra.Command {
 	c.Flags().IntVar(&n, "n", 1, "how many")
 	c.Flags().DurationVar(&timeout, "timeout", 5*time.Second, "deadline per call")
 	c.Flags().BoolVar(&oneway, "oneway", false, "send one-way messages instead of RPCs")
+	c.Flags().DurationVar(&busyPoll, "busy-poll", 0, busyPollHelp)
 	return c
 }
