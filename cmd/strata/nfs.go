@@ -110,7 +110,8 @@ before one.`,
 			defer func() {
 				st := j.Stats()
 				log.Info("journal at shutdown", "records", st.Records, "barriers", st.Barriers, "logged_blocks", st.LoggedBlks,
-					"absorbed", st.Absorbed, "installed", st.Installed, "logger_busy", st.LogBusy)
+					"absorbed", st.Absorbed, "installed", st.Installed, "logger_busy", st.LogBusy,
+					"direct_blocks", st.DirectBlks, "data_barriers", st.DataBarrier)
 			}()
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
