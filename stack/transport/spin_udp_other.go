@@ -17,8 +17,8 @@ func BusyPollFrom(*net.UDPConn, time.Duration) func([]byte) (int, netip.AddrPort
 // udpSpin: no busy polling for UDP on this system.
 type udpSpin struct{}
 
-func newUDPSpin(*net.UDPConn, time.Duration) *udpSpin { return nil }
+func newUDPSpin(*net.UDPConn, time.Duration, int) *udpSpin { return nil }
 
-func (*udpSpin) recv([]byte) (int, netip.AddrPort, error) {
-	return 0, netip.AddrPort{}, errors.ErrUnsupported
-}
+func (*udpSpin) recv() (int, error) { return 0, errors.ErrUnsupported }
+
+func (*udpSpin) datagram(int) ([]byte, netip.AddrPort) { return nil, netip.AddrPort{} }

@@ -49,7 +49,7 @@ func newPoller(rc syscall.RawConn, spin time.Duration, try func(fd int) bool) *p
 			if p.yield {
 				// One processor: other processes on this CPU (perhaps
 				// the peer) run too.
-				syscall.Syscall(syscall.SYS_SCHED_YIELD, 0, 0, 0)
+				osYield()
 			}
 		}
 		return true

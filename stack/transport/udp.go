@@ -45,6 +45,8 @@ type UDP struct {
 	mtu   int
 	fam4  bool     // the socket is IPv4-only
 	spin  *udpSpin // busy polling, or nil
+	// batcher, if set, wraps the delivery of datagrams received together
+	batcher atomic.Pointer[func(func())]
 
 	receiver
 	closed atomic.Bool
@@ -117,7 +119,7 @@ func ListenUDPOpts(addr string, opt UDPOptions) (*UDP, error) {
 		local: stack.Addr("udp:" + la.String()),
 		mtu:   opt.MTU,
 		fam4:  la.IP.To4() != nil,
-		spin:  newUDPSpin(conn, opt.BusyPoll),
+		spin:  newUDPSpin(conn, opt.BusyPoll, opt.MTU),
 		addrs: map[stack.Addr]netip.AddrPort{},
 	}
 	u.g.start(u.readLoop)
@@ -215,17 +217,20 @@ func (u *UDP) resolve(to stack.Addr) (netip.AddrPort, error) {
 
 // readLoop reads datagrams until the socket is closed. It reads into one
 // scratch buffer one byte larger than the MTU (so oversize datagrams are
-// recognised) and hands the receiver an exact-size copy.
+// recognised) and hands the receiver an exact-size copy. With busy
+// polling it takes every datagram waiting in one system call, and
+// delivers several inside one batch (SetBatcher), so that what they cause
+// leaves together.
 func (u *UDP) readLoop() {
 	buf := make([]byte, u.mtu+1)
 	from := map[netip.AddrPort]stack.Addr{} // source address strings, built once each
 	backoff := time.Duration(0)
 	for {
-		var n int
+		var n, k int
 		var ap netip.AddrPort
 		var err error
 		if u.spin != nil {
-			n, ap, err = u.spin.recv(buf)
+			k, err = u.spin.recv()
 		} else {
 			n, ap, err = u.conn.ReadFromUDPAddrPort(buf)
 		}
@@ -241,30 +246,62 @@ func (u *UDP) readLoop() {
 			continue
 		}
 		backoff = 0
-		if n > u.mtu || !ap.IsValid() {
-			u.stats.badFrames.Add(1)
-			continue
-		}
-		u.stats.received.Add(1)
-		u.stats.bytesReceived.Add(uint64(n))
-		r := u.recv.Load()
-		if r == nil || u.closed.Load() {
-			u.stats.dropped.Add(1)
-			continue
-		}
-		ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
-		a, ok := from[ap]
-		if !ok {
-			if len(from) >= addrCacheMax {
-				clear(from)
+		switch b := u.batcher.Load(); {
+		case u.spin == nil:
+			u.handle(buf[:n], ap, from)
+		case k == 1 || b == nil:
+			for i := range k {
+				d, ap := u.spin.datagram(i)
+				u.handle(d, ap, from)
 			}
-			a = stack.Addr("udp:" + ap.String())
-			from[ap] = a
+		default:
+			(*b)(func() {
+				for i := range k {
+					d, ap := u.spin.datagram(i)
+					u.handle(d, ap, from)
+				}
+			})
 		}
-		data := make([]byte, n, n+stack.RxSpare) // room to expand a compressed header in place
-		copy(data, buf[:n])
-		(*r)(a, data)
 	}
+}
+
+// handle delivers one datagram (read into scratch space) from ap.
+func (u *UDP) handle(b []byte, ap netip.AddrPort, from map[netip.AddrPort]stack.Addr) {
+	n := len(b)
+	if n > u.mtu || !ap.IsValid() {
+		u.stats.badFrames.Add(1)
+		return
+	}
+	u.stats.received.Add(1)
+	u.stats.bytesReceived.Add(uint64(n))
+	r := u.recv.Load()
+	if r == nil || u.closed.Load() {
+		u.stats.dropped.Add(1)
+		return
+	}
+	ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+	a, ok := from[ap]
+	if !ok {
+		if len(from) >= addrCacheMax {
+			clear(from)
+		}
+		a = stack.Addr("udp:" + ap.String())
+		from[ap] = a
+	}
+	data := make([]byte, n, n+stack.RxSpare) // room to expand a compressed header in place
+	copy(data, b)
+	(*r)(a, data)
+}
+
+// SetBatcher makes the transport deliver the datagrams one receive took
+// (with busy polling: all that were waiting) inside batch (Node.Batch), so
+// that their consequences are sent together. Nil: one by one.
+func (u *UDP) SetBatcher(batch func(f func())) {
+	if batch == nil {
+		u.batcher.Store(nil)
+		return
+	}
+	u.batcher.Store(&batch)
 }
 
 // Close implements stack.Transport: it closes the socket and waits for the

@@ -2,9 +2,11 @@ package transport
 
 import (
 	"bytes"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -380,4 +382,70 @@ func TestUDPNoReceiver(t *testing.T) {
 	if in.len() != 1 || string(in.all()[0].data) != "kept" {
 		t.Fatalf("inbox %v, want only \"kept\"", in.all())
 	}
+}
+
+// With busy polling, the datagrams waiting together are taken by one
+// receive and delivered inside one batch.
+func TestUDPBatcher(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("UDP busy polling (and so batching) is Linux only")
+	}
+	a, _ := openUDP(t, "127.0.0.1", UDPOptions{})
+	b, _ := openUDP(t, "127.0.0.1", UDPOptions{BusyPoll: 50 * time.Microsecond})
+	const n = 500
+	var mu sync.Mutex
+	var got []int
+	inBatch, batches, batched := false, 0, 0
+	release := make(chan struct{})
+	b.SetReceiver(func(from stack.Addr, data []byte) {
+		if from != a.Local() {
+			t.Errorf("datagram from %s, want %s", from, a.Local())
+		}
+		v := int(binary.BigEndian.Uint32(data))
+		if v == 0 {
+			<-release // the others queue up meanwhile
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, v)
+		if inBatch {
+			batched++
+		}
+	})
+	b.SetBatcher(func(f func()) {
+		mu.Lock()
+		inBatch = true
+		batches++
+		mu.Unlock()
+		f()
+		mu.Lock()
+		inBatch = false
+		mu.Unlock()
+	})
+	for i := 0; i < n; i++ {
+		var f [4]byte
+		binary.BigEndian.PutUint32(f[:], uint32(i))
+		if err := a.Send(b.Local(), [][]byte{f[:]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(release)
+	waitFor(t, "the datagrams", func() bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return len(got) == n
+	})
+	mu.Lock()
+	defer mu.Unlock()
+	for i, v := range got {
+		if v != i {
+			t.Fatalf("datagram %d is %d: out of order or duplicated", i, v)
+		}
+	}
+	// 499 datagrams waited while the first was delivered: they cannot have
+	// been taken one at a time.
+	if batches == 0 || batched <= batches {
+		t.Fatalf("%d batches delivered %d datagrams: datagrams taken together were not batched", batches, batched)
+	}
+	t.Logf("%d datagrams, %d in %d batches", n, batched, batches)
 }
