@@ -3,6 +3,7 @@ package transport
 import (
 	"bytes"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"hash/crc32"
 	"math/rand/v2"
@@ -44,10 +45,16 @@ func forFamilies(t *testing.T, f func(t *testing.T, host string)) {
 	}
 }
 
-// forPolls runs f without and with busy polling.
-func forPolls(t *testing.T, f func(t *testing.T, poll time.Duration)) {
+// forPollsAndFamilies runs f without and with busy polling, over each
+// address family, checking for leaked goroutines.
+func forPollsAndFamilies(t *testing.T, f func(t *testing.T, poll time.Duration, host string)) {
 	for _, d := range []time.Duration{0, 30 * time.Microsecond} {
-		t.Run(fmt.Sprintf("busypoll=%v", d), func(t *testing.T) { f(t, d) })
+		t.Run(fmt.Sprintf("busypoll=%v", d), func(t *testing.T) {
+			forFamilies(t, func(t *testing.T, host string) {
+				leakCheck(t)
+				f(t, d, host)
+			})
+		})
 	}
 }
 
@@ -221,4 +228,91 @@ func split(r *rand.Rand, b []byte) [][]byte {
 		b = b[c:]
 	}
 	return append(vec, b)
+}
+
+// batchLog records the 4-byte sequence numbers a transport delivers and
+// the batches (SetBatcher) they came in.
+type batchLog struct {
+	mu               sync.Mutex
+	got              []int
+	inBatch          bool
+	batches, batched int
+	first            func() // runs before the first number is recorded
+}
+
+// sendSeq sends the numbers 0..n-1 from a to b, one frame each.
+func sendSeq(t *testing.T, a, b stack.Transport, n int) {
+	t.Helper()
+	for i := 0; i < n; i++ {
+		var f [4]byte
+		binary.BigEndian.PutUint32(f[:], uint32(i))
+		if err := a.Send(b.Local(), [][]byte{f[:]}); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func (l *batchLog) recv(_ stack.Addr, data []byte) {
+	v := int(binary.BigEndian.Uint32(data))
+	if v == 0 && l.first != nil {
+		l.first()
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.got = append(l.got, v)
+	if l.inBatch {
+		l.batched++
+	}
+}
+
+func (l *batchLog) batch(f func()) {
+	l.mu.Lock()
+	l.inBatch = true
+	l.batches++
+	l.mu.Unlock()
+	f()
+	l.mu.Lock()
+	l.inBatch = false
+	l.mu.Unlock()
+}
+
+// check waits for n numbers, in order, and for batches that delivered
+// more than one each on average.
+func (l *batchLog) check(t *testing.T, n int) {
+	t.Helper()
+	waitFor(t, "every frame", func() bool {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		return len(l.got) >= n
+	})
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if len(l.got) != n {
+		t.Fatalf("%d of %d frames delivered", len(l.got), n)
+	}
+	for i, v := range l.got {
+		if v != i {
+			t.Fatalf("frame %d is %d: out of order or duplicated", i, v)
+		}
+	}
+	if l.batches == 0 || l.batched <= l.batches {
+		t.Fatalf("%d batches delivered %d frames: frames received together were not batched", l.batches, l.batched)
+	}
+	t.Logf("%d frames, %d in %d batches", n, l.batched, l.batches)
+}
+
+// checkClosedAfter checks, for a transport closed while in receiving
+// deliveries, that none came after Close returned and that Send and a
+// second Close report ErrClosed.
+func checkClosedAfter(t *testing.T, tr stack.Transport, in *inbox, peer stack.Addr) {
+	t.Helper()
+	if n := in.late.Load(); n != 0 {
+		t.Fatalf("%d deliveries after Close returned", n)
+	}
+	if err := tr.Send(peer, [][]byte{[]byte("x")}); !errors.Is(err, ErrClosed) {
+		t.Fatalf("Send after Close: %v, want ErrClosed", err)
+	}
+	if err := tr.Close(); !errors.Is(err, ErrClosed) {
+		t.Fatalf("second Close: %v, want ErrClosed", err)
+	}
 }

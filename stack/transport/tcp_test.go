@@ -85,77 +85,74 @@ func (s *orderedSink) state() (int, error) {
 // TestTCPExchange sends 1000 frames of random sizes up to 100 KB each way
 // at once, sometimes vectored; all must arrive, in order and intact.
 func TestTCPExchange(t *testing.T) {
-	forPolls(t, func(t *testing.T, poll time.Duration) {
-		forFamilies(t, func(t *testing.T, host string) {
-			leakCheck(t)
-			const count = 1000
-			seed := rand.Uint64()
-			t.Logf("seed %d", seed)
-			g := gen{seed: seed, max: 100 << 10}
-			a, _ := openTCP(t, host+":0", TCPOptions{BusyPoll: poll})
-			b, _ := openTCP(t, host+":0", TCPOptions{BusyPoll: poll})
-			sa := &orderedSink{g: g, dir: 2, from: b.Local()}
-			sb := &orderedSink{g: g, dir: 1, from: a.Local()}
-			a.SetReceiver(sa.recv)
-			b.SetReceiver(sb.recv)
+	forPollsAndFamilies(t, func(t *testing.T, poll time.Duration, host string) {
+		const count = 1000
+		seed := rand.Uint64()
+		t.Logf("seed %d", seed)
+		g := gen{seed: seed, max: 100 << 10}
+		a, _ := openTCP(t, host+":0", TCPOptions{BusyPoll: poll})
+		b, _ := openTCP(t, host+":0", TCPOptions{BusyPoll: poll})
+		sa := &orderedSink{g: g, dir: 2, from: b.Local()}
+		sb := &orderedSink{g: g, dir: 1, from: a.Local()}
+		a.SetReceiver(sa.recv)
+		b.SetReceiver(sb.recv)
 
-			var wg sync.WaitGroup
-			errs := make(chan error, 2)
-			var sent [3]uint64
-			sender := func(dir byte, from, to *TCP) {
-				defer wg.Done()
-				r := rand.New(rand.NewPCG(seed, uint64(dir)))
-				for seq := range count {
-					d := g.build(dir, seq)
-					sent[dir] += uint64(len(d))
-					if err := from.Send(to.Local(), split(r, d)); err != nil {
-						errs <- fmt.Errorf("send #%d: %w", seq, err)
-						return
-					}
+		var wg sync.WaitGroup
+		errs := make(chan error, 2)
+		var sent [3]uint64
+		sender := func(dir byte, from, to *TCP) {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(seed, uint64(dir)))
+			for seq := range count {
+				d := g.build(dir, seq)
+				sent[dir] += uint64(len(d))
+				if err := from.Send(to.Local(), split(r, d)); err != nil {
+					errs <- fmt.Errorf("send #%d: %w", seq, err)
+					return
 				}
 			}
-			wg.Add(2)
-			go sender(1, a, b)
-			go sender(2, b, a)
-			wg.Wait()
-			close(errs)
-			for err := range errs {
+		}
+		wg.Add(2)
+		go sender(1, a, b)
+		go sender(2, b, a)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		for _, s := range []*orderedSink{sa, sb} {
+			waitFor(t, "all frames", func() bool {
+				n, err := s.state()
+				return n == count || err != nil
+			})
+			if _, err := s.state(); err != nil {
 				t.Fatal(err)
 			}
-			for _, s := range []*orderedSink{sa, sb} {
-				waitFor(t, "all frames", func() bool {
-					n, err := s.state()
-					return n == count || err != nil
-				})
-				if _, err := s.state(); err != nil {
-					t.Fatal(err)
-				}
-				for _, d := range s.kept {
-					if _, err := g.check(s.dir, d, -1); err != nil {
-						t.Fatalf("a delivered frame changed afterwards: %v", err)
-					}
+			for _, d := range s.kept {
+				if _, err := g.check(s.dir, d, -1); err != nil {
+					t.Fatalf("a delivered frame changed afterwards: %v", err)
 				}
 			}
-			as, bs := a.Stats(), b.Stats()
-			for _, c := range []struct {
-				name     string
-				snd, rcv Stats
-				bytes    uint64
-			}{{"a->b", as, bs, sent[1]}, {"b->a", bs, as, sent[2]}} {
-				if c.snd.Sent != count || c.snd.BytesSent != c.bytes || c.snd.SendErrors != 0 {
-					t.Errorf("%s: sender stats %+v, want Sent=%d BytesSent=%d", c.name, c.snd, count, c.bytes)
-				}
-				if c.rcv.Received != count || c.rcv.BytesReceived != c.bytes || c.rcv.BadFrames != 0 || c.rcv.RecvErrors != 0 {
-					t.Errorf("%s: receiver stats %+v, want Received=%d BytesReceived=%d", c.name, c.rcv, count, c.bytes)
-				}
+		}
+		as, bs := a.Stats(), b.Stats()
+		for _, c := range []struct {
+			name     string
+			snd, rcv Stats
+			bytes    uint64
+		}{{"a->b", as, bs, sent[1]}, {"b->a", bs, as, sent[2]}} {
+			if c.snd.Sent != count || c.snd.BytesSent != c.bytes || c.snd.SendErrors != 0 {
+				t.Errorf("%s: sender stats %+v, want Sent=%d BytesSent=%d", c.name, c.snd, count, c.bytes)
 			}
-			// One connection per direction, or one shared by both when a side
-			// starts sending after the other's connection is accepted: which
-			// happens is a race, but every dial is accepted once.
-			if dials := as.Dials + bs.Dials; dials < 1 || dials > 2 || dials != as.Accepts+bs.Accepts {
-				t.Errorf("dials %d+%d, accepts %d+%d: want 1 or 2 connections, each dialed and accepted once", as.Dials, bs.Dials, as.Accepts, bs.Accepts)
+			if c.rcv.Received != count || c.rcv.BytesReceived != c.bytes || c.rcv.BadFrames != 0 || c.rcv.RecvErrors != 0 {
+				t.Errorf("%s: receiver stats %+v, want Received=%d BytesReceived=%d", c.name, c.rcv, count, c.bytes)
 			}
-		})
+		}
+		// One connection per direction, or one shared by both when a side
+		// starts sending after the other's connection is accepted: which
+		// happens is a race, but every dial is accepted once.
+		if dials := as.Dials + bs.Dials; dials < 1 || dials > 2 || dials != as.Accepts+bs.Accepts {
+			t.Errorf("dials %d+%d, accepts %d+%d: want 1 or 2 connections, each dialed and accepted once", as.Dials, bs.Dials, as.Accepts, bs.Accepts)
+		}
 	})
 }
 
@@ -493,51 +490,40 @@ func TestTCPPeerRestart(t *testing.T) {
 // peers, later Sends fail with ErrClosed, a second Close returns
 // ErrClosed, the peers' connections are closed, and no goroutine is left.
 func TestTCPClose(t *testing.T) {
-	forPolls(t, func(t *testing.T, poll time.Duration) {
-		forFamilies(t, func(t *testing.T, host string) {
-			leakCheck(t)
-			a1, _ := openTCP(t, host+":0", TCPOptions{BusyPoll: poll})
-			a2, _ := openTCP(t, host+":0", TCPOptions{BusyPoll: poll})
-			b, inb := openTCP(t, host+":0", TCPOptions{BusyPoll: poll})
-			b.Send(a1.Local(), [][]byte{[]byte("hi")}) // b has an outbound connection too
-			stop := make(chan struct{})
-			var wg sync.WaitGroup
-			for _, a := range []*TCP{a1, a2} {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					for {
-						select {
-						case <-stop:
-							return
-						default:
-						}
-						if a.Send(b.Local(), [][]byte{[]byte("ping")}) != nil {
-							time.Sleep(time.Millisecond) // b is gone; the dial fails
-						}
+	forPollsAndFamilies(t, func(t *testing.T, poll time.Duration, host string) {
+		a1, _ := openTCP(t, host+":0", TCPOptions{BusyPoll: poll})
+		a2, _ := openTCP(t, host+":0", TCPOptions{BusyPoll: poll})
+		b, inb := openTCP(t, host+":0", TCPOptions{BusyPoll: poll})
+		b.Send(a1.Local(), [][]byte{[]byte("hi")}) // b has an outbound connection too
+		stop := make(chan struct{})
+		var wg sync.WaitGroup
+		for _, a := range []*TCP{a1, a2} {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for {
+					select {
+					case <-stop:
+						return
+					default:
 					}
-				}()
-			}
-			waitFor(t, "some deliveries", func() bool { return inb.len() >= 10 })
-			// Slow deliveries down, so that one is most likely running when
-			// Close is called.
-			inb.delay.Store(int64(time.Millisecond))
-			n := inb.len()
-			waitFor(t, "slow deliveries", func() bool { return inb.len() >= n+10 })
-			closeChecked(t, b, inb)
-			time.Sleep(20 * time.Millisecond) // let the peers keep trying
-			close(stop)
-			wg.Wait()
-			if n := inb.late.Load(); n != 0 {
-				t.Fatalf("%d deliveries after Close returned", n)
-			}
-			if err := b.Send(a1.Local(), [][]byte{[]byte("x")}); !errors.Is(err, ErrClosed) {
-				t.Fatalf("Send after Close: %v, want ErrClosed", err)
-			}
-			if err := b.Close(); !errors.Is(err, ErrClosed) {
-				t.Fatalf("second Close: %v, want ErrClosed", err)
-			}
-		})
+					if a.Send(b.Local(), [][]byte{[]byte("ping")}) != nil {
+						time.Sleep(time.Millisecond) // b is gone; the dial fails
+					}
+				}
+			}()
+		}
+		waitFor(t, "some deliveries", func() bool { return inb.len() >= 10 })
+		// Slow deliveries down, so that one is most likely running when
+		// Close is called.
+		inb.delay.Store(int64(time.Millisecond))
+		n := inb.len()
+		waitFor(t, "slow deliveries", func() bool { return inb.len() >= n+10 })
+		closeChecked(t, b, inb)
+		time.Sleep(20 * time.Millisecond) // let the peers keep trying
+		close(stop)
+		wg.Wait()
+		checkClosedAfter(t, b, inb, a1.Local())
 	})
 }
 
@@ -604,58 +590,10 @@ func TestTCPNoReceiver(t *testing.T) {
 func TestTCPBatcher(t *testing.T) {
 	a, _ := openTCP(t, "127.0.0.1:0", TCPOptions{})
 	b, _ := openTCP(t, "127.0.0.1:0", TCPOptions{})
-	const n = 5000
-	var mu sync.Mutex
-	var got []int
-	inBatch, batches, batched := false, 0, 0
-	b.SetReceiver(func(from stack.Addr, data []byte) {
-		mu.Lock()
-		defer mu.Unlock()
-		got = append(got, int(binary.BigEndian.Uint32(data)))
-		if inBatch {
-			batched++
-		}
-	})
-	b.SetBatcher(func(f func()) {
-		mu.Lock()
-		inBatch = true
-		batches++
-		mu.Unlock()
-		f()
-		mu.Lock()
-		inBatch = false
-		mu.Unlock()
-	})
-	for i := 0; i < n; i++ {
-		var f [4]byte
-		binary.BigEndian.PutUint32(f[:], uint32(i))
-		if err := a.Send(b.Local(), [][]byte{f[:]}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	deadline := time.Now().Add(liveness)
-	for {
-		mu.Lock()
-		k := len(got)
-		mu.Unlock()
-		if k == n || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(time.Millisecond)
-	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(got) != n {
-		t.Fatalf("%d of %d frames delivered", len(got), n)
-	}
-	for i, v := range got {
-		if v != i {
-			t.Fatalf("frame %d is %d: out of order or duplicated", i, v)
-		}
-	}
 	// 5,000 back-to-back frames cannot all be read one at a time.
-	if batches == 0 || batched <= batches {
-		t.Fatalf("%d batches delivered %d frames: frames read together were not batched", batches, batched)
-	}
-	t.Logf("%d frames, %d in %d batches", n, batched, batches)
+	l := &batchLog{}
+	b.SetReceiver(l.recv)
+	b.SetBatcher(l.batch)
+	sendSeq(t, a, b, 5000)
+	l.check(t, 5000)
 }

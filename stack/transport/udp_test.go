@@ -2,8 +2,6 @@ package transport
 
 import (
 	"bytes"
-	"encoding/binary"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"runtime"
@@ -44,98 +42,95 @@ func TestUDPLocal(t *testing.T) {
 // Loss is tolerated (UDP), corruption, duplication and a wrong sender
 // address are not.
 func TestUDPExchange(t *testing.T) {
-	forPolls(t, func(t *testing.T, poll time.Duration) {
-		forFamilies(t, func(t *testing.T, host string) {
-			leakCheck(t)
-			const count = 1000
-			seed := rand.Uint64()
-			t.Logf("seed %d", seed)
-			g := gen{seed: seed, max: 8000}
-			opt := UDPOptions{ReadBuffer: 4 << 20, WriteBuffer: 4 << 20, BusyPoll: poll}
-			a, ina := openUDP(t, host, opt)
-			b, inb := openUDP(t, host, opt)
+	forPollsAndFamilies(t, func(t *testing.T, poll time.Duration, host string) {
+		const count = 1000
+		seed := rand.Uint64()
+		t.Logf("seed %d", seed)
+		g := gen{seed: seed, max: 8000}
+		opt := UDPOptions{ReadBuffer: 4 << 20, WriteBuffer: 4 << 20, BusyPoll: poll}
+		a, ina := openUDP(t, host, opt)
+		b, inb := openUDP(t, host, opt)
 
-			var wg sync.WaitGroup
-			errs := make(chan error, 2)
-			sender := func(dir byte, from, to *UDP, peerIn *inbox) {
-				defer wg.Done()
-				r := rand.New(rand.NewPCG(seed, uint64(dir)))
-				for seq := range count {
-					// Pace the sender a little so that the receiver's socket
-					// buffer does not overflow; give up waiting after a while
-					// (the datagrams in between are then lost, which is allowed).
-					for i := 0; seq-peerIn.len() > 64 && i < 200; i++ {
-						time.Sleep(time.Millisecond)
-					}
-					if err := from.Send(to.Local(), split(r, g.build(dir, seq))); err != nil {
-						errs <- fmt.Errorf("send #%d: %w", seq, err)
-						return
-					}
-				}
-			}
-			wg.Add(2)
-			go sender(1, a, b, inb)
-			go sender(2, b, a, ina)
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Fatal(err)
-			}
-			// Wait for everything, or until delivery stalls for a second.
-			for _, in := range []*inbox{ina, inb} {
-				last, lastChange := -1, time.Now()
-				for n := in.len(); n < count; n = in.len() {
-					if n != last {
-						last, lastChange = n, time.Now()
-					} else if time.Since(lastChange) > time.Second {
-						break
-					}
+		var wg sync.WaitGroup
+		errs := make(chan error, 2)
+		sender := func(dir byte, from, to *UDP, peerIn *inbox) {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(seed, uint64(dir)))
+			for seq := range count {
+				// Pace the sender a little so that the receiver's socket
+				// buffer does not overflow; give up waiting after a while
+				// (the datagrams in between are then lost, which is allowed).
+				for i := 0; seq-peerIn.len() > 64 && i < 200; i++ {
 					time.Sleep(time.Millisecond)
 				}
-			}
-			check := func(name string, dir byte, in *inbox, sender, receiver *UDP) {
-				msgs := in.all()
-				seen := map[int]bool{}
-				var bytesIn uint64
-				for i, m := range msgs {
-					if m.from != sender.Local() {
-						t.Fatalf("%s: datagram %d from %q, want %q", name, i, m.from, sender.Local())
-					}
-					seq, err := g.check(dir, m.data, -1)
-					if err != nil {
-						t.Fatalf("%s: datagram %d: %v", name, i, err)
-					}
-					if seq >= 0 && seen[seq] {
-						t.Fatalf("%s: datagram #%d delivered twice", name, seq)
-					}
-					seen[seq] = true
-					bytesIn += uint64(len(m.data))
-				}
-				if len(msgs) < count/2 {
-					t.Fatalf("%s: only %d of %d datagrams arrived", name, len(msgs), count)
-				}
-				st, rs := sender.Stats(), receiver.Stats()
-				if st.Sent != count || st.SendErrors != 0 {
-					t.Fatalf("%s: sender stats %+v, want Sent=%d and no errors", name, st, count)
-				}
-				if rs.Received != uint64(len(msgs)) || rs.BytesReceived != bytesIn || rs.BadFrames != 0 || rs.Dropped != 0 {
-					t.Fatalf("%s: receiver stats %+v, want Received=%d BytesReceived=%d", name, rs, len(msgs), bytesIn)
-				}
-				t.Logf("%s: %d of %d datagrams received", name, len(msgs), count)
-			}
-			check("a->b", 1, inb, a, b)
-			check("b->a", 2, ina, b, a)
-			// The receiver owns what it got: nothing was overwritten later.
-			for _, m := range append(ina.all(), inb.all()...) {
-				dir := byte(1)
-				if m.from == b.Local() {
-					dir = 2
-				}
-				if _, err := g.check(dir, m.data, -1); err != nil {
-					t.Fatalf("after the exchange: %v", err)
+				if err := from.Send(to.Local(), split(r, g.build(dir, seq))); err != nil {
+					errs <- fmt.Errorf("send #%d: %w", seq, err)
+					return
 				}
 			}
-		})
+		}
+		wg.Add(2)
+		go sender(1, a, b, inb)
+		go sender(2, b, a, ina)
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Fatal(err)
+		}
+		// Wait for everything, or until delivery stalls for a second.
+		for _, in := range []*inbox{ina, inb} {
+			last, lastChange := -1, time.Now()
+			for n := in.len(); n < count; n = in.len() {
+				if n != last {
+					last, lastChange = n, time.Now()
+				} else if time.Since(lastChange) > time.Second {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+		}
+		check := func(name string, dir byte, in *inbox, sender, receiver *UDP) {
+			msgs := in.all()
+			seen := map[int]bool{}
+			var bytesIn uint64
+			for i, m := range msgs {
+				if m.from != sender.Local() {
+					t.Fatalf("%s: datagram %d from %q, want %q", name, i, m.from, sender.Local())
+				}
+				seq, err := g.check(dir, m.data, -1)
+				if err != nil {
+					t.Fatalf("%s: datagram %d: %v", name, i, err)
+				}
+				if seq >= 0 && seen[seq] {
+					t.Fatalf("%s: datagram #%d delivered twice", name, seq)
+				}
+				seen[seq] = true
+				bytesIn += uint64(len(m.data))
+			}
+			if len(msgs) < count/2 {
+				t.Fatalf("%s: only %d of %d datagrams arrived", name, len(msgs), count)
+			}
+			st, rs := sender.Stats(), receiver.Stats()
+			if st.Sent != count || st.SendErrors != 0 {
+				t.Fatalf("%s: sender stats %+v, want Sent=%d and no errors", name, st, count)
+			}
+			if rs.Received != uint64(len(msgs)) || rs.BytesReceived != bytesIn || rs.BadFrames != 0 || rs.Dropped != 0 {
+				t.Fatalf("%s: receiver stats %+v, want Received=%d BytesReceived=%d", name, rs, len(msgs), bytesIn)
+			}
+			t.Logf("%s: %d of %d datagrams received", name, len(msgs), count)
+		}
+		check("a->b", 1, inb, a, b)
+		check("b->a", 2, ina, b, a)
+		// The receiver owns what it got: nothing was overwritten later.
+		for _, m := range append(ina.all(), inb.all()...) {
+			dir := byte(1)
+			if m.from == b.Local() {
+				dir = 2
+			}
+			if _, err := g.check(dir, m.data, -1); err != nil {
+				t.Fatalf("after the exchange: %v", err)
+			}
+		}
 	})
 }
 
@@ -293,45 +288,34 @@ func TestUDPOptions(t *testing.T) {
 // later Sends fail with ErrClosed, a second Close returns ErrClosed, and
 // no goroutine is left.
 func TestUDPClose(t *testing.T) {
-	forPolls(t, func(t *testing.T, poll time.Duration) {
-		forFamilies(t, func(t *testing.T, host string) {
-			leakCheck(t)
-			a, _ := openUDP(t, host, UDPOptions{BusyPoll: poll})
-			b, inb := openUDP(t, host, UDPOptions{BusyPoll: poll})
-			stop := make(chan struct{})
-			done := make(chan struct{})
-			go func() {
-				defer close(done)
-				for {
-					select {
-					case <-stop:
-						return
-					default:
-					}
-					a.Send(b.Local(), [][]byte{[]byte("ping")})
-					time.Sleep(50 * time.Microsecond)
+	forPollsAndFamilies(t, func(t *testing.T, poll time.Duration, host string) {
+		a, _ := openUDP(t, host, UDPOptions{BusyPoll: poll})
+		b, inb := openUDP(t, host, UDPOptions{BusyPoll: poll})
+		stop := make(chan struct{})
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			for {
+				select {
+				case <-stop:
+					return
+				default:
 				}
-			}()
-			waitFor(t, "some deliveries", func() bool { return inb.len() >= 10 })
-			// Slow deliveries down, so that one is most likely running when
-			// Close is called.
-			inb.delay.Store(int64(time.Millisecond))
-			n := inb.len()
-			waitFor(t, "slow deliveries", func() bool { return inb.len() >= n+10 })
-			closeChecked(t, b, inb)
-			time.Sleep(20 * time.Millisecond) // let a keep sending at the closed port
-			close(stop)
-			<-done
-			if n := inb.late.Load(); n != 0 {
-				t.Fatalf("%d deliveries after Close returned", n)
+				a.Send(b.Local(), [][]byte{[]byte("ping")})
+				time.Sleep(50 * time.Microsecond)
 			}
-			if err := b.Send(a.Local(), [][]byte{[]byte("x")}); !errors.Is(err, ErrClosed) {
-				t.Fatalf("Send after Close: %v, want ErrClosed", err)
-			}
-			if err := b.Close(); !errors.Is(err, ErrClosed) {
-				t.Fatalf("second Close: %v, want ErrClosed", err)
-			}
-		})
+		}()
+		waitFor(t, "some deliveries", func() bool { return inb.len() >= 10 })
+		// Slow deliveries down, so that one is most likely running when
+		// Close is called.
+		inb.delay.Store(int64(time.Millisecond))
+		n := inb.len()
+		waitFor(t, "slow deliveries", func() bool { return inb.len() >= n+10 })
+		closeChecked(t, b, inb)
+		time.Sleep(20 * time.Millisecond) // let a keep sending at the closed port
+		close(stop)
+		<-done
+		checkClosedAfter(t, b, inb, a.Local())
 	})
 }
 
@@ -392,60 +376,13 @@ func TestUDPBatcher(t *testing.T) {
 	}
 	a, _ := openUDP(t, "127.0.0.1", UDPOptions{})
 	b, _ := openUDP(t, "127.0.0.1", UDPOptions{BusyPoll: 50 * time.Microsecond})
-	const n = 500
-	var mu sync.Mutex
-	var got []int
-	inBatch, batches, batched := false, 0, 0
 	release := make(chan struct{})
-	b.SetReceiver(func(from stack.Addr, data []byte) {
-		if from != a.Local() {
-			t.Errorf("datagram from %s, want %s", from, a.Local())
-		}
-		v := int(binary.BigEndian.Uint32(data))
-		if v == 0 {
-			<-release // the others queue up meanwhile
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		got = append(got, v)
-		if inBatch {
-			batched++
-		}
-	})
-	b.SetBatcher(func(f func()) {
-		mu.Lock()
-		inBatch = true
-		batches++
-		mu.Unlock()
-		f()
-		mu.Lock()
-		inBatch = false
-		mu.Unlock()
-	})
-	for i := 0; i < n; i++ {
-		var f [4]byte
-		binary.BigEndian.PutUint32(f[:], uint32(i))
-		if err := a.Send(b.Local(), [][]byte{f[:]}); err != nil {
-			t.Fatal(err)
-		}
-	}
+	// The others queue up while the first is delivered: they cannot all
+	// be taken one at a time.
+	l := &batchLog{first: func() { <-release }}
+	b.SetReceiver(l.recv)
+	b.SetBatcher(l.batch)
+	sendSeq(t, a, b, 500)
 	close(release)
-	waitFor(t, "the datagrams", func() bool {
-		mu.Lock()
-		defer mu.Unlock()
-		return len(got) == n
-	})
-	mu.Lock()
-	defer mu.Unlock()
-	for i, v := range got {
-		if v != i {
-			t.Fatalf("datagram %d is %d: out of order or duplicated", i, v)
-		}
-	}
-	// 499 datagrams waited while the first was delivered: they cannot have
-	// been taken one at a time.
-	if batches == 0 || batched <= batches {
-		t.Fatalf("%d batches delivered %d datagrams: datagrams taken together were not batched", batches, batched)
-	}
-	t.Logf("%d datagrams, %d in %d batches", n, batched, batches)
+	l.check(t, 500)
 }
