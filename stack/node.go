@@ -234,41 +234,42 @@ func (n *Node) Call(ctx context.Context, to Addr, req []byte, defaultTimeout tim
 	if hasDeadline {
 		timeout = time.Until(dl)
 	}
-	type res struct {
-		b   []byte
-		err error
-	}
-	ch := make(chan res, 1)
-	var id uint64
-	var err error
+	w := waiters.Get().(*callWaiter)
 	n.calling.Add(1)
 	defer n.calling.Add(-1)
-	n.Batch(func() {
-		id, err = n.CallAsync(to, req, timeout, func(b []byte, err error) { ch <- res{b, err} })
-		// On one processor, callers woken by the same batch of replies
-		// wait for this one: yielding once lets them queue their
-		// requests, and the flush below sends them together (one system
-		// call, bundled) instead of one each (bench stack --pin shared,
-		// 8 blocking callers: 84-85 µs round trips without, 52 with).
-		// With several processors they run meanwhile and join the flush
-		// anyway, and a yield only moved this caller (measured slower).
-		// A lone caller has no one to wait for.
-		if n.calling.Load() > 1 && runtime.GOMAXPROCS(0) == 1 {
-			runtime.Gosched()
-		}
-	})
-	if err != nil {
-		return nil, err
+	// The request goes out in a batch (as Batch does, without its
+	// closure): what the calls of other callers queue meanwhile leaves
+	// with it.
+	n.mu.Lock()
+	n.batching++
+	n.mu.Unlock()
+	id, err := n.CallAsync(to, req, timeout, w.cb)
+	// On one processor, callers woken by the same batch of replies
+	// wait for this one: yielding once lets them queue their
+	// requests, and the flush below sends them together (one system
+	// call, bundled) instead of one each (bench stack --pin shared,
+	// 8 blocking callers: 84-85 µs round trips without, 52 with).
+	// With several processors they run meanwhile and join the flush
+	// anyway, and a yield only moved this caller (measured slower).
+	// A lone caller has no one to wait for.
+	if err == nil && n.calling.Load() > 1 && runtime.GOMAXPROCS(0) == 1 {
+		runtime.Gosched()
 	}
 	// Called from inside a batch (e.g. a handler), the request would wait
 	// for the batch to end, which waits for this call: send it now.
 	n.mu.Lock()
+	n.batching--
 	n.flushLockedForce(true)
+	if err != nil {
+		// w is not reused: Close may have answered the call already.
+		return nil, err
+	}
 	if n.spinWait > 0 && runtime.GOMAXPROCS(0) == 1 {
 		until := time.Now().Add(n.spinWait)
 		for spin := true; spin && ctx.Err() == nil; spin = time.Now().Before(until) {
 			select {
-			case r := <-ch:
+			case r := <-w.ch:
+				waiters.Put(w)
 				return callResult(to, r.b, r.err, hasDeadline)
 			default:
 			}
@@ -276,13 +277,33 @@ func (n *Node) Call(ctx context.Context, to Addr, req []byte, defaultTimeout tim
 		}
 	}
 	select {
-	case r := <-ch:
+	case r := <-w.ch:
+		waiters.Put(w) // answered: nothing sends to it again
 		return callResult(to, r.b, r.err, hasDeadline)
 	case <-ctx.Done():
-		n.Cancel(id)
+		n.Cancel(id) // w is not reused: the cancellation answers it later
 		return nil, fmt.Errorf("call %s: %w", to, ctx.Err())
 	}
 }
+
+// callWaiter is where a blocking Call waits for its answer. Waiters are
+// pooled, each with its callback made once, so that a call allocates
+// neither; one goes back to the pool only after its one answer was taken.
+type callWaiter struct {
+	ch chan callRes
+	cb func([]byte, error)
+}
+
+type callRes struct {
+	b   []byte
+	err error
+}
+
+var waiters = sync.Pool{New: func() any {
+	w := &callWaiter{ch: make(chan callRes, 1)}
+	w.cb = func(b []byte, err error) { w.ch <- callRes{b, err} }
+	return w
+}}
 
 // callResult is Call's result for a reply or error from the stack.
 func callResult(to Addr, b []byte, err error, hasDeadline bool) ([]byte, error) {
