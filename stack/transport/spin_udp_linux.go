@@ -46,6 +46,7 @@ type mmsghdr struct {
 // BusyPollFrom returns a function that receives one datagram on c into a
 // buffer, with its source, busy polling for up to spin when none is
 // waiting (UDPOptions.BusyPoll); nil where busy polling does not apply.
+// One goroutine at a time may call it.
 func BusyPollFrom(c *net.UDPConn, spin time.Duration) func(buf []byte) (int, netip.AddrPort, error) {
 	s := newUDPSpin(c, spin, 1<<16)
 	if s == nil {
