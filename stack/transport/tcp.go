@@ -119,7 +119,7 @@ func ListenTCPOpts(addr string, opt TCPOptions) (*TCP, error) {
 		return nil, fmt.Errorf("transport: listen tcp %s: MTU %d out of range 1..%d", addr, opt.MTU, MaxTCPMTU)
 	}
 	if opt.DialTimeout < 0 || opt.WriteTimeout < 0 || opt.HelloTimeout < 0 || opt.BusyPoll < 0 {
-		return nil, fmt.Errorf("transport: listen tcp %s: negative timeout", addr)
+		return nil, fmt.Errorf("transport: listen tcp %s: negative timeout or busy-poll time", addr)
 	}
 	if opt.DialTimeout == 0 {
 		opt.DialTimeout = DefaultTCPDialTimeout
