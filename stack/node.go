@@ -36,8 +36,10 @@ type Node struct {
 	run   Runner
 	tr    Transport
 	clock Clock
-	// spinWait: how long Call polls for its reply before parking
+	// spinWait: how long Call polls for its reply before parking (only
+	// with one processor)
 	spinWait time.Duration
+	oneProc  bool         // GOMAXPROCS was 1 when the node was made
 	calling  atomic.Int64 // Calls in progress
 	out      []Event      // top events of the current injection
 	// Events for the application, handed over by one goroutine at a time
@@ -81,19 +83,21 @@ type NodeOptions struct {
 	NoBypass   bool   // no fast paths: every event takes the full stack (compressed datagrams are still accepted)
 	Trace      Tracer // observe every event at every layer boundary
 	Logger     *slog.Logger
-	// SpinWait: with one processor (GOMAXPROCS 1), Call checks for its
-	// reply, yielding in between, for this long before it parks. With a
-	// transport that busy polls, the reply then reaches a running caller
-	// instead of waking a parked one. With more processors it does not
-	// spin: a caller spinning beside the transport's poller would hold a
-	// second CPU that the peer may need (measured: longer tails unpinned).
-	// 0: park at once.
+	// SpinWait: with one processor (GOMAXPROCS 1 when NewNode runs), Call
+	// checks for its reply, yielding in between, for this long before it
+	// parks. With a transport that busy polls, the reply then reaches a
+	// running caller instead of waking a parked one. With more processors
+	// it does not spin: a caller spinning beside the transport's poller
+	// would hold a second CPU that the peer may need (measured: longer
+	// tails unpinned). 0: park at once.
 	SpinWait time.Duration
 }
 
 // NewNode builds a node from layers (bottom first) and starts receiving.
 func NewNode(tr Transport, clock Clock, layers []Layer, opt NodeOptions) *Node {
-	n := &Node{tr: tr, clock: clock, calls: map[uint64]func([]byte, error){}, log: opt.Logger, spinWait: opt.SpinWait}
+	// GOMAXPROCS is read once: reading it takes the scheduler's lock.
+	n := &Node{tr: tr, clock: clock, calls: map[uint64]func([]byte, error){}, log: opt.Logger,
+		spinWait: opt.SpinWait, oneProc: runtime.GOMAXPROCS(0) == 1}
 	if n.log == nil {
 		n.log = slog.Default()
 	}
@@ -252,7 +256,7 @@ func (n *Node) Call(ctx context.Context, to Addr, req []byte, defaultTimeout tim
 	// With several processors they run meanwhile and join the flush
 	// anyway, and a yield only moved this caller (measured slower).
 	// A lone caller has no one to wait for.
-	if err == nil && n.calling.Load() > 1 && runtime.GOMAXPROCS(0) == 1 {
+	if err == nil && n.oneProc && n.calling.Load() > 1 {
 		runtime.Gosched()
 	}
 	// Called from inside a batch (e.g. a handler), the request would wait
@@ -264,7 +268,7 @@ func (n *Node) Call(ctx context.Context, to Addr, req []byte, defaultTimeout tim
 		// w is not reused: Close may have answered the call already.
 		return nil, err
 	}
-	if n.spinWait > 0 && runtime.GOMAXPROCS(0) == 1 {
+	if n.spinWait > 0 && n.oneProc {
 		until := time.Now().Add(n.spinWait)
 		for spin := true; spin && ctx.Err() == nil; spin = time.Now().Before(until) {
 			select {

@@ -67,8 +67,8 @@ left out of the medians and ratios; for GoNFS a timed-out cell also saves
 go-nfsd's goroutine stacks in --dir (go-nfsd v0.6.0 can deadlock when
 clients create files in a directory and its subdirectory at once: a
 directory cache rebuild locks the child while holding the parent, and
-the child's rebuild locks ".." while holding the child). The server is then restarted on a fresh disk
-for its remaining cells (if it cannot be restarted, they are reported as
+the child's rebuild locks ".." while holding the child). The server is
+then restarted on a fresh disk for its remaining cells (if it cannot be restarted, they are reported as
 not run) and the run goes on. The command exits non-zero if a Strata cell
 failed; peers' failures are only reported.
 
@@ -381,8 +381,12 @@ func strataFailed(fs []nfsFailure) error {
 	return nil
 }
 
+// perClients says whether a workload runs at each client count (the
+// others run once per server and round).
+func perClients(workload string) bool { return workload == "smallfile" || workload == "app" }
+
 func cellName(workload string, clients int) string {
-	if workload == "smallfile" || workload == "app" {
+	if perClients(workload) {
 		return fmt.Sprintf("%s clients=%d", workload, clients)
 	}
 	return workload
@@ -493,7 +497,7 @@ func runNFSSystem(ctx context.Context, cfg nfsBenchConfig, name string, round in
 		}
 		fail(c, timedOut, fmt.Sprintf("%v (after %v)", err, time.Since(t0).Round(time.Millisecond)))
 		if timedOut && sys.dumpStacks != nil {
-			dst, _ := filepath.Abs(filepath.Join(cfg.dir, fmt.Sprintf("%s-%s-%s%s.log", name, tag, c.workload, clientsSuffix(c))))
+			dst, _ := filepath.Abs(filepath.Join(cfg.dir, cellFile(name, tag, c)))
 			if err := sys.dumpStacks(dst); err != nil {
 				fmt.Fprintf(progress, "round %d %-8s saving its log and goroutine stacks: %v\n", round, name, err)
 			} else {
@@ -517,11 +521,12 @@ func runNFSSystem(ctx context.Context, cfg nfsBenchConfig, name string, round in
 	return results, failures, nil
 }
 
-func clientsSuffix(c nfsCell) string {
-	if c.workload == "smallfile" || c.workload == "app" {
-		return fmt.Sprintf("-c%d", c.clients)
+// cellFile names the file a cell's server log is saved to.
+func cellFile(name, tag string, c nfsCell) string {
+	if perClients(c.workload) {
+		return fmt.Sprintf("%s-%s-%s-c%d.log", name, tag, c.workload, c.clients)
 	}
-	return ""
+	return fmt.Sprintf("%s-%s-%s.log", name, tag, c.workload)
 }
 
 // medianNFS is the median over rounds of one cell (clients -1: any).

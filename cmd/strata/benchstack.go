@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -213,13 +214,14 @@ func (s *server) stop() {
 }
 
 type stackReport struct {
-	Bench   string                  `json:"bench"`
-	Code    []stackbench.CodeResult `json:"code"`
-	Results []stackbench.RTTResult  `json:"results"`
-	JGroups []sbench.JGResult       `json:"-"`
-	Peer    map[string]any          `json:"peer,omitempty"`
-	Ratios  map[string]float64      `json:"ratios"`
-	Extra   map[string]float64      `json:"overhead_us"`
+	Bench    string                  `json:"bench"`
+	Code     []stackbench.CodeResult `json:"code"`
+	Results  []stackbench.RTTResult  `json:"results"`
+	JGroups  []sbench.JGResult       `json:"-"`
+	Peer     map[string]any          `json:"peer,omitempty"`
+	Ratios   map[string]float64      `json:"ratios"`
+	Extra    map[string]float64      `json:"overhead_us"`     // Strata's mean round trip minus raw's
+	ExtraP50 map[string]float64      `json:"overhead_p50_us"` // the same at the median
 	// Failures are the peer's cells that measured nothing (left out of the
 	// medians and ratios).
 	Failures []string `json:"failures,omitempty"`
@@ -268,7 +270,7 @@ func median(rs []stackbench.CodeResult, f func(stackbench.CodeResult) float64) f
 
 func runStackBench(ctx context.Context, cmd *cobra.Command, asJSON, jg, codeOnly bool, n, size, rounds, codeN int, callers []int, kinds []string, cpus []int, busyPoll time.Duration) error {
 	progress := cmd.ErrOrStderr()
-	rep := &stackReport{Bench: "stack", Ratios: map[string]float64{}, Extra: map[string]float64{}, Peer: map[string]any{}}
+	rep := &stackReport{Bench: "stack", Ratios: map[string]float64{}, Extra: map[string]float64{}, ExtraP50: map[string]float64{}, Peer: map[string]any{}}
 	// Every cell runs once per round, modes alternating within a cell;
 	// the table shows each cell's median round.
 	cells := map[string][]stackbench.CodeResult{}
@@ -429,20 +431,28 @@ func medianOf(rep *stackReport, sys, kind string, callers int, f func(stackbench
 }
 
 func avgOf(r stackbench.RTTResult) float64 { return r.AvgUs }
+func p50Of(r stackbench.RTTResult) float64 { return r.P50Us }
+func p99Of(r stackbench.RTTResult) float64 { return r.P99Us }
 func rpsOf(r stackbench.RTTResult) float64 { return r.ReqPerSec }
+
+// apiOf names the client API of a Strata system in the ratio keys.
+func apiOf(sys string) string {
+	if sys == "strata-event" {
+		return "event"
+	}
+	return "blocking"
+}
 
 func summarizeStack(rep *stackReport, kinds []string, callers []int, jg bool) {
 	for _, k := range kinds {
 		for _, c := range callers {
-			raw := medianOf(rep, "raw", k, c, avgOf)
+			raw, raw50 := medianOf(rep, "raw", k, c, avgOf), medianOf(rep, "raw", k, c, p50Of)
 			for _, sys := range []string{"strata", "strata-event"} {
-				api := "blocking"
-				if sys == "strata-event" {
-					api = "event"
-				}
+				api := apiOf(sys)
 				s := medianOf(rep, sys, k, c, avgOf)
 				rep.Ratios[fmt.Sprintf("rtt strata/raw %s callers=%d api=%s", k, c, api)] = round3(raw / s)
 				rep.Extra[fmt.Sprintf("strata-raw %s callers=%d api=%s", k, c, api)] = round3(s - raw)
+				rep.ExtraP50[fmt.Sprintf("strata-raw %s callers=%d api=%s", k, c, api)] = round3(medianOf(rep, sys, k, c, p50Of) - raw50)
 				if j := medianOf(rep, "jgroups", "tcp", c, avgOf); jg && j > 0 {
 					rep.Ratios[fmt.Sprintf("rtt strata/jgroups %s callers=%d api=%s", k, c, api)] = round3(j / s)
 					rep.Ratios[fmt.Sprintf("req/s strata/jgroups %s callers=%d api=%s", k, c, api)] = round3(medianOf(rep, sys, k, c, rpsOf) / medianOf(rep, "jgroups", "tcp", c, rpsOf))
@@ -452,7 +462,8 @@ func summarizeStack(rep *stackReport, kinds []string, callers []int, jg bool) {
 	}
 }
 
-func round3(x float64) float64 { return float64(int64(x*1000+0.5)) / 1000 }
+// round3 rounds to 3 decimals (half away from zero, negatives too).
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 func printStack(w io.Writer, rep *stackReport, kinds []string, callers []int, jg bool, n, size, rounds int) {
 	printCode(w, rep)
@@ -471,8 +482,7 @@ func printStack(w io.Writer, rep *stackReport, kinds []string, callers []int, jg
 		for _, k := range ks {
 			for _, c := range callers {
 				fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%.1f\t%.0f\t\n", sys, k, c, medianOf(rep, sys, k, c, avgOf),
-					medianOf(rep, sys, k, c, func(r stackbench.RTTResult) float64 { return r.P50Us }),
-					medianOf(rep, sys, k, c, func(r stackbench.RTTResult) float64 { return r.P99Us }), medianOf(rep, sys, k, c, rpsOf))
+					medianOf(rep, sys, k, c, p50Of), medianOf(rep, sys, k, c, p99Of), medianOf(rep, sys, k, c, rpsOf))
 			}
 		}
 	}
@@ -486,24 +496,18 @@ func printStack(w io.Writer, rep *stackReport, kinds []string, callers []int, jg
 	for _, k := range keys {
 		fmt.Fprintf(w, "  %-50s %.2f\n", k, rep.Ratios[k])
 	}
-	fmt.Fprintf(w, "\nStrata's mean round trip minus the raw socket's (µs)\n")
-	keys = keys[:0]
-	for k := range rep.Extra {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		fmt.Fprintf(w, "  %-50s %+.1f\n", k, rep.Extra[k])
-	}
-	fmt.Fprintf(w, "\nStrata's median (p50) round trip minus the raw socket's (µs)\n")
-	for _, k := range kinds {
-		for _, c := range callers {
-			p50 := func(r stackbench.RTTResult) float64 { return r.P50Us }
-			raw := medianOf(rep, "raw", k, c, p50)
-			for _, sys := range []string{"strata", "strata-event"} {
-				api := map[string]string{"strata": "blocking", "strata-event": "event"}[sys]
-				fmt.Fprintf(w, "  %-50s %+.1f\n", fmt.Sprintf("strata-raw %s callers=%d api=%s", k, c, api), medianOf(rep, sys, k, c, p50)-raw)
-			}
+	for _, ex := range []struct {
+		title string
+		m     map[string]float64
+	}{{"Strata's mean round trip minus the raw socket's (µs)", rep.Extra}, {"Strata's median (p50) round trip minus the raw socket's (µs)", rep.ExtraP50}} {
+		fmt.Fprintf(w, "\n%s\n", ex.title)
+		keys = keys[:0]
+		for k := range ex.m {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			fmt.Fprintf(w, "  %-50s %+.1f\n", k, ex.m[k])
 		}
 	}
 	fmt.Fprintf(w, "\napi=blocking: callers wait in Node.Call; api=event (system strata-event): the next call is issued\nfrom the reply callback with Node.CallAsync, so no goroutine hand-off is on the path.\n")

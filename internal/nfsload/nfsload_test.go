@@ -202,7 +202,8 @@ func TestStalledServer(t *testing.T) {
 		defer cancel()
 		t0 := time.Now()
 		_, err := App(ctx, p.server(s), src, 2, "stall")
-		if !errors.Is(err, cause) || time.Since(t0) > 10*time.Second {
+		// A hang would end at the test's timeout; no timing assertion.
+		if !errors.Is(err, cause) {
 			t.Fatalf("app against a stalled server: %v after %v, want %v", err, time.Since(t0), cause)
 		}
 		t.Logf("after %v: %v", time.Since(t0).Round(time.Millisecond), err)
@@ -213,7 +214,8 @@ func TestStalledServer(t *testing.T) {
 		defer cancel()
 		t0 := time.Now()
 		_, _, err := Largefile(ctx, p.server(s), 8<<20, "stall")
-		if !errors.Is(err, cause) || time.Since(t0) > 10*time.Second {
+		// A hang would end at the test's timeout; no timing assertion.
+		if !errors.Is(err, cause) {
 			t.Fatalf("largefile against a stalled server: %v after %v, want %v", err, time.Since(t0), cause)
 		}
 		t.Logf("after %v: %v", time.Since(t0).Round(time.Millisecond), err)

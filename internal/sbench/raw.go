@@ -105,7 +105,7 @@ func tcpEcho(network, addr string, busyPoll time.Duration) (func(), string, erro
 		if tc, ok := c.(*net.TCPConn); ok {
 			_ = tc.SetNoDelay(true)
 		}
-		r := bufio.NewReaderSize(transport.BusyPollReader(c.(*net.TCPConn), busyPoll), 64<<10)
+		r := bufio.NewReaderSize(pollReader(c, busyPoll), 64<<10)
 		var frame []byte
 		for {
 			var hdr [4]byte
@@ -265,13 +265,19 @@ func nearestRank(sorted []time.Duration, q float64) time.Duration {
 	return sorted[min(max(k, 0), len(sorted)-1)]
 }
 
+// pollReader reads c with busy polling for busyPoll
+// (transport.BusyPollReader), or plainly if c offers no raw socket.
+func pollReader(c net.Conn, busyPoll time.Duration) io.Reader {
+	if sc, ok := c.(transport.Conn); ok {
+		return transport.BusyPollReader(sc, busyPoll)
+	}
+	return c
+}
+
 // rawCaller performs requests while the shared count allows, one at a time.
 func rawCaller(ctx context.Context, c net.Conn, udp bool, size int, n int64, next *atomic.Int64, busyPoll time.Duration) ([]time.Duration, error) {
 	var lats []time.Duration
-	var rd io.Reader = c
-	if sc, ok := c.(transport.Conn); ok {
-		rd = transport.BusyPollReader(sc, busyPoll)
-	}
+	rd := pollReader(c, busyPoll)
 	var req, rsp []byte
 	var r *bufio.Reader
 	if udp {

@@ -134,6 +134,31 @@ func (r *receiver) SetReceiver(f func(from stack.Addr, data []byte)) {
 	r.recv.Store(&f)
 }
 
+// batcher is the slot both transports keep their batcher in.
+type batcher struct{ batch atomic.Pointer[func(func())] }
+
+// SetBatcher makes the transport deliver what it received together (TCP:
+// the frames already buffered from one connection; UDP with busy polling:
+// the datagrams one receive took) inside batch (Node.Batch), so that what
+// they cause is sent together. Nil: one by one.
+func (b *batcher) SetBatcher(batch func(f func())) {
+	if batch == nil {
+		b.batch.Store(nil)
+		return
+	}
+	b.batch.Store(&batch)
+}
+
+// deliver runs f, which delivers what was received together, inside the
+// batch if one is set and there is more than one thing.
+func (b *batcher) deliver(several bool, f func()) {
+	if p := b.batch.Load(); p != nil && several {
+		(*p)(f)
+		return
+	}
+	f()
+}
+
 // group tracks a transport's goroutines so that Close can wait for them.
 // Unlike a sync.WaitGroup it can wait for all but the calling goroutine,
 // which lets the receiver (running on one of them) call Close.
@@ -232,9 +257,6 @@ type Options struct {
 
 // ListenOpts is Listen with options.
 func ListenOpts(a string, o Options) (stack.Transport, error) {
-	if o.BusyPoll < 0 {
-		return nil, fmt.Errorf("transport: listen %s: negative busy-poll time %v", a, o.BusyPoll)
-	}
 	network, hostport, ok := strings.Cut(a, ":")
 	switch {
 	case ok && network == "udp":

@@ -60,11 +60,9 @@ type TCP struct {
 	cancel context.CancelFunc
 	done   chan struct{} // closed by Close
 	rsem   chan struct{} // capacity 1: serializes receiver calls, abandoned on done
-	// batcher, if set, wraps the delivery of frames already buffered
-	// together (SetBatcher)
-	batcher atomic.Pointer[func(func())]
-	hello   []byte // our hello frame payload
+	hello  []byte        // our hello frame payload
 	receiver
+	batcher
 	closing atomic.Bool
 
 	mu     sync.Mutex
@@ -397,27 +395,22 @@ func (t *TCP) serve(c *net.TCPConn) {
 // that the next Send to from dials again.
 func (t *TCP) readFrames(ic *conn, br *bufio.Reader, from stack.Addr) {
 	defer ic.dead.Store(true)
+	var data []byte
+	var ok bool
+	// Delivers data and every whole frame buffered behind it (in one
+	// batch if there are several), so that what they cause (replies, the
+	// next requests) leaves together. Only buffered bytes are read: a
+	// batch must not block. Made once, so that a batch does not allocate.
+	deliverBuffered := func() {
+		for ; data != nil && ok; data = t.bufferedFrame(br) {
+			ok = t.deliver(from, data)
+		}
+	}
 	for {
-		data, ok := t.readFrame(br)
-		if !ok {
+		if data, ok = t.readFrame(br); !ok {
 			return
 		}
-		b := t.batcher.Load()
-		if b == nil || br.Buffered() == 0 {
-			if !t.deliver(from, data) {
-				return
-			}
-			continue
-		}
-		// More has arrived already: deliver it and every whole frame
-		// buffered behind it inside one batch, so that what they cause
-		// (replies, the next requests) leaves together. Only buffered
-		// bytes are read in it: the batch must not block.
-		(*b)(func() {
-			for ; data != nil && ok; data = t.bufferedFrame(br) {
-				ok = t.deliver(from, data)
-			}
-		})
+		t.batcher.deliver(br.Buffered() > 0, deliverBuffered)
 		if !ok {
 			return
 		}
@@ -465,17 +458,6 @@ func (t *TCP) bufferedFrame(br *bufio.Reader) []byte {
 	}
 	data, _ := t.readFrame(br) // buffered: cannot wait or fail
 	return data
-}
-
-// SetBatcher makes the transport deliver the frames it has already read
-// from one connection inside batch (Node.Batch), so that their
-// consequences are sent together. Nil: frame by frame.
-func (t *TCP) SetBatcher(batch func(f func())) {
-	if batch == nil {
-		t.batcher.Store(nil)
-		return
-	}
-	t.batcher.Store(&batch)
 }
 
 // readHello reads and checks the first frame of an inbound connection and

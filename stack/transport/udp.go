@@ -45,8 +45,7 @@ type UDP struct {
 	mtu   int
 	fam4  bool     // the socket is IPv4-only
 	spin  *udpSpin // busy polling, or nil
-	// batcher, if set, wraps the delivery of datagrams received together
-	batcher atomic.Pointer[func(func())]
+	batcher
 
 	receiver
 	closed atomic.Bool
@@ -225,8 +224,16 @@ func (u *UDP) readLoop() {
 	buf := make([]byte, u.mtu+1)
 	from := map[netip.AddrPort]stack.Addr{} // source address strings, built once each
 	backoff := time.Duration(0)
+	var k int
+	// Made once, so that a batch does not allocate.
+	deliverTaken := func() {
+		for i := range k {
+			d, ap := u.spin.datagram(i)
+			u.handle(d, ap, from)
+		}
+	}
 	for {
-		var n, k int
+		var n int
 		var ap netip.AddrPort
 		var err error
 		if u.spin != nil {
@@ -246,21 +253,10 @@ func (u *UDP) readLoop() {
 			continue
 		}
 		backoff = 0
-		switch b := u.batcher.Load(); {
-		case u.spin == nil:
+		if u.spin == nil {
 			u.handle(buf[:n], ap, from)
-		case k == 1 || b == nil:
-			for i := range k {
-				d, ap := u.spin.datagram(i)
-				u.handle(d, ap, from)
-			}
-		default:
-			(*b)(func() {
-				for i := range k {
-					d, ap := u.spin.datagram(i)
-					u.handle(d, ap, from)
-				}
-			})
+		} else {
+			u.batcher.deliver(k > 1, deliverTaken)
 		}
 	}
 }
@@ -291,17 +287,6 @@ func (u *UDP) handle(b []byte, ap netip.AddrPort, from map[netip.AddrPort]stack.
 	data := make([]byte, n, n+stack.RxSpare) // room to expand a compressed header in place
 	copy(data, b)
 	(*r)(a, data)
-}
-
-// SetBatcher makes the transport deliver the datagrams one receive took
-// (with busy polling: all that were waiting) inside batch (Node.Batch), so
-// that their consequences are sent together. Nil: one by one.
-func (u *UDP) SetBatcher(batch func(f func())) {
-	if batch == nil {
-		u.batcher.Store(nil)
-		return
-	}
-	u.batcher.Store(&batch)
 }
 
 // Close implements stack.Transport: it closes the socket and waits for the
