@@ -17,7 +17,12 @@ import (
 // has delivered it (own casts count when the local layer below delivers
 // them back). Each member gossips its delivery vector to the others
 // every Config.GossipEvery while it has seen casts that are not yet
-// stable, and keeps the latest vector heard from each member; the
+// stable, and also as soon as it has delivered a quarter of
+// Config.CastWindow casts since it last gossiped (JGroups' STABLE does
+// the same after max_bytes received): under load, stability, which is
+// what returns cast credit to mflow's senders, then keeps pace with the
+// traffic instead of with the timer. It keeps the latest vector heard
+// from each member; the
 // element-wise minimum over all members is the stable vector, sent down
 // (EStable, so that mnak drops what it keeps for retransmission) and up
 // (for the application) whenever it grows. A member that receives gossip
@@ -37,6 +42,7 @@ type Stable struct {
 	delivered []uint64   // what this member delivered, per origin (own: sent)
 	heard     [][]uint64 // latest vector from each member
 	stable    []uint64
+	fresh     int // casts delivered since this member last gossiped
 	timer     periodic
 	c         struct{ gossipSent, gossipRecv, updates, malformed, otherView uint64 }
 }
@@ -142,9 +148,21 @@ func (s *Stable) Up(ev stack.Event, out stack.Emitter) {
 	if ev.Seq > 0 && member {
 		s.delivered[r] = max(s.delivered[r], ev.Seq)
 		s.arm(ev.Now, out)
+		s.fresh++
+		if s.fresh >= s.gossipAfter() {
+			now := ev.Now
+			out.Up(ev)
+			s.tick(now, out)
+			return
+		}
 	}
 	out.Up(ev)
 }
+
+// gossipAfter is how many deliveries make a member gossip before its
+// timer: a quarter of a sender's cast window, so that credit comes back
+// while the sender still has three quarters of it to spend.
+func (s *Stable) gossipAfter() int { return max(1, s.cfg.CastWindow/4) }
 
 // update recomputes the stable vector and reports growth.
 func (s *Stable) update(now time.Duration, out stack.Emitter) {
@@ -183,6 +201,7 @@ func (s *Stable) tick(now time.Duration, out stack.Emitter) {
 	if !pending || s.self < 0 {
 		return
 	}
+	s.fresh = 0
 	for i, a := range s.members {
 		if i != s.self {
 			s.gossip(a, stableGossip, now, out)
@@ -215,7 +234,7 @@ func (s *Stable) Counters() []stack.Counter {
 var stableDataFields = []stack.Field{stack.Const("kind", 1, stableData)}
 
 // FastPath implements stack.Fast. A received cast is counted (CCP: from a
-// member, gossip timer pending).
+// member, gossip timer pending, and it does not make this member gossip).
 func (s *Stable) FastPath(c stack.Case) *stack.Path {
 	if c != stack.CastUp {
 		return &stack.Path{Hdr: stableDataFields}
@@ -223,10 +242,11 @@ func (s *Stable) FastPath(c stack.Case) *stack.Path {
 	return &stack.Path{Hdr: stableDataFields,
 		CCP: func(ev *stack.Event, _ *stack.Frame) bool {
 			_, member := s.rank[ev.Peer]
-			return member && s.timer.on && ev.Seq > 0
+			return member && s.timer.on && ev.Seq > 0 && s.fresh+1 < s.gossipAfter()
 		},
 		Apply: func(ev *stack.Event, _ *stack.Frame) {
 			r := s.rank[ev.Peer]
 			s.delivered[r] = max(s.delivered[r], ev.Seq)
+			s.fresh++
 		}}
 }
