@@ -12,6 +12,7 @@ import (
 	"os/signal"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -33,6 +34,7 @@ func benchStackCmd() *cobra.Command {
 		callersFlag, transports  string
 		serveStrata, serveRaw    string
 		busyPoll                 time.Duration
+		procs                    int
 	)
 	c := &cobra.Command{
 		Use:   "stack",
@@ -63,7 +65,13 @@ func benchStackCmd() *cobra.Command {
    that crosses vCPUs can cost more than the whole software path of a
    round trip, so the placement decides much of a one-caller round trip:
    shared measures the software path, split the cross-CPU wake-ups, none
-   whatever the scheduler does.
+   whatever the scheduler does. Unpinned, the Go processes (this client
+   process and the servers, Strata's and the raw echo's) run with
+   GOMAXPROCS --procs, by default half the CPUs (at least 1): each of the
+   two gets its share of the machine, as one CPU each when pinned. With
+   every CPU each, a Strata process's polling reader and its callers
+   spread over more threads than the machine has CPUs next to the other
+   process's poller (the raw sockets' single goroutine cannot).
 
    Busy polling (--busy-poll, default 50µs): Strata's transports and the
    raw sockets alike keep polling an empty socket for that long before
@@ -126,7 +134,13 @@ Ratios are oriented so that > 1 means Strata is better.`,
 			default:
 				return fmt.Errorf("--pin: unknown placement %q (want none, split or shared)", pin)
 			}
-			return runStackBench(ctx, cmd, asJSON, !noJGroups, codeOnly, n, size, rounds, codeN, callers, kinds, cpus, busyPoll)
+			if procs < 0 {
+				return fmt.Errorf("--procs %d: want 0 (half the CPUs) or more", procs)
+			}
+			if procs == 0 {
+				procs = max(1, runtime.NumCPU()/2)
+			}
+			return runStackBench(ctx, cmd, asJSON, !noJGroups, codeOnly, n, size, rounds, codeN, callers, kinds, cpus, busyPoll, procs)
 		},
 	}
 	f := c.Flags()
@@ -141,6 +155,7 @@ Ratios are oriented so that > 1 means Strata is better.`,
 	f.IntVar(&codeN, "code-n", 500000, "messages per code-latency cell")
 	f.StringVar(&callersFlag, "callers", "1,8", "concurrent callers")
 	f.StringVar(&transports, "transports", "udp,tcp", "transports for Strata and raw sockets")
+	f.IntVar(&procs, "procs", 0, "unpinned (--pin none): GOMAXPROCS of the client and server Go processes (0: half the CPUs, at least 1)")
 	f.DurationVar(&busyPoll, "busy-poll", 50*time.Microsecond, "Strata's and the raw sockets' readers poll an empty socket this long before sleeping (0: never)")
 	f.StringVar(&serveStrata, "serve-strata", "", "run a Strata echo server on this address (internal)")
 	f.StringVar(&serveRaw, "serve-raw", "", "run a raw echo server, NET:HOST:PORT (internal)")
@@ -167,7 +182,10 @@ type server struct {
 	addr string
 }
 
-func startServer(ctx context.Context, cpu int, args ...string) (*server, error) {
+// startServer starts this binary with args (pinned to cpu unless cpu < 0,
+// with env added to the environment) and waits for its "listening on"
+// line.
+func startServer(ctx context.Context, cpu int, env []string, args ...string) (*server, error) {
 	self, err := os.Executable()
 	if err != nil {
 		return nil, err
@@ -177,6 +195,9 @@ func startServer(ctx context.Context, cpu int, args ...string) (*server, error) 
 		return nil, err
 	}
 	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
+	if len(env) > 0 {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	in, err := cmd.StdinPipe()
 	if err != nil {
 		return nil, err
@@ -268,7 +289,7 @@ func median(rs []stackbench.CodeResult, f func(stackbench.CodeResult) float64) f
 	return xs[len(xs)/2]
 }
 
-func runStackBench(ctx context.Context, cmd *cobra.Command, asJSON, jg, codeOnly bool, n, size, rounds, codeN int, callers []int, kinds []string, cpus []int, busyPoll time.Duration) error {
+func runStackBench(ctx context.Context, cmd *cobra.Command, asJSON, jg, codeOnly bool, n, size, rounds, codeN int, callers []int, kinds []string, cpus []int, busyPoll time.Duration, procs int) error {
 	progress := cmd.ErrOrStderr()
 	rep := &stackReport{Bench: "stack", Ratios: map[string]float64{}, Extra: map[string]float64{}, ExtraP50: map[string]float64{}, Peer: map[string]any{}}
 	// Every cell runs once per round, modes alternating within a cell;
@@ -338,14 +359,21 @@ func runStackBench(ctx context.Context, cmd *cobra.Command, asJSON, jg, codeOnly
 		rep.Peer["pinning"] = fmt.Sprintf("%s: clients on CPU %d, servers on CPU %d", placement, cpus[0], cpus[1])
 	}
 	rep.Peer["busy_poll"] = busyPoll.String()
+	var env []string
+	if cpus[0] < 0 {
+		// After the code-latency cells, as for pinning.
+		defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(procs))
+		env = []string{"GOMAXPROCS=" + strconv.Itoa(procs)}
+		rep.Peer["gomaxprocs"] = strconv.Itoa(procs)
+	}
 	for r := 0; r < rounds; r++ {
 		for _, kind := range kinds {
 			bp := "--busy-poll=" + busyPoll.String()
-			ss, err := startServer(ctx, cpus[1], "bench", "stack", bp, "--serve-strata", kind+":127.0.0.1:0")
+			ss, err := startServer(ctx, cpus[1], env, "bench", "stack", bp, "--serve-strata", kind+":127.0.0.1:0")
 			if err != nil {
 				return err
 			}
-			rs, err := startServer(ctx, cpus[1], "bench", "stack", bp, "--serve-raw", kind+":127.0.0.1:0")
+			rs, err := startServer(ctx, cpus[1], env, "bench", "stack", bp, "--serve-raw", kind+":127.0.0.1:0")
 			if err != nil {
 				ss.stop()
 				return err
@@ -467,7 +495,12 @@ func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
 
 func printStack(w io.Writer, rep *stackReport, kinds []string, callers []int, jg bool, n, size, rounds int) {
 	printCode(w, rep)
-	fmt.Fprintf(w, "\nround trips on loopback, %d-byte requests, %d calls per cell, median of %d round(s)\n\n", size, n, rounds)
+	fmt.Fprintf(w, "\nround trips on loopback, %d-byte requests, %d calls per cell, median of %d round(s)\n", size, n, rounds)
+	place, _ := rep.Peer["pinning"].(string)
+	if place == "" {
+		place = fmt.Sprintf("unpinned, Go processes with GOMAXPROCS %v", rep.Peer["gomaxprocs"])
+	}
+	fmt.Fprintf(w, "placement: %s; busy polling %v\n\n", place, rep.Peer["busy_poll"])
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "system\ttransport\tcallers\tmean µs\tp50 µs\tp99 µs\treq/s\t")
 	systems := []string{"strata", "strata-event", "raw"}

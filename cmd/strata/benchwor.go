@@ -253,7 +253,7 @@ func worCells(ctx context.Context, progress io.Writer, dir, mode, engine string,
 			// register slot.
 			args = append(args, "--dir", filepath.Join(dir, fmt.Sprintf("%s-r%d", engine, round), fmt.Sprintf("%d", i)))
 		}
-		s, err := startServer(ctx, -1, args...)
+		s, err := startServer(ctx, -1, nil, args...)
 		if err != nil {
 			return nil, err
 		}
@@ -316,7 +316,7 @@ func worLengths(ctx context.Context, progress io.Writer, lengths []int, dur time
 		var servers []*server
 		var addrs []string
 		for i := 0; i < n; i++ {
-			s, err := startServer(ctx, -1, "wor", "serve", "--listen", "udp:127.0.0.1:0")
+			s, err := startServer(ctx, -1, nil, "wor", "serve", "--listen", "udp:127.0.0.1:0")
 			if err != nil {
 				return nil, err
 			}
