@@ -152,10 +152,19 @@ func (m *Msg) Bytes() []byte { return m.AppendTo(make([]byte, 0, m.Len())) }
 // stays valid after Free, for a layer that keeps it: a received datagram's
 // own bytes (the stack owns them; nobody writes them), otherwise a copy.
 func (m *Msg) Keep() []byte {
-	if len(m.Payload) == 0 && !(len(m.buf) > 0 && len(m.room) > 0 && &m.buf[0] == &m.room[0]) {
+	if len(m.Payload) == 0 && !m.inRoom() {
 		return m.buf[m.head:]
 	}
 	return m.Bytes()
+}
+
+// inRoom reports whether buf is the pooled header buffer, which the next
+// user of this Msg overwrites after Free. That holds for a message made by
+// NewMsg, and also for a received one that Push grew into a new buffer
+// small enough to keep as room; so the test is on the buffer itself, not
+// on how the message was made.
+func (m *Msg) inRoom() bool {
+	return len(m.buf) > 0 && len(m.room) > 0 && &m.buf[0] == &m.room[0]
 }
 
 // AppendTo appends the whole message (headers and payload) to b.

@@ -1,0 +1,59 @@
+package stack
+
+import (
+	"bytes"
+	"testing"
+)
+
+// TestKeepSurvivesReuse checks Keep's promise: what it returns stays
+// intact after the Msg is freed and the pool hands its buffers out again,
+// in each way a message can be made. A received datagram's own bytes are
+// returned without a copy.
+func TestKeepSurvivesReuse(t *testing.T) {
+	cases := []struct {
+		name  string
+		make  func() *Msg
+		alias bool // Keep may return the datagram itself
+	}{
+		{"received", func() *Msg { return Received([]byte("hdr-body")) }, true},
+		{"sent, header only", func() *Msg {
+			m := NewMsg()
+			copy(m.Push(3), "abc")
+			return m
+		}, false},
+		{"sent, with payload", func() *Msg {
+			m := NewMsg([]byte("payload"))
+			copy(m.Push(2), "hh")
+			return m
+		}, false},
+		{"received, then pushed into a new small buffer", func() *Msg {
+			m := Received([]byte("xy"))
+			copy(m.Push(40), bytes.Repeat([]byte{'p'}, 40)) // grows: no headroom in a datagram
+			return m
+		}, false},
+	}
+	for _, c := range cases {
+		m := c.make()
+		want := m.Bytes()
+		got := m.Keep()
+		if !bytes.Equal(got, want) {
+			t.Fatalf("%s: Keep = %q, want %q", c.name, got, want)
+		}
+		if aliased := len(m.buf) > 0 && len(got) > 0 && &got[0] == &m.buf[m.head]; aliased != c.alias {
+			t.Errorf("%s: Keep aliases the message: %v, want %v", c.name, aliased, c.alias)
+		}
+		m.Free()
+		// Reuse the pool hard: every reused header buffer gets overwritten.
+		for range 64 {
+			r := NewMsg()
+			b := r.Push(headroom)
+			for i := range b {
+				b[i] = 0xee
+			}
+			r.Free()
+		}
+		if !bytes.Equal(got, want) {
+			t.Errorf("%s: kept bytes changed after Free and reuse: %q, want %q", c.name, got, want)
+		}
+	}
+}
