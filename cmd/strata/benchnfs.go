@@ -548,6 +548,7 @@ func medianNFS(rs []nfsload.Result, server, workload string, clients int) float6
 // cells have none) for both a Strata system and a peer, in some round.
 func nfsRatios(rs []nfsload.Result, systems []string) map[string]float64 {
 	out := map[string]float64{}
+	done := map[string]bool{}
 	for _, subj := range systems {
 		if !strings.HasPrefix(subj, "strata") {
 			continue
@@ -565,13 +566,17 @@ func nfsRatios(rs []nfsload.Result, systems []string) map[string]float64 {
 				if !perClients {
 					clients = -1
 				}
-				s, p := medianNFS(rs, subj, r.Workload, clients), medianNFS(rs, peer, r.Workload, clients)
-				if s <= 0 || p <= 0 {
-					continue
-				}
 				key := fmt.Sprintf("%s %s/%s", r.Workload, subj, peer)
 				if perClients {
 					key += fmt.Sprintf(" clients=%d", r.Clients)
+				}
+				if done[key] {
+					continue // every round of a cell gives the same medians
+				}
+				done[key] = true
+				s, p := medianNFS(rs, subj, r.Workload, clients), medianNFS(rs, peer, r.Workload, clients)
+				if s <= 0 || p <= 0 {
+					continue
 				}
 				out[key] = round3(s / p)
 			}
