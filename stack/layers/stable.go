@@ -22,13 +22,13 @@ import (
 // the same after max_bytes received): under load, stability, which is
 // what returns cast credit to mflow's senders, then keeps pace with the
 // traffic instead of with the timer. It keeps the latest vector heard
-// from each member; the
-// element-wise minimum over all members is the stable vector, sent down
-// (EStable, so that mnak drops what it keeps for retransmission) and up
-// (for the application) whenever it grows. A member that receives gossip
-// whose stable vector is behind what it has itself delivered answers at
-// once with its own vector, so a member that stopped gossiping (it sees
-// everything stable) still lets the others catch up.
+// from each member; the element-wise minimum over all members is the
+// stable vector, sent down (EStable, so that mnak drops what it keeps for
+// retransmission) and up (for the application) whenever it grows. A
+// member that receives gossip whose stable vector is behind what it has
+// itself delivered answers at once with its own vector, so a member that
+// stopped gossiping (it sees everything stable) still lets the others
+// catch up.
 //
 // Guarantees: Stable[i] never exceeds what any member has delivered of
 // member i's casts, and never decreases. Assumes Mnak below (Event.Seq on
@@ -73,6 +73,7 @@ func NewStable(cfg stack.Config) *Stable {
 func (s *Stable) install(v *stack.View) {
 	n := len(v.Members)
 	s.view, s.self, s.members, s.rank = v.ID, -1, slices.Clone(v.Members), map[stack.Addr]int{}
+	s.fresh = 0
 	s.delivered, s.heard, s.stable = make([]uint64, n), make([][]uint64, n), make([]uint64, n)
 	for i, a := range s.members {
 		s.rank[a] = i
