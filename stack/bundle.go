@@ -72,12 +72,19 @@ func splitBundle(data []byte, f func(frame []byte)) error {
 	return nil
 }
 
-// Frame buffers are pooled by size class: most frames are small.
+// Frame buffers are pooled by size class: most frames are small, and a
+// bundle is at most maxBundle.
 var framePools = [...]sync.Pool{
 	{New: func() any { b := make([]byte, 0, 512); return &b }},
 	{New: func() any { b := make([]byte, 0, 4096); return &b }},
 	{New: func() any { b := make([]byte, 0, 65536); return &b }},
+	{New: func() any { b := make([]byte, 0, maxBundle); return &b }},
 }
+
+// maxBundle caps a bundle below the transport's MTU (TCP's is 1 MiB):
+// larger ones save no system calls worth having, and would miss the pool
+// (each a fresh, zeroed allocation).
+const maxBundle = 256 << 10
 
 func poolFor(c int) int {
 	switch {
@@ -85,14 +92,16 @@ func poolFor(c int) int {
 		return 0
 	case c <= 4096:
 		return 1
-	default:
+	case c <= 65536:
 		return 2
+	default:
+		return 3
 	}
 }
 
 // getFrame returns a buffer of length n (contents arbitrary).
 func getFrame(n int) []byte {
-	if n > 65536 {
+	if n > maxBundle {
 		return make([]byte, n)
 	}
 	bp := framePools[poolFor(n)].Get().(*[]byte)
@@ -102,7 +111,7 @@ func getFrame(n int) []byte {
 // putFrame recycles a buffer from getFrame.
 func putFrame(b []byte) {
 	c := cap(b)
-	if c != 512 && c != 4096 && c != 65536 {
+	if c != 512 && c != 4096 && c != 65536 && c != maxBundle {
 		return
 	}
 	b = b[:0]

@@ -429,9 +429,10 @@ func (n *Node) flushLockedForce(force bool) {
 }
 
 // transmit sends frames in order per peer: several to one peer travel in
-// bundles of at most the transport's MTU; a frame alone goes as itself.
+// bundles of at most the transport's MTU and maxBundle; a frame alone goes
+// as itself.
 func (n *Node) transmit(q []outFrame) {
-	mtu := n.tr.MTU()
+	limit := min(n.tr.MTU(), maxBundle) // a bundle's size
 	for i := range q {
 		if q[i].m == nil {
 			continue // sent in an earlier peer's pass
@@ -452,14 +453,14 @@ func (n *Node) transmit(q []outFrame) {
 			q[i].m = nil
 			continue
 		}
-		bundle := getFrame(min(total+2, mtu))[:0]
+		bundle := getFrame(min(total+2, limit))[:0]
 		frames := 0
 		for j := i; j < len(q); j++ {
 			f := q[j]
 			if f.m == nil || f.to != to {
 				continue
 			}
-			if frames > 0 && len(bundle)+bundleFrameOverhead+f.n > mtu {
+			if frames > 0 && len(bundle)+bundleFrameOverhead+f.n > limit {
 				n.sendBundle(to, bundle, frames)
 				bundle, frames = bundle[:0], 0
 			}

@@ -176,3 +176,70 @@ func TestMalformedBundles(t *testing.T) {
 		t.Fatalf("after malformed bundles: %q, %v", r, err)
 	}
 }
+
+// A batch larger than a bundle may be (the stack caps bundles well below
+// TCP's 1 MiB frames) leaves as several bundles, and everything arrives
+// exactly once, in order.
+func TestLargeBatchSplitsBundles(t *testing.T) {
+	newNode := func() (*stack.Node, *transport.TCP) {
+		tr, err := transport.ListenTCP("127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		ch, err := Configure([]stack.Prop{stack.Reliable, stack.Fragment})
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := stack.Config{Local: tr.Local(), Epoch: uint64(time.Now().UnixNano()), MTU: min(tr.MTU(), 64000), Window: 4096}
+		return stack.NewNode(tr, stack.NewRealClock(), Build(ch.Specs, cfg), stack.NodeOptions{}), tr
+	}
+	a, _ := newNode()
+	defer a.Close()
+	b, btr := newNode()
+	defer b.Close()
+	const n, size = 600, 2000 // 1.2 MB in one batch
+	var mu sync.Mutex
+	var got [][]byte
+	done := make(chan struct{})
+	b.OnDeliver(func(_ stack.Addr, body []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		got = append(got, bytes.Clone(body))
+		if len(got) == n {
+			close(done)
+		}
+	})
+	msg := func(i int) []byte {
+		m := bytes.Repeat([]byte{byte(i)}, size)
+		copy(m, fmt.Sprintf("%05d", i))
+		return m
+	}
+	a.Batch(func() {
+		for i := range n {
+			if err := a.Send(b.Local(), msg(i)); err != nil {
+				t.Error(err)
+			}
+		}
+	})
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatalf("delivered %d of %d", len(got), n)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for i, m := range got {
+		if !bytes.Equal(m, msg(i)) {
+			t.Fatalf("message %d: got %q..., want %q...", i, m[:8], msg(i)[:8])
+		}
+	}
+	// 1.2 MB cannot travel in fewer than five 256 KiB bundles; the
+	// receiver's frames (acks aside, which go the other way) say how many
+	// it took.
+	st := btr.Stats()
+	if st.Received < 5 || st.BytesReceived/st.Received > 256<<10 {
+		t.Errorf("b received %d frames of %d bytes: want at least 5, each at most 256 KiB", st.Received, st.BytesReceived)
+	}
+}
