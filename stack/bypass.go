@@ -303,7 +303,11 @@ type Bypass struct {
 	c        struct {
 		hit, miss                            [numCases]uint64
 		decompressed, partial, bad, loopMiss uint64
+		// missAt[c][i]: misses of case c because layer i's CCP was false
+		// (loop misses count under CastUp)
+		missAt [numCases][]uint64
 	}
+	names []string // the layers' names, bottom first
 }
 
 // Optimize composes the fast paths of layers (bottom first) into a bypass.
@@ -311,6 +315,12 @@ type Bypass struct {
 // reports paths that are inconsistent (down and up headers that differ).
 func Optimize(layers []Layer) (*Bypass, error) {
 	bp := &Bypass{enabled: true, byID: map[uint32]*composed{}}
+	for _, l := range layers {
+		bp.names = append(bp.names, layerName(l))
+	}
+	for c := range numCases {
+		bp.c.missAt[c] = make([]uint64, len(layers))
+	}
 	get := func(i int, c Case) *Path {
 		if f, ok := layers[i].(Fast); ok {
 			return f.FastPath(c)
@@ -413,6 +423,15 @@ func (bp *Bypass) Counters() []Counter {
 			cs = append(cs, C(c.String()+"_hits", bp.c.hit[c]), C(c.String()+"_misses", bp.c.miss[c]))
 		}
 	}
+	// Which layer's CCP sent each miss to the full stack (only those that
+	// did: a stack of n layers would otherwise list 4n zeros).
+	for c := range numCases {
+		for i, v := range bp.c.missAt[c] {
+			if v > 0 {
+				cs = append(cs, C(c.String()+"_misses_at_"+bp.names[i], v))
+			}
+		}
+	}
 	return append(cs, C("loop_misses", bp.c.loopMiss), C("partial", bp.c.partial), C("decompressed", bp.c.decompressed), C("malformed", bp.c.bad))
 }
 
@@ -467,6 +486,7 @@ func (bp *Bypass) down(p *composed, ev *Event) bool {
 	for i := n - 1; i >= lo; i-- {
 		if q := p.paths[i]; q.CCP != nil && !q.CCP(ev, bp.frameFor(p, i)) {
 			bp.c.miss[p.c]++
+			bp.c.missAt[p.c][i]++
 			return false
 		}
 	}
@@ -484,8 +504,9 @@ func (bp *Bypass) down(p *composed, ev *Event) bool {
 		bp.evs = append(bp.evs, Event{Type: ESend, Peer: a, Now: ev.Now})
 	}
 	for k := range bp.evs {
-		if !bp.ccpBelow(p, p.mcast, &bp.evs[k]) {
+		if i := bp.ccpBelow(p, p.mcast, &bp.evs[k]); i >= 0 {
 			bp.c.miss[p.c]++
+			bp.c.missAt[p.c][i]++
 			return false
 		}
 	}
@@ -514,14 +535,15 @@ func (bp *Bypass) down(p *composed, ev *Event) bool {
 	return true
 }
 
-// ccpBelow evaluates the CCPs of layers [0, hi) for ev.
-func (bp *Bypass) ccpBelow(p *composed, hi int, ev *Event) bool {
+// ccpBelow evaluates the CCPs of layers [0, hi) for ev; it returns the
+// first layer whose CCP is false, or -1.
+func (bp *Bypass) ccpBelow(p *composed, hi int, ev *Event) int {
 	for i := hi - 1; i >= 0; i-- {
 		if q := p.paths[i]; q.CCP != nil && !q.CCP(ev, bp.frameFor(p, i)) {
-			return false
+			return i
 		}
 	}
-	return true
+	return -1
 }
 
 // applyDown applies layers hi down to lo.
@@ -556,8 +578,9 @@ func (bp *Bypass) emit(p *composed, ev *Event) {
 func (bp *Bypass) loopUp(p *composed, ev *Event, payload, keepHdr []byte) {
 	up := p.up
 	bp.frame = Frame{p: up, vars: bp.vars, plen: len(payload), keepHdr: keepHdr, keepBody: payload, kept: true, keepAbove: p.mcast}
-	if bp.ccpUp(up, p.loop+1, ev) >= 0 {
+	if i := bp.ccpUp(up, p.loop+1, ev); i >= 0 {
 		bp.c.loopMiss++
+		bp.c.missAt[CastUp][i]++
 		ev.Msg = Received(up.fullFormat(bp.vars, p.loop+1, payload))
 		bp.full(p.loop+1, Up, *ev)
 		return
@@ -616,6 +639,9 @@ func (bp *Bypass) receive(ev *Event) bool {
 			return true
 		}
 		bp.c.miss[p.c]++
+		if bp.enabled {
+			bp.c.missAt[p.c][fail]++ // disabled, no CCP failed
+		}
 		if need := p.headerLen(fail); fail > 0 && need <= hlen {
 			// The layers below fail take the fast path; the full headers
 			// of the others fit where the compressed header was.
@@ -650,12 +676,14 @@ func (bp *Bypass) receive(ev *Event) bool {
 		fail := bp.upCCP(p, ev, len(data)-p.headerLen(0))
 		if fail == 0 {
 			bp.c.miss[c]++
+			bp.c.missAt[c][0]++
 			return false
 		}
 		if fail > 0 {
 			// The layers below fail take the fast path; the rest of the
 			// datagram is already in full format.
 			bp.c.miss[c]++
+			bp.c.missAt[c][fail]++
 			bp.c.partial++
 			// (Their updates see the payload alone, as on the fast path.)
 			ev.Msg.head += p.headerLen(0)

@@ -243,3 +243,64 @@ func TestLargeBatchSplitsBundles(t *testing.T) {
 		t.Errorf("b received %d frames of %d bytes: want at least 5, each at most 256 KiB", st.Received, st.BytesReceived)
 	}
 }
+
+// The bypass says which layer's CCP sent each miss to the full stack: per
+// case, the misses attributed to layers add up to the misses, and under
+// plain one-way traffic they fall on pt2pt (its every-8th ack).
+func TestBypassMissAttribution(t *testing.T) {
+	a, err := Listen("udp:127.0.0.1:0", "Reliable,Fragment,RPC")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := Listen("udp:127.0.0.1:0", "Reliable,Fragment,RPC")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	const n = 200
+	var mu sync.Mutex
+	got := 0
+	done := make(chan struct{})
+	b.OnDeliver(func(stack.Addr, []byte) {
+		mu.Lock()
+		defer mu.Unlock()
+		if got++; got == n {
+			close(done)
+		}
+	})
+	for i := range n {
+		if err := a.Send(b.Local(), []byte(fmt.Sprintf("m%03d", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatalf("delivered %d of %d", got, n)
+	}
+	for _, node := range []*stack.Node{a, b} {
+		cs := map[string]uint64{}
+		for _, lc := range node.Counters() {
+			if lc.Layer == "bypass" {
+				for _, c := range lc.Counters {
+					cs[c.Name] = c.Value
+				}
+			}
+		}
+		for _, c := range []string{"send-down", "send-up"} {
+			sum := uint64(0)
+			for k, v := range cs {
+				if len(k) > len(c)+11 && k[:len(c)+11] == c+"_misses_at_" {
+					sum += v
+				}
+			}
+			if sum != cs[c+"_misses"] {
+				t.Errorf("%s: %s misses %d, attributed to layers %d (%v)", node.Local(), c, cs[c+"_misses"], sum, cs)
+			}
+		}
+		if node == b && (cs["send-up_misses"] == 0 || cs["send-up_misses_at_pt2pt"] != cs["send-up_misses"]) {
+			t.Errorf("receiver: send-up misses %d, at pt2pt %d; want some, all at pt2pt (%v)", cs["send-up_misses"], cs["send-up_misses_at_pt2pt"], cs)
+		}
+	}
+}

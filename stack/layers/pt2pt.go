@@ -639,7 +639,11 @@ func (p *Pt2pt) fastRecvCCP(ev *stack.Event, f *stack.Frame) bool {
 		q.unackedN+1 >= ackEvery || p.cfg.AckDelay < 0 {
 		return false
 	}
-	if ackEpoch != 0 && (ackEpoch != p.epoch || cum > q.nextSeq || from != q.peerEpoch || len(q.queue) != 0) {
+	// An ack that moves the window's base releases queued messages,
+	// which only the full path can send; one that does not (under load,
+	// most data carries the same ack as the message before it) changes
+	// what fastRecv changes.
+	if ackEpoch != 0 && (ackEpoch != p.epoch || cum > q.nextSeq || from != q.peerEpoch || len(q.queue) != 0 && cum > q.base) {
 		return false
 	}
 	return q.ackDue || p.timerSet && ev.Now+p.cfg.AckDelay >= p.timerAt
