@@ -22,8 +22,8 @@ import (
 //
 // Acknowledgements ride on data going the other way when there is some
 // (a request's ack travels with its response); otherwise a bare ack goes
-// after Config.AckDelay, or at once for every 8th message, a duplicate or
-// a gap.
+// after Config.AckDelay, or at once for every ackEvery-th message (a
+// sixteenth of the window, 8 to 64), a duplicate or a gap.
 //
 // Peers come and go (every short-lived client is a new address): a peer
 // that acknowledges nothing for Config.PeerTimeout while messages to it
@@ -39,8 +39,15 @@ const (
 	p2pAck    = 2
 	pt2ptHdr  = 49
 	sackWidth = 64
-	ackEvery  = 8
 )
+
+// ackEvery is how many in-order messages a receiver takes before it
+// acknowledges at once rather than after AckDelay: a sixteenth of the
+// window, at least 8 and at most 64. Acks free the sender's window, which
+// a sixteenth of it leaves ample room for; more often, a one-way stream
+// of bundled messages paid a bare ack (and a trip through the full stack)
+// every 8 messages.
+func ackEvery(window int) int { return min(max(window/16, 8), 64) }
 
 // Pt2pt is reliable FIFO point-to-point delivery: a sliding window of
 // numbered messages per peer, cumulative and selective acks, retransmission
@@ -55,6 +62,7 @@ type Pt2pt struct {
 	ready    []*stack.Msg  // in-order messages to deliver at the end of receive
 	timerAt  time.Duration // the retransmission timer requested and not yet seen
 	timerSet bool
+	ackN     int // ackEvery(cfg.Window)
 	cfg      stack.Config
 	epoch    uint64
 	peers    map[stack.Addr]*p2pPeer
@@ -141,7 +149,7 @@ var Pt2ptSpec = stack.Spec{
 // same address (the node passes its start time).
 func NewPt2pt(cfg stack.Config) *Pt2pt {
 	cfg = cfg.WithDefaults()
-	return &Pt2pt{cfg: cfg, epoch: cfg.Epoch, peers: map[stack.Addr]*p2pPeer{}}
+	return &Pt2pt{cfg: cfg, epoch: cfg.Epoch, peers: map[stack.Addr]*p2pPeer{}, ackN: ackEvery(cfg.Window)}
 }
 
 func (p *Pt2pt) peer(a stack.Addr) *p2pPeer {
@@ -320,7 +328,7 @@ func (p *Pt2pt) receive(ev stack.Event, out stack.Emitter) {
 		return
 	}
 	q.unackedN++
-	if now || q.unackedN >= ackEvery || p.cfg.AckDelay < 0 {
+	if now || q.unackedN >= p.ackN || p.cfg.AckDelay < 0 {
 		p.sendAck(ev.Peer, q, ev.Now, out)
 	} else if !q.ackDue {
 		q.ackDue, q.ackAt = true, ev.Now+p.cfg.AckDelay
@@ -636,7 +644,7 @@ func (p *Pt2pt) fastRecvCCP(ev *stack.Event, f *stack.Frame) bool {
 	v := f.V
 	from, seq, base, ackEpoch, cum := v[0], v[1], v[2], v[3], v[4]
 	if q == nil || from != q.rEpoch || seq != q.next || base > q.next || len(q.ooo) != 0 ||
-		q.unackedN+1 >= ackEvery || p.cfg.AckDelay < 0 {
+		q.unackedN+1 >= p.ackN || p.cfg.AckDelay < 0 {
 		return false
 	}
 	// An ack that moves the window's base releases queued messages,
