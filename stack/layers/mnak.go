@@ -54,7 +54,7 @@ type Mnak struct {
 	self    int // own rank in Members, -1 if not a member
 	members []stack.Addr
 	others  []stack.Addr // members but this one: where casts go
-	rank    map[stack.Addr]int
+	rank    ranks
 	// sending
 	sent    uint64    // casts sent; cast n is out[n-1-outBase]
 	out     []mnakOut // casts not yet stable, as sent
@@ -147,10 +147,9 @@ func (m *Mnak) install(v *stack.View) {
 			msg.Free()
 		}
 	}
-	m.view, m.self, m.members, m.rank = v.ID, -1, slices.Clone(v.Members), map[stack.Addr]int{}
+	m.view, m.self, m.members, m.rank = v.ID, -1, slices.Clone(v.Members), newRanks(v.Members)
 	m.others = m.others[:0:0]
 	for i, a := range m.members {
-		m.rank[a] = i
 		if a == m.cfg.Local {
 			m.self = i
 		} else {
@@ -260,7 +259,7 @@ func (m *Mnak) Up(ev stack.Event, out stack.Emitter) {
 		ev.Msg.Free()
 		return
 	}
-	r, ok := m.rank[ev.Peer]
+	r, ok := m.rank.of(ev.Peer)
 	if !ok || r == m.self {
 		m.c.stranger++
 		ev.Msg.Free()
@@ -423,7 +422,7 @@ func (m *Mnak) FastPath(c stack.Case) *stack.Path {
 			if f.V[0] != m.view {
 				return false
 			}
-			r, ok := m.rank[ev.Peer]
+			r, ok := m.rank.of(ev.Peer)
 			if !ok || r == m.self {
 				return false
 			}
@@ -432,7 +431,8 @@ func (m *Mnak) FastPath(c stack.Case) *stack.Path {
 		},
 		Mark: func(ev *stack.Event, f *stack.Frame) { ev.Seq = f.V[1] },
 		Apply: func(ev *stack.Event, f *stack.Frame) {
-			in := &m.in[m.rank[ev.Peer]]
+			r, _ := m.rank.of(ev.Peer)
+			in := &m.in[r]
 			in.known = max(in.known, ev.Seq)
 			in.next++
 			m.c.delivered++

@@ -38,7 +38,7 @@ type Stable struct {
 	view      uint64
 	self      int
 	members   []stack.Addr
-	rank      map[stack.Addr]int
+	rank      ranks
 	delivered []uint64   // what this member delivered, per origin (own: sent)
 	heard     [][]uint64 // latest vector from each member
 	stable    []uint64
@@ -72,11 +72,10 @@ func NewStable(cfg stack.Config) *Stable {
 // install starts view v with nothing delivered.
 func (s *Stable) install(v *stack.View) {
 	n := len(v.Members)
-	s.view, s.self, s.members, s.rank = v.ID, -1, slices.Clone(v.Members), map[stack.Addr]int{}
+	s.view, s.self, s.members, s.rank = v.ID, -1, slices.Clone(v.Members), newRanks(v.Members)
 	s.fresh = 0
 	s.delivered, s.heard, s.stable = make([]uint64, n), make([][]uint64, n), make([]uint64, n)
 	for i, a := range s.members {
-		s.rank[a] = i
 		if a == s.cfg.Local {
 			s.self = i
 		}
@@ -118,7 +117,7 @@ func (s *Stable) Up(ev stack.Event, out stack.Emitter) {
 		ev.Msg.Free()
 		return
 	}
-	r, member := s.rank[ev.Peer]
+	r, member := s.rank.of(ev.Peer)
 	if kind := h[0]; kind != stableData {
 		body := ev.Msg.Body()
 		ev.Msg.Free()
@@ -242,11 +241,11 @@ func (s *Stable) FastPath(c stack.Case) *stack.Path {
 	}
 	return &stack.Path{Hdr: stableDataFields,
 		CCP: func(ev *stack.Event, _ *stack.Frame) bool {
-			_, member := s.rank[ev.Peer]
+			_, member := s.rank.of(ev.Peer)
 			return member && s.timer.on && ev.Seq > 0 && s.fresh+1 < s.gossipAfter()
 		},
 		Apply: func(ev *stack.Event, _ *stack.Frame) {
-			r := s.rank[ev.Peer]
+			r, _ := s.rank.of(ev.Peer)
 			s.delivered[r] = max(s.delivered[r], ev.Seq)
 			s.fresh++
 		}}
