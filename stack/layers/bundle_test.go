@@ -17,21 +17,27 @@ func counter(n *stack.Node, layer, name string) uint64 {
 	return v
 }
 
+// listenTwo starts two nodes on loopback over kind with props, closed
+// when the test ends.
+func listenTwo(t *testing.T, kind, props string) (a, b *stack.Node) {
+	t.Helper()
+	for _, n := range []**stack.Node{&a, &b} {
+		node, err := Listen(kind+":127.0.0.1:0", props)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { node.Close() })
+		*n = node
+	}
+	return a, b
+}
+
 // Messages sent inside one Batch travel bundled and arrive exactly once,
 // in order; replies to bundled requests come back bundled too.
 func TestBundles(t *testing.T) {
 	for _, kind := range []string{"udp", "tcp"} {
 		t.Run(kind, func(t *testing.T) {
-			a, err := Listen(kind+":127.0.0.1:0", "Reliable,Fragment,RPC")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer a.Close()
-			b, err := Listen(kind+":127.0.0.1:0", "Reliable,Fragment,RPC")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer b.Close()
+			a, b := listenTwo(t, kind, "Reliable,Fragment,RPC")
 			var mu sync.Mutex
 			var got []string
 			done := make(chan struct{})
@@ -248,16 +254,7 @@ func TestLargeBatchSplitsBundles(t *testing.T) {
 // case, the misses attributed to layers add up to the misses, and under
 // plain one-way traffic they fall on pt2pt (its every-8th ack).
 func TestBypassMissAttribution(t *testing.T) {
-	a, err := Listen("udp:127.0.0.1:0", "Reliable,Fragment,RPC")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer a.Close()
-	b, err := Listen("udp:127.0.0.1:0", "Reliable,Fragment,RPC")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
+	a, b := listenTwo(t, "udp", "Reliable,Fragment,RPC")
 	const n = 200
 	var mu sync.Mutex
 	got := 0
@@ -277,6 +274,8 @@ func TestBypassMissAttribution(t *testing.T) {
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):
+		mu.Lock()
+		defer mu.Unlock()
 		t.Fatalf("delivered %d of %d", got, n)
 	}
 	for _, node := range []*stack.Node{a, b} {
