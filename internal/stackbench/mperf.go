@@ -350,12 +350,16 @@ func (m *McastMember) Run(ctx context.Context) (McastResult, error) {
 		return res, fmt.Errorf("stackbench: waiting for the start: %w", ctx.Err())
 	}
 
-	// Cast: a small header per cast and one shared, never modified filler
-	// (the stack keeps both until the cast is stable). Up to Batch casts
-	// at a time go in one Node.Batch, so that what they make the stack
-	// send leaves bundled per peer instead of one system call per cast.
-	filler := make([]byte, m.cfg.Size-mcastHdr)
-	slab := make([]byte, 0, 4096*mcastHdr)
+	// Cast: each cast is one slice of a slab of fresh (zeroed) memory, its
+	// header written in front and zeros after it (MPerf's payload is a
+	// zeroed byte array too); the stack keeps it until the cast is stable,
+	// so slab memory is never reused. One slice, because a cast in parts
+	// is copied into one by mnak, which keeps it for retransmission and
+	// delivers it to this member as one body. Up to Batch casts at a time
+	// go in one Node.Batch, so that what they make the stack send leaves
+	// bundled per peer instead of one system call per cast.
+	size := m.cfg.Size
+	var slab []byte
 	t0 := time.Now()
 	limit := uint64(m.cfg.Outstanding)
 	var castErr error
@@ -379,15 +383,16 @@ func (m *McastMember) Run(ctx context.Context) (McastResult, error) {
 		n := min(int(room), m.cfg.Batch, m.cfg.Count-sent)
 		cast := func() {
 			for range n {
-				if cap(slab)-len(slab) < mcastHdr {
-					slab = make([]byte, 0, 4096*mcastHdr)
+				if len(slab) < size {
+					slab = make([]byte, 64*size)
 				}
-				hdr := slab[len(slab) : len(slab)+mcastHdr]
-				slab = slab[:len(slab)+mcastHdr]
+				body := slab[:size:size]
+				slab = slab[size:]
+				hdr := body[:mcastHdr]
 				sent++
 				hdr[0] = kindData
 				binary.BigEndian.PutUint64(hdr[1:], uint64(sent))
-				if castErr = m.node.Cast(hdr, filler); castErr != nil {
+				if castErr = m.node.Cast(body); castErr != nil {
 					return
 				}
 			}
