@@ -135,9 +135,19 @@ func (n *Node) receive(from Addr, data []byte) {
 		return
 	}
 	n.Batch(func() {
+		// The frames arrived together: they go through the stack under one
+		// lock and one clock reading, and the application then gets what
+		// they delivered, in order.
+		n.mu.Lock()
+		if n.closed {
+			n.mu.Unlock()
+			return
+		}
+		now := n.clock.Now()
 		err := splitBundle(data, func(frame []byte) {
-			n.inject(Up, Event{Type: EDeliver, Peer: from, Msg: Received(frame)})
+			n.step(Up, Event{Type: EDeliver, Peer: from, Msg: Received(frame), Now: now})
 		})
+		n.deliverLocked()
 		if err != nil {
 			n.badBundles.Add(1)
 			n.log.Debug("stack: malformed bundle", "peer", from, "err", err)
@@ -365,15 +375,29 @@ func (n *Node) inject(dir Dir, ev Event) error {
 		return ErrClosed
 	}
 	ev.Now = n.clock.Now()
+	n.step(dir, ev)
+	n.deliverLocked()
+	return nil
+}
+
+// step runs ev through the stack and queues what reaches the top for the
+// application. Caller holds mu.
+func (n *Node) step(dir Dir, ev Event) {
 	n.run.Inject(dir, ev)
 	n.pending = append(n.pending, n.out...)
 	clear(n.out)
 	n.out = n.out[:0]
+}
+
+// deliverLocked hands the queued top events to the application, unless
+// another goroutine is doing so, then flushes what is to be sent. Caller
+// holds mu, which deliverLocked releases.
+func (n *Node) deliverLocked() {
 	if n.dispatching || len(n.pending) == 0 {
 		// Another goroutine is handing events to the application; it
 		// takes these too, after the ones before them.
 		n.flushLocked()
-		return nil
+		return
 	}
 	// This goroutine hands what reaches the top to the application, in
 	// the order the stack produced it, outside the lock (callbacks may
@@ -394,7 +418,6 @@ func (n *Node) inject(dir Dir, ev Event) error {
 	n.dispatching = false
 	n.batching--
 	n.flushLocked()
-	return nil
 }
 
 // flushLocked sends the queued frames unless a batch is open or another
