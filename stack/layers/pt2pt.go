@@ -62,7 +62,6 @@ type Pt2pt struct {
 	ready    []*stack.Msg  // in-order messages to deliver at the end of receive
 	timerAt  time.Duration // the retransmission timer requested and not yet seen
 	timerSet bool
-	ackN     int // ackEvery(cfg.Window)
 	cfg      stack.Config
 	epoch    uint64
 	peers    map[stack.Addr]*p2pPeer
@@ -149,7 +148,7 @@ var Pt2ptSpec = stack.Spec{
 // same address (the node passes its start time).
 func NewPt2pt(cfg stack.Config) *Pt2pt {
 	cfg = cfg.WithDefaults()
-	return &Pt2pt{cfg: cfg, epoch: cfg.Epoch, peers: map[stack.Addr]*p2pPeer{}, ackN: ackEvery(cfg.Window)}
+	return &Pt2pt{cfg: cfg, epoch: cfg.Epoch, peers: map[stack.Addr]*p2pPeer{}}
 }
 
 func (p *Pt2pt) peer(a stack.Addr) *p2pPeer {
@@ -328,7 +327,7 @@ func (p *Pt2pt) receive(ev stack.Event, out stack.Emitter) {
 		return
 	}
 	q.unackedN++
-	if now || q.unackedN >= p.ackN || p.cfg.AckDelay < 0 {
+	if now || q.unackedN >= ackEvery(p.cfg.Window) || p.cfg.AckDelay < 0 {
 		p.sendAck(ev.Peer, q, ev.Now, out)
 	} else if !q.ackDue {
 		q.ackDue, q.ackAt = true, ev.Now+p.cfg.AckDelay
@@ -644,7 +643,7 @@ func (p *Pt2pt) fastRecvCCP(ev *stack.Event, f *stack.Frame) bool {
 	v := f.V
 	from, seq, base, ackEpoch, cum := v[0], v[1], v[2], v[3], v[4]
 	if q == nil || from != q.rEpoch || seq != q.next || base > q.next || len(q.ooo) != 0 ||
-		q.unackedN+1 >= p.ackN || p.cfg.AckDelay < 0 {
+		q.unackedN+1 >= ackEvery(p.cfg.Window) || p.cfg.AckDelay < 0 {
 		return false
 	}
 	// An ack that moves the window's base releases queued messages,

@@ -198,10 +198,13 @@ func (s *Stable) tick(now time.Duration, out stack.Emitter) {
 			pending = true
 		}
 	}
+	// The count starts again even when there is nothing to gossip: left
+	// at its threshold, every later delivery would come back here and
+	// take the full stack (the fast path's CCP requires it below).
+	s.fresh = 0
 	if !pending || s.self < 0 {
 		return
 	}
-	s.fresh = 0
 	for i, a := range s.members {
 		if i != s.self {
 			s.gossip(a, stableGossip, now, out)

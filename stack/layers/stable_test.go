@@ -66,3 +66,32 @@ type emitFunc struct{ down, up func(stack.Event) }
 
 func (e emitFunc) Down(ev stack.Event) { e.down(ev) }
 func (e emitFunc) Up(ev stack.Event)   { e.up(ev) }
+
+// When a member reaches its gossip threshold but everything it delivered
+// is already stable (the others reported more), it has nothing to gossip;
+// its count must still start again, or every later cast would fail the
+// fast path's CCP and take the full stack.
+func TestStableCountRestartsWithNothingToGossip(t *testing.T) {
+	members := []stack.Addr{"a", "b", "c"}
+	s := NewStable(stack.Config{Local: "a", Members: members, CastWindow: 8, GossipEvery: time.Hour})
+	out := emitFunc{down: func(stack.Event) {}, up: func(stack.Event) {}}
+	up := func(from stack.Addr, kind byte, seq uint64, body []byte) {
+		m := stack.NewMsg(body)
+		m.Push(stableHdr)[0] = kind
+		s.Up(stack.Event{Type: stack.EDeliver, Peer: from, Seq: seq, Msg: stack.Received(m.AppendTo(nil))}, out)
+	}
+	// b and c report having delivered 10 casts from each of them.
+	for _, from := range []stack.Addr{"b", "c"} {
+		body := make([]byte, 8+16*3)
+		binary.BigEndian.PutUint64(body, 1) // view 1
+		binary.BigEndian.PutUint64(body[16:], 10)
+		binary.BigEndian.PutUint64(body[24:], 10)
+		up(from, stableGossip, 0, body)
+	}
+	up("b", stableData, 1, []byte("x"))
+	up("c", stableData, 1, []byte("x")) // the threshold (8/4): nothing unstable
+	ccp := s.FastPath(stack.CastUp).CCP
+	if !ccp(&stack.Event{Type: stack.EDeliver, Peer: "b", Seq: 2}, nil) {
+		t.Fatalf("after a threshold with nothing to gossip, the next cast fails the fast path's CCP (count %d)", s.fresh)
+	}
+}

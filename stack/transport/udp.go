@@ -221,7 +221,10 @@ func (u *UDP) resolve(to stack.Addr) (netip.AddrPort, error) {
 // delivers several inside one batch (SetBatcher), so that what they cause
 // leaves together.
 func (u *UDP) readLoop() {
-	buf := make([]byte, u.mtu+1)
+	var buf []byte // the plain reader's; the poller has its own slots
+	if u.spin == nil {
+		buf = make([]byte, u.mtu+1)
+	}
 	from := map[netip.AddrPort]stack.Addr{} // source address strings, built once each
 	backoff := time.Duration(0)
 	var k int
