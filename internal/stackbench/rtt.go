@@ -95,11 +95,13 @@ func StrataRoundTrip(ctx context.Context, server stack.Addr, size, n, callers in
 		}
 		go func() {
 			defer wg.Done()
+			// Each call has a 10 s deadline, Call's own (its stack's
+			// timer): the raw UDP caller sets a read deadline per request
+			// the same way. A context per call would time the context
+			// package (its timer, its channel, their garbage) too.
 			for next.Add(1) <= int64(n) {
-				cctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 				t0 := time.Now()
-				_, err := node.Call(cctx, server, req, 0)
-				cancel()
+				_, err := node.Call(ctx, server, req, 10*time.Second)
 				if err != nil {
 					errs <- err
 					return

@@ -26,6 +26,7 @@ const (
 type Rpc struct {
 	pending map[uint64]*rpcCall
 	byTime  rpcHeap
+	free    []*rpcCall // answered calls' records, for the next calls
 	c       struct{ calls, replies, timeouts, canceled, late, requests, responses, malformed uint64 }
 }
 
@@ -78,7 +79,13 @@ func (r *Rpc) Down(ev stack.Event, out stack.Emitter) {
 			r.c.malformed++
 			return
 		}
-		c := &rpcCall{id: ev.ID, deadline: ev.Time}
+		var c *rpcCall
+		if k := len(r.free); k > 0 {
+			c, r.free = r.free[k-1], r.free[:k-1]
+			*c = rpcCall{id: ev.ID, deadline: ev.Time}
+		} else {
+			c = &rpcCall{id: ev.ID, deadline: ev.Time}
+		}
 		r.pending[ev.ID] = c
 		heap.Push(&r.byTime, c)
 		r.c.calls++
@@ -106,6 +113,9 @@ func (r *Rpc) Down(ev stack.Event, out stack.Emitter) {
 func (r *Rpc) remove(c *rpcCall) {
 	delete(r.pending, c.id)
 	heap.Remove(&r.byTime, c.idx)
+	if len(r.free) < 64 {
+		r.free = append(r.free, c)
+	}
 }
 
 func (r *Rpc) Up(ev stack.Event, out stack.Emitter) {
@@ -137,9 +147,10 @@ func (r *Rpc) Up(ev stack.Event, out stack.Emitter) {
 	case stack.ETimer:
 		for r.byTime.Len() > 0 && r.byTime[0].deadline <= ev.Time {
 			c := r.byTime[0]
+			id := c.id // c goes back to the free list
 			r.remove(c)
 			r.c.timeouts++
-			out.Up(stack.Event{Type: stack.EReply, ID: c.id, Err: stack.ErrTimeout, Now: ev.Now})
+			out.Up(stack.Event{Type: stack.EReply, ID: id, Err: stack.ErrTimeout, Now: ev.Now})
 		}
 		if r.byTime.Len() > 0 {
 			out.Down(stack.Event{Type: stack.ETimerReq, Time: r.byTime[0].deadline, Now: ev.Now})

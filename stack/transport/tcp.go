@@ -98,6 +98,9 @@ type conn struct {
 	dead      atomic.Bool
 	lastWrite time.Time // guarded by the peer's mu
 	deadline  time.Time // the write deadline set on c (guarded by the peer's mu)
+	// wv: writeFrame's vector, in the connection so that writev's
+	// consuming it moves no slice header to the heap per frame
+	wv net.Buffers
 }
 
 // idleCheck is how long a connection must have been idle before Send
@@ -224,8 +227,8 @@ func (t *TCP) Send(to stack.Addr, vec [][]byte) error {
 // writeFrame writes bufs (header first) under the write timeout: every
 // write has at least half of it left (moving the deadline for every frame
 // would cost a timer update each). One buffer goes with write(2), several
-// with writev(2) (WriteTo consumes a copy of the slice header, leaving
-// bufs' length alone).
+// with writev(2) (WriteTo consumes oc.wv, a copy of the slice header,
+// leaving bufs' length alone).
 func (t *TCP) writeFrame(oc *conn, bufs net.Buffers, now time.Time) error {
 	if now.Add(t.opt.WriteTimeout / 2).After(oc.deadline) {
 		oc.deadline = now.Add(t.opt.WriteTimeout)
@@ -237,7 +240,9 @@ func (t *TCP) writeFrame(oc *conn, bufs net.Buffers, now time.Time) error {
 		_, err := oc.c.Write(bufs[0])
 		return err
 	}
-	_, err := bufs.WriteTo(oc.c)
+	oc.wv = bufs
+	_, err := oc.wv.WriteTo(oc.c)
+	oc.wv = nil
 	return err
 }
 
@@ -420,14 +425,17 @@ func (t *TCP) readFrames(ic *conn, br *bufio.Reader, from stack.Addr) {
 // readFrame reads the next frame, waiting for it; false when the
 // connection ends or breaks the protocol (counted).
 func (t *TCP) readFrame(br *bufio.Reader) ([]byte, bool) {
-	var hdr [4]byte
-	if _, err := io.ReadFull(br, hdr[:]); err != nil {
+	// Peek, not a read into a local array, which would escape through
+	// the reader interface: an allocation per frame.
+	hdr, err := br.Peek(4)
+	if err != nil {
 		if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !t.closing.Load() {
 			t.stats.recvErrors.Add(1) // cut inside a header, or reset
 		}
 		return nil, false
 	}
-	n := binary.BigEndian.Uint32(hdr[:])
+	n := binary.BigEndian.Uint32(hdr)
+	br.Discard(4)
 	if uint64(n) > uint64(t.opt.MTU) {
 		t.stats.badFrames.Add(1)
 		return nil, false
