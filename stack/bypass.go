@@ -201,12 +201,23 @@ type composed struct {
 	sufVars [][]sufVar // the varying fields in suf[i]
 	vsize   []int      // each varying field's size, in order
 	vs      [][]uint64 // vs[i]: layer i's varying fields in the bypass's vars (set by Optimize)
-	mcast   int        // the Fanout layer (cast cases), else -1
-	loop    int        // the Loop layer (CastDown), else -1
-	up      *composed
+	// consts: the constant fields of the full-format headers, the top
+	// layer's first (they tell kinds of message apart: a datagram of
+	// another kind fails at once); vars: the varying fields, in order
+	consts, vars []fieldAt
+	mcast        int // the Fanout layer (cast cases), else -1
+	loop         int // the Loop layer (CastDown), else -1
+	up           *composed
 }
 
 type sufVar struct{ off, size, idx int }
+
+// fieldAt is a field of the full-format headers: its offset and size, and
+// a constant field's value.
+type fieldAt struct {
+	off, size int
+	value     uint64
+}
 
 func putN(b []byte, size int, x uint64) {
 	switch size {
@@ -259,6 +270,20 @@ func (p *composed) prepare() {
 			h = append(h, p.suf[i+1]...)
 		}
 		p.suf[i], p.sufVars[i] = h, vs
+	}
+	p.consts, p.vars = nil, nil
+	at := 0
+	for i := range p.paths {
+		var cs []fieldAt
+		for _, fd := range p.paths[i].Hdr {
+			if fd.Const {
+				cs = append(cs, fieldAt{off: at, size: fd.Size, value: fd.Value})
+			} else {
+				p.vars = append(p.vars, fieldAt{off: at, size: fd.Size})
+			}
+			at += fd.Size
+		}
+		p.consts = append(cs, p.consts...)
 	}
 	p.vsize = p.vsize[:0]
 	if n == 0 {
@@ -802,20 +827,13 @@ func (bp *Bypass) parseFull(p *composed, data []byte) bool {
 	if len(data) < p.headerLen(0) {
 		return false
 	}
-	at, k := 0, 0
-	for i := range p.paths {
-		for _, fd := range p.paths[i].Hdr {
-			v := getN(data[at:], fd.Size)
-			at += fd.Size
-			if fd.Const {
-				if v != fd.Value {
-					return false
-				}
-				continue
-			}
-			bp.vars[k] = v
-			k++
+	for _, c := range p.consts {
+		if getN(data[c.off:], c.size) != c.value {
+			return false
 		}
+	}
+	for k, v := range p.vars {
+		bp.vars[k] = getN(data[v.off:], v.size)
 	}
 	return true
 }

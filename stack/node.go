@@ -223,17 +223,24 @@ func (n *Node) Leave() error { return n.inject(Down, Event{Type: ELeave}) }
 // returns the call's id.
 func (n *Node) CallAsync(to Addr, req []byte, timeout time.Duration, cb func([]byte, error)) (uint64, error) {
 	n.mu.Lock()
+	return n.callLocked(to, req, timeout, cb, false)
+}
+
+// callLocked is CallAsync under one lock and one clock reading; with force
+// the request is sent even inside a batch (see flushLockedForce). Caller
+// holds mu, which callLocked releases.
+func (n *Node) callLocked(to Addr, req []byte, timeout time.Duration, cb func([]byte, error), force bool) (uint64, error) {
+	if n.closed {
+		n.mu.Unlock()
+		return 0, ErrClosed
+	}
 	n.nextID++
 	id := n.nextID
 	n.calls[id] = cb
-	n.mu.Unlock()
-	err := n.inject(Down, Event{Type: ECall, Peer: to, ID: id, Msg: NewMsg(req), Time: n.clock.Now() + timeout})
-	if err != nil {
-		n.mu.Lock()
-		delete(n.calls, id)
-		n.mu.Unlock()
-	}
-	return id, err
+	now := n.clock.Now()
+	n.step(Down, Event{Type: ECall, Peer: to, ID: id, Msg: NewMsg(req), Time: now + timeout, Now: now})
+	n.deliverLockedForce(force)
+	return id, nil
 }
 
 // Cancel abandons a call made with CallAsync.
@@ -251,29 +258,34 @@ func (n *Node) Call(ctx context.Context, to Addr, req []byte, defaultTimeout tim
 	w := waiters.Get().(*callWaiter)
 	n.calling.Add(1)
 	defer n.calling.Add(-1)
-	// The request goes out in a batch (as Batch does, without its
-	// closure): what the calls of other callers queue meanwhile leaves
-	// with it.
-	n.mu.Lock()
-	n.batching++
-	n.mu.Unlock()
-	id, err := n.CallAsync(to, req, timeout, w.cb)
 	// On one processor, callers woken by the same batch of replies
-	// wait for this one: yielding once lets them queue their
-	// requests, and the flush below sends them together (one system
+	// wait for this one: the request goes out in a batch (as Batch
+	// does, without its closure), and yielding once lets them queue
+	// their requests, which the flush below sends together (one system
 	// call, bundled) instead of one each (bench stack --pin shared,
 	// 8 blocking callers: 84-85 µs round trips without, 52 with).
 	// With several processors they run meanwhile and join the flush
 	// anyway, and a yield only moved this caller (measured slower).
-	// A lone caller has no one to wait for.
-	if err == nil && n.oneProc && n.calling.Load() > 1 {
-		runtime.Gosched()
-	}
+	// A lone caller has no one to wait for: its request goes at once.
+	//
 	// Called from inside a batch (e.g. a handler), the request would wait
-	// for the batch to end, which waits for this call: send it now.
+	// for the batch to end, which waits for this call: it is sent now
+	// (forced).
+	var id uint64
+	var err error
 	n.mu.Lock()
-	n.batching--
-	n.flushLockedForce(true)
+	if n.oneProc && n.calling.Load() > 1 {
+		n.batching++
+		id, err = n.callLocked(to, req, timeout, w.cb, false)
+		if err == nil {
+			runtime.Gosched()
+		}
+		n.mu.Lock()
+		n.batching--
+		n.flushLockedForce(true)
+	} else {
+		id, err = n.callLocked(to, req, timeout, w.cb, true)
+	}
 	if err != nil {
 		// w is not reused: Close may have answered the call already.
 		return nil, err
@@ -392,11 +404,15 @@ func (n *Node) step(dir Dir, ev Event) {
 // deliverLocked hands the queued top events to the application, unless
 // another goroutine is doing so, then flushes what is to be sent. Caller
 // holds mu, which deliverLocked releases.
-func (n *Node) deliverLocked() {
+func (n *Node) deliverLocked() { n.deliverLockedForce(false) }
+
+// deliverLockedForce is deliverLocked; with force its flush sends even
+// inside a batch (flushLockedForce).
+func (n *Node) deliverLockedForce(force bool) {
 	if n.dispatching || len(n.pending) == 0 {
 		// Another goroutine is handing events to the application; it
 		// takes these too, after the ones before them.
-		n.flushLocked()
+		n.flushLockedForce(force)
 		return
 	}
 	// This goroutine hands what reaches the top to the application, in
@@ -417,7 +433,7 @@ func (n *Node) deliverLocked() {
 	}
 	n.dispatching = false
 	n.batching--
-	n.flushLocked()
+	n.flushLockedForce(force)
 }
 
 // flushLocked sends the queued frames unless a batch is open or another
