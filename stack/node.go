@@ -295,8 +295,7 @@ func (n *Node) Call(ctx context.Context, to Addr, req []byte, defaultTimeout tim
 		for spin := true; spin && ctx.Err() == nil; spin = time.Now().Before(until) {
 			select {
 			case r := <-w.ch:
-				waiters.Put(w)
-				return callResult(to, r.b, r.err, hasDeadline)
+				return w.answered(r, to, hasDeadline)
 			default:
 			}
 			runtime.Gosched()
@@ -304,8 +303,7 @@ func (n *Node) Call(ctx context.Context, to Addr, req []byte, defaultTimeout tim
 	}
 	select {
 	case r := <-w.ch:
-		waiters.Put(w) // answered: nothing sends to it again
-		return callResult(to, r.b, r.err, hasDeadline)
+		return w.answered(r, to, hasDeadline)
 	case <-ctx.Done():
 		n.Cancel(id) // w is not reused: the cancellation answers it later
 		return nil, fmt.Errorf("call %s: %w", to, ctx.Err())
@@ -323,6 +321,13 @@ type callWaiter struct {
 type callRes struct {
 	b   []byte
 	err error
+}
+
+// answered gives w back to the pool, its one answer r taken (nothing
+// sends to it again), and returns Call's result for r.
+func (w *callWaiter) answered(r callRes, to Addr, hasDeadline bool) ([]byte, error) {
+	waiters.Put(w)
+	return callResult(to, r.b, r.err, hasDeadline)
 }
 
 var waiters = sync.Pool{New: func() any {
