@@ -67,7 +67,9 @@ type Path struct {
 	CCP   func(ev *Event, f *Frame) bool
 	Apply func(ev *Event, f *Frame)
 	// Fanout (CastDown): the cast leaves this layer as one ESend per
-	// address, each continuing down the layers' SendDown paths. Apply
+	// address, marked Unreliable (the multicast layer recovers losses
+	// itself), each continuing down the layers' SendDown paths (their
+	// Unrel paths where they have one). Apply
 	// returns, in Frame.KeepHdr and Frame.KeepBody, what the layer keeps
 	// of the message: the full-format headers of the layers above and the
 	// payload; the ESends carry the payload.
@@ -79,6 +81,11 @@ type Path struct {
 	Loop func(ev *Event) Event
 	// Absorb (up): the layer keeps the event; nothing goes further up.
 	Absorb bool
+	// Unrel (SendDown, SendUp): the path of a cast's copy, an ESend
+	// marked Unreliable that a multicast layer above fans out, where it
+	// differs from the send path (the point-to-point layers pass such a
+	// copy unnumbered); nil: the same.
+	Unrel *Path
 	// Mark (up) sets the event fields the layer sets on the path (Seq,
 	// ...) without changing state: the CCPs of the layers above see the
 	// event as the full stack would hand it to them. It runs again
@@ -377,6 +384,9 @@ func Optimize(layers []Layer) (*Bypass, error) {
 				if q == nil {
 					return nil
 				}
+				if i < p.mcast && q.Unrel != nil {
+					q = q.Unrel
+				}
 				p.paths[i] = q
 				p.off[i] = p.nvar
 				for _, fd := range q.Hdr {
@@ -526,7 +536,7 @@ func (bp *Bypass) down(p *composed, ev *Event) bool {
 	dests := m.Fanout(ev)
 	bp.evs = bp.evs[:0]
 	for _, a := range dests {
-		bp.evs = append(bp.evs, Event{Type: ESend, Peer: a, Now: ev.Now})
+		bp.evs = append(bp.evs, Event{Type: ESend, Peer: a, Now: ev.Now, Unreliable: true})
 	}
 	for k := range bp.evs {
 		if i := bp.ccpBelow(p, p.mcast, &bp.evs[k]); i >= 0 {

@@ -76,6 +76,13 @@ type Event struct {
 	// Stable is EStable's vector: entry i counts the casts of member i
 	// that every member has delivered.
 	Stable []uint64
+	// Unreliable marks an ESend whose sender recovers losses itself (the
+	// casts mnak fans out, its statuses and naks): the point-to-point
+	// layers below pass it as it is, unnumbered, unacknowledged and
+	// outside their flow control, as Ensemble's casts bypass pt2pt.
+	// Fragments of a message too large for one datagram go reliably all
+	// the same (frag needs its fragments complete and in order).
+	Unreliable bool
 	// View is EView's new view. An EView going up with Peer set ends at
 	// once: the member leaves it to rejoin the group through Peer (a merge
 	// of partitions), and stays blocked until then.

@@ -24,6 +24,8 @@ const (
 // Requires a reliable FIFO channel below, so fragments of one message
 // arrive complete and in order, and fragments of different messages from
 // one sender never interleave (a message's fragments are emitted together).
+// A whole message marked Unreliable (stack.Event) stays so; the fragments
+// of any message go reliably.
 type Frag struct {
 	chunk int
 	id    uint32
@@ -88,6 +90,8 @@ func (f *Frag) Down(ev stack.Event, out stack.Emitter) {
 			}
 			need -= take
 		}
+		// Fragments go reliably even if the message did not ask to:
+		// reassembly needs every one, in order.
 		fm := stack.NewMsg(parts...)
 		h := fm.Push(fragHdr)
 		h[0] = fragPart
@@ -156,7 +160,8 @@ func (f *Frag) Counters() []stack.Counter {
 var fragWholeFields = []stack.Field{stack.Const("kind", 1, fragWhole), stack.Const("id", 4, 0), stack.Const("idx", 2, 0), stack.Const("n", 2, 0)}
 
 // FastPath implements stack.Fast. CCP (down): the message fits in one
-// datagram. Up, a whole message passes.
+// datagram. Up, a whole message passes. Sends and casts alike (below the
+// multicast layer, a cast's copies are unreliable sends).
 func (f *Frag) FastPath(c stack.Case) *stack.Path {
 	if c == stack.SendDown || c == stack.CastDown {
 		return &stack.Path{Hdr: fragWholeFields,

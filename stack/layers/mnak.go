@@ -218,13 +218,13 @@ func (m *Mnak) cast(ev stack.Event, out stack.Emitter) {
 func (m *Mnak) emitData(to stack.Addr, seq uint64, o *mnakOut, now time.Duration, out stack.Emitter) {
 	msg := stack.NewMsg(o.hdr(), o.body)
 	m.put(msg.Push(mnakHdr), mnakData, seq, 0)
-	out.Down(stack.Event{Type: stack.ESend, Peer: to, Msg: msg, Now: now})
+	out.Down(stack.Event{Type: stack.ESend, Peer: to, Msg: msg, Now: now, Unreliable: true})
 }
 
 func (m *Mnak) emitCtl(to stack.Addr, kind byte, a, b uint64, now time.Duration, out stack.Emitter) {
 	msg := stack.NewMsg()
 	m.put(msg.Push(mnakHdr), kind, a, b)
-	out.Down(stack.Event{Type: stack.ESend, Peer: to, Msg: msg, Now: now})
+	out.Down(stack.Event{Type: stack.ESend, Peer: to, Msg: msg, Now: now, Unreliable: true})
 }
 
 // arm asks for a timer StatusEvery from now if none is pending.

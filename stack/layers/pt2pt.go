@@ -9,7 +9,9 @@ import (
 )
 
 // Pt2pt header (49 bytes): kind u8 (1 data, 2 ack), from u64, seq u64,
-// base u64, ackEpoch u64, ackNext u64, sack u64.
+// base u64, ackEpoch u64, ackNext u64, sack u64; or the kind alone (1
+// byte): 3 pass, an ESend marked Unreliable (a multicast layer's copy of a
+// cast: it recovers losses itself), delivered as it comes, unnumbered.
 //
 //	from      the sender's incarnation (a change tells a peer that this
 //	          side restarted and lost what it had buffered)
@@ -37,6 +39,7 @@ import (
 const (
 	p2pData   = 1
 	p2pAck    = 2
+	p2pPass   = 3
 	pt2ptHdr  = 49
 	sackWidth = 64
 )
@@ -75,7 +78,7 @@ type Pt2pt struct {
 	swept    time.Duration
 	c        struct {
 		data, retrans, acksSent, acksRecv, delivered, dups, ooo, malformed, stalls, stale uint64
-		abandoned, forgotten                                                              uint64
+		abandoned, forgotten, passed, passedUp                                            uint64
 	}
 }
 
@@ -173,6 +176,12 @@ func (p *Pt2pt) Down(ev stack.Event, out stack.Emitter) {
 		out.Down(ev)
 		return
 	}
+	if ev.Unreliable {
+		ev.Msg.Push(1)[0] = p2pPass
+		p.c.passed++
+		out.Down(ev)
+		return
+	}
 	q := p.peer(ev.Peer)
 	if q.nextSeq-q.base >= uint64(p.cfg.Window) {
 		p.c.stalls++
@@ -255,6 +264,12 @@ func (p *Pt2pt) Up(ev stack.Event, out stack.Emitter) {
 }
 
 func (p *Pt2pt) receive(ev stack.Event, out stack.Emitter) {
+	if k, err := ev.Msg.Peek(1); err == nil && k[0] == p2pPass {
+		ev.Msg.Pop(1)
+		p.c.passedUp++
+		out.Up(ev)
+		return
+	}
 	h, err := ev.Msg.Pop(pt2ptHdr)
 	if err != nil || (h[0] != p2pData && h[0] != p2pAck) {
 		p.c.malformed++
@@ -560,13 +575,17 @@ func (p *Pt2pt) Counters() []stack.Counter {
 	return []stack.Counter{stack.C("data_sent", p.c.data), stack.C("retransmissions", p.c.retrans), stack.C("acks_sent", p.c.acksSent),
 		stack.C("acks_received", p.c.acksRecv), stack.C("delivered", p.c.delivered), stack.C("duplicates", p.c.dups),
 		stack.C("out_of_order", p.c.ooo), stack.C("malformed", p.c.malformed), stack.C("window_stalls", p.c.stalls), stack.C("stale", p.c.stale),
-		stack.C("abandoned", p.c.abandoned), stack.C("peers_forgotten", p.c.forgotten)}
+		stack.C("abandoned", p.c.abandoned), stack.C("peers_forgotten", p.c.forgotten),
+		stack.C("unreliable_sent", p.c.passed), stack.C("unreliable_received", p.c.passedUp)}
 }
 
 // pt2ptDataFields is a data message's header: everything but the kind
 // varies.
 var pt2ptDataFields = []stack.Field{stack.Const("kind", 1, p2pData), stack.Var("from", 8), stack.Var("seq", 8),
 	stack.Var("base", 8), stack.Var("ackEpoch", 8), stack.Var("ackNext", 8), stack.Var("sack", 8)}
+
+// pt2ptPassFields is an Unreliable send's header: the kind alone.
+var pt2ptPassFields = []stack.Field{stack.Const("kind", 1, p2pPass)}
 
 // FastPath implements stack.Fast.
 //
@@ -579,13 +598,15 @@ var pt2ptDataFields = []stack.Field{stack.Const("kind", 1, p2pData), stack.Var("
 func (p *Pt2pt) FastPath(c stack.Case) *stack.Path {
 	if c == stack.SendDown || c == stack.CastDown {
 		return &stack.Path{Hdr: pt2ptDataFields,
+			Unrel: &stack.Path{Hdr: pt2ptPassFields, Apply: func(*stack.Event, *stack.Frame) { p.c.passed++ }},
 			CCP: func(ev *stack.Event, f *stack.Frame) bool {
 				q := p.known(ev.Peer)
 				return q != nil && q.nextSeq-q.base < uint64(p.cfg.Window) && p.timerSet && ev.Now+p.cfg.RTO >= p.timerAt
 			},
 			Apply: p.fastSend}
 	}
-	return &stack.Path{Hdr: pt2ptDataFields, CCP: p.fastRecvCCP, Apply: p.fastRecv}
+	return &stack.Path{Hdr: pt2ptDataFields, CCP: p.fastRecvCCP, Apply: p.fastRecv,
+		Unrel: &stack.Path{Hdr: pt2ptPassFields, Apply: func(*stack.Event, *stack.Frame) { p.c.passedUp++ }}}
 }
 
 // p2pMemo is how many peers the fast paths' lookup cache holds.

@@ -6,11 +6,13 @@ import (
 	"strata/stack"
 )
 
-// Pt2ptw header: kind u8 (0 data, 1 credit), amount u32 (credit: bytes
-// consumed since the last grant).
+// Pt2ptw header: kind u8 (0 data, 1 credit, 2 pass), amount u32 (credit:
+// bytes consumed since the last grant). Pass: an Unreliable send (mnak's
+// casts, which mflow controls), neither counted nor held.
 const (
 	wData   = 0
 	wCredit = 1
+	wPass   = 2
 	wHdr    = 5
 )
 
@@ -64,6 +66,13 @@ func (w *Pt2ptw) Down(ev stack.Event, out stack.Emitter) {
 		out.Down(ev)
 		return
 	}
+	if ev.Unreliable {
+		h := ev.Msg.Push(wHdr)
+		h[0] = wPass
+		binary.BigEndian.PutUint32(h[1:], 0)
+		out.Down(ev)
+		return
+	}
 	p := w.peer(ev.Peer)
 	if len(p.queue) > 0 || !w.allowed(p, ev.Msg.Len()) {
 		w.c.stalls++
@@ -87,8 +96,12 @@ func (w *Pt2ptw) Up(ev stack.Event, out stack.Emitter) {
 		return
 	}
 	h, err := ev.Msg.Pop(wHdr)
-	if err != nil || h[0] > wCredit {
+	if err != nil || h[0] > wPass {
 		w.c.malformed++
+		return
+	}
+	if h[0] == wPass {
+		out.Up(ev)
 		return
 	}
 	p := w.peer(ev.Peer)
@@ -134,21 +147,26 @@ func (w *Pt2ptw) Counters() []stack.Counter {
 		stack.C("grants_received", w.c.grantsRecv), stack.C("malformed", w.c.malformed)}
 }
 
-var wDataFields = []stack.Field{stack.Const("kind", 1, wData), stack.Const("amount", 4, 0)}
+var (
+	wDataFields = []stack.Field{stack.Const("kind", 1, wData), stack.Const("amount", 4, 0)}
+	wPassFields = []stack.Field{stack.Const("kind", 1, wPass), stack.Const("amount", 4, 0)}
+)
 
 // FastPath implements stack.Fast. CCP (down): nothing queued for the peer
 // and the credit allows the message. CCP (up): passing the message up does
-// not complete a grant.
+// not complete a grant. A cast's copies (Unreliable sends, below the
+// multicast layer) pass.
 func (w *Pt2ptw) FastPath(c stack.Case) *stack.Path {
+	pass := &stack.Path{Hdr: wPassFields}
 	if c == stack.SendDown || c == stack.CastDown {
-		return &stack.Path{Hdr: wDataFields,
+		return &stack.Path{Hdr: wDataFields, Unrel: pass,
 			CCP: func(ev *stack.Event, f *stack.Frame) bool {
 				p := w.peers[ev.Peer]
 				return p != nil && len(p.queue) == 0 && w.allowed(p, f.Len())
 			},
 			Apply: func(ev *stack.Event, f *stack.Frame) { w.peers[ev.Peer].outstanding += f.Len() }}
 	}
-	return &stack.Path{Hdr: wDataFields,
+	return &stack.Path{Hdr: wDataFields, Unrel: pass,
 		CCP: func(ev *stack.Event, f *stack.Frame) bool {
 			p := w.peers[ev.Peer]
 			return p != nil && p.consumed+f.Len()-wHdr < w.credit/4

@@ -23,6 +23,9 @@ var update = flag.Bool("update", false, "rewrite the expected lines of scenario 
 //
 //	layer pt2pt window=2 rto=20ms epoch=7 mtu=100 credit=1000
 //	in down send b "hello"          one-way message to peer b
+//	in down usend b "hello"         the same, marked Unreliable (a
+//	                                cast's copy from mnak); an emitted
+//	                                event so marked shows "unreliable"
 //	in up deliver b 01 0000... "x"  datagram from b: header hex, then body
 //	in up timer 40ms                the clock reached 40ms
 //	in down call b 5 100ms "req"    RPC 5 to b with deadline 100ms
@@ -44,6 +47,9 @@ func format(d stack.Dir, ev stack.Event) string {
 	s := fmt.Sprintf("%s %s", d, strings.ToLower(ev.Type.String()))
 	if ev.Peer != "" {
 		s += " " + string(ev.Peer)
+	}
+	if ev.Unreliable {
+		s += " unreliable"
 	}
 	if ev.ID != 0 {
 		s += fmt.Sprintf(" id=%d", ev.ID)
@@ -145,8 +151,9 @@ func parseIn(rest string, now time.Duration) (stack.Dir, stack.Event, error) {
 	}
 	ev := stack.Event{Now: now}
 	switch f[1] {
-	case "send":
+	case "send", "usend":
 		ev.Type, ev.Peer, ev.Msg = stack.ESend, stack.Addr(f[2]), stack.NewMsg([]byte(quoted))
+		ev.Unreliable = f[1] == "usend"
 	case "deliver":
 		raw, err := hex.DecodeString(strings.Join(f[3:], ""))
 		if err != nil {
