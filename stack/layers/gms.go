@@ -67,6 +67,7 @@ import (
 type Gms struct {
 	cfg     stack.Config
 	view    *stack.View
+	rank    ranks // the view's members' ranks (the fast path's lookups)
 	self    int
 	joined  bool // false for a joiner until its first install
 	exited  bool
@@ -159,7 +160,7 @@ func NewGms(cfg stack.Config) *Gms {
 }
 
 func (g *Gms) setView(v *stack.View, now time.Duration) {
-	g.view, g.self = v, v.Rank(g.cfg.Local)
+	g.view, g.self, g.rank = v, v.Rank(g.cfg.Local), newRanks(v.Members)
 	g.coord = v.Members[0] // until elect names another
 	n := len(v.Members)
 	g.delivered, g.base, g.kept = make([]uint64, n), make([]uint64, n), make([][]gmsKept, n)
@@ -780,12 +781,12 @@ func (g *Gms) FastPath(c stack.Case) *stack.Path {
 			if g.exited || g.answered != 0 {
 				return false
 			}
-			o := g.view.Rank(ev.Peer)
-			return o >= 0 && ev.Seq == g.delivered[o]+1
+			o, ok := g.rank.of(ev.Peer)
+			return ok && ev.Seq == g.delivered[o]+1
 		},
 		Apply: func(ev *stack.Event, f *stack.Frame) {
 			g.heard(ev.Peer)
-			o := g.view.Rank(ev.Peer)
+			o, _ := g.rank.of(ev.Peer)
 			g.delivered[o]++
 			h, b := f.Shared(1)
 			if h == nil && b == nil {

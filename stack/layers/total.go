@@ -29,7 +29,7 @@ type Total struct {
 	view    uint64
 	self    int
 	members []stack.Addr
-	rank    map[stack.Addr]int
+	rank    ranks
 	next    uint64      // own message number
 	blocked bool        // a view change is under way: the sequencer orders nothing more in this view
 	held    []totalHeld // by origin rank: casts waiting for their order entry
@@ -133,9 +133,8 @@ func NewTotal(cfg stack.Config) *Total {
 
 // install starts view v: its first member sequences.
 func (t *Total) install(v *stack.View) {
-	t.view, t.self, t.members, t.rank = v.ID, -1, slices.Clone(v.Members), map[stack.Addr]int{}
+	t.view, t.self, t.members, t.rank = v.ID, -1, slices.Clone(v.Members), newRanks(v.Members)
 	for i, a := range t.members {
-		t.rank[a] = i
 		if a == t.cfg.Local {
 			t.self = i
 		}
@@ -197,7 +196,7 @@ func (t *Total) Up(ev stack.Event, out stack.Emitter) {
 		out.Up(ev) // not a cast
 		return
 	}
-	r, ok := t.rank[ev.Peer]
+	r, ok := t.rank.of(ev.Peer)
 	kind, err := ev.Msg.Pop(1)
 	if !ok || err != nil {
 		t.c.malformed++
@@ -306,11 +305,12 @@ func (t *Total) FastPath(c stack.Case) *stack.Path {
 	}
 	return &stack.Path{Hdr: totalDataFields, Absorb: true,
 		CCP: func(ev *stack.Event, _ *stack.Frame) bool {
-			_, ok := t.rank[ev.Peer]
+			_, ok := t.rank.of(ev.Peer)
 			return ok && ev.Seq > 0 && (t.self != 0 || t.blocked) && t.done == len(t.order)
 		},
 		Apply: func(ev *stack.Event, f *stack.Frame) {
-			t.held[t.rank[ev.Peer]].put(f.V[0], *ev)
+			r, _ := t.rank.of(ev.Peer)
+			t.held[r].put(f.V[0], *ev)
 			t.c.held++
 		}}
 }
