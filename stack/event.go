@@ -64,25 +64,26 @@ func (t Type) String() string {
 // reference and owned by whichever layer holds the event.
 type Event struct {
 	Type Type
-	Peer Addr
-	Msg  *Msg
-	Time time.Duration // ETimer: now; ETimerReq: when; ECall: deadline
-	Now  time.Duration // when the event entered the stack (stamped by the driver)
-	ID   uint64        // RPC correlation id
-	Err  error
-	// Seq is set on the EDeliver of a cast: the origin's cast number (1,
-	// 2, ...); 0 for point-to-point messages.
-	Seq uint64
-	// Stable is EStable's vector: entry i counts the casts of member i
-	// that every member has delivered.
-	Stable []uint64
 	// Unreliable marks an ESend whose sender recovers losses itself (the
 	// casts mnak fans out, its statuses and naks): the point-to-point
 	// layers below pass it as it is, unnumbered, unacknowledged and
 	// outside their flow control, as Ensemble's casts bypass pt2pt.
 	// Fragments of a message too large for one datagram go reliably all
 	// the same (frag needs its fragments complete and in order).
+	// (Next to Type, in what would be padding: events are copied often.)
 	Unreliable bool
+	Peer       Addr
+	Msg        *Msg
+	Time       time.Duration // ETimer: now; ETimerReq: when; ECall: deadline
+	Now        time.Duration // when the event entered the stack (stamped by the driver)
+	ID         uint64        // RPC correlation id
+	Err        error
+	// Seq is set on the EDeliver of a cast: the origin's cast number (1,
+	// 2, ...); 0 for point-to-point messages.
+	Seq uint64
+	// Stable is EStable's vector: entry i counts the casts of member i
+	// that every member has delivered.
+	Stable []uint64
 	// View is EView's new view. An EView going up with Peer set ends at
 	// once: the member leaves it to rejoin the group through Peer (a merge
 	// of partitions), and stays blocked until then.
