@@ -60,7 +60,9 @@ func ackEvery(window int) int { return min(max(window/16, 8), 64) }
 //
 // Guarantees (between live peers, over a transport that may lose,
 // duplicate, delay and reorder): every message sent is delivered exactly
-// once, in send order. Assumes Config.Now-style time from events only.
+// once, in send order; but a send marked Unreliable is passed as the
+// transport carries it (lost, duplicated or reordered), outside the
+// numbering. Assumes Config.Now-style time from events only.
 type Pt2pt struct {
 	ready    []*stack.Msg  // in-order messages to deliver at the end of receive
 	timerAt  time.Duration // the retransmission timer requested and not yet seen
