@@ -17,6 +17,19 @@ func counter(n *stack.Node, layer, name string) uint64 {
 	return v
 }
 
+// await waits up to d for done; past it, the test fails with what status
+// says, read under mu (which guards what the deliveries fill).
+func await(t *testing.T, done <-chan struct{}, d time.Duration, mu *sync.Mutex, status func() string) {
+	t.Helper()
+	select {
+	case <-done:
+	case <-time.After(d):
+		mu.Lock()
+		defer mu.Unlock()
+		t.Fatal(status())
+	}
+}
+
 // listenTwo starts two nodes on loopback over kind with props, closed
 // when the test ends.
 func listenTwo(t *testing.T, kind, props string) (a, b *stack.Node) {
@@ -58,11 +71,7 @@ func TestBundles(t *testing.T) {
 					}
 				}
 			})
-			select {
-			case <-done:
-			case <-time.After(10 * time.Second):
-				t.Fatalf("delivered %d of %d", len(got), n)
-			}
+			await(t, done, 10*time.Second, &mu, func() string { return fmt.Sprintf("delivered %d of %d", len(got), n) })
 			for i, m := range got {
 				if want := fmt.Sprintf("m%03d", i); m != want {
 					t.Fatalf("delivery %d is %q, want %q (all: %v)", i, m, want, got)
@@ -227,13 +236,7 @@ func TestLargeBatchSplitsBundles(t *testing.T) {
 			}
 		}
 	})
-	select {
-	case <-done:
-	case <-time.After(20 * time.Second):
-		mu.Lock()
-		defer mu.Unlock()
-		t.Fatalf("delivered %d of %d", len(got), n)
-	}
+	await(t, done, 20*time.Second, &mu, func() string { return fmt.Sprintf("delivered %d of %d", len(got), n) })
 	mu.Lock()
 	defer mu.Unlock()
 	for i, m := range got {
@@ -252,7 +255,8 @@ func TestLargeBatchSplitsBundles(t *testing.T) {
 
 // The bypass says which layer's CCP sent each miss to the full stack: per
 // case, the misses attributed to layers add up to the misses, and under
-// plain one-way traffic they fall on pt2pt (its every-8th ack).
+// plain one-way traffic they fall on pt2pt (its immediate ack every
+// ackEvery messages).
 func TestBypassMissAttribution(t *testing.T) {
 	a, b := listenTwo(t, "udp", "Reliable,Fragment,RPC")
 	const n = 200
@@ -271,13 +275,7 @@ func TestBypassMissAttribution(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	select {
-	case <-done:
-	case <-time.After(10 * time.Second):
-		mu.Lock()
-		defer mu.Unlock()
-		t.Fatalf("delivered %d of %d", got, n)
-	}
+	await(t, done, 10*time.Second, &mu, func() string { return fmt.Sprintf("delivered %d of %d", got, n) })
 	for _, node := range []*stack.Node{a, b} {
 		cs := map[string]uint64{}
 		for _, lc := range node.Counters() {

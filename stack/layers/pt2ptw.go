@@ -67,9 +67,7 @@ func (w *Pt2ptw) Down(ev stack.Event, out stack.Emitter) {
 		return
 	}
 	if ev.Unreliable {
-		h := ev.Msg.Push(wHdr)
-		h[0] = wPass
-		binary.BigEndian.PutUint32(h[1:], 0)
+		putW(ev.Msg, wPass, 0)
 		out.Down(ev)
 		return
 	}
@@ -84,10 +82,15 @@ func (w *Pt2ptw) Down(ev stack.Event, out stack.Emitter) {
 
 func (w *Pt2ptw) send(p *wPeer, ev stack.Event, out stack.Emitter) {
 	p.outstanding += ev.Msg.Len()
-	h := ev.Msg.Push(wHdr)
-	h[0] = wData
-	binary.BigEndian.PutUint32(h[1:], 0)
+	putW(ev.Msg, wData, 0)
 	out.Down(ev)
+}
+
+// putW pushes this layer's header onto m.
+func putW(m *stack.Msg, kind byte, amount uint32) {
+	h := m.Push(wHdr)
+	h[0] = kind
+	binary.BigEndian.PutUint32(h[1:], amount)
 }
 
 func (w *Pt2ptw) Up(ev stack.Event, out stack.Emitter) {
@@ -120,9 +123,7 @@ func (w *Pt2ptw) Up(ev stack.Event, out stack.Emitter) {
 	out.Up(ev)
 	if p.consumed >= w.credit/4 {
 		m := stack.NewMsg()
-		g := m.Push(wHdr)
-		g[0] = wCredit
-		binary.BigEndian.PutUint32(g[1:], uint32(p.consumed))
+		putW(m, wCredit, uint32(p.consumed))
 		p.consumed = 0
 		w.c.grantsSent++
 		out.Down(stack.Event{Type: stack.ESend, Peer: ev.Peer, Msg: m, Now: ev.Now})
