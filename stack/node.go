@@ -40,6 +40,7 @@ type Node struct {
 	// with one processor)
 	spinWait time.Duration
 	oneProc  bool         // GOMAXPROCS was 1 when the node was made
+	assist   Assister     // the transport, if a caller can receive in its place
 	calling  atomic.Int64 // Calls in progress
 	out      []Event      // top events of the current injection
 	// Events for the application, handed over by one goroutine at a time
@@ -83,13 +84,16 @@ type NodeOptions struct {
 	NoBypass   bool   // no fast paths: every event takes the full stack (compressed datagrams are still accepted)
 	Trace      Tracer // observe every event at every layer boundary
 	Logger     *slog.Logger
-	// SpinWait: with one processor (GOMAXPROCS 1 when NewNode runs), Call
-	// checks for its reply, yielding in between, for this long before it
-	// parks. With a transport that busy polls, the reply then reaches a
-	// running caller instead of waking a parked one. With more processors
-	// it does not spin: a caller spinning beside the transport's poller
-	// would hold a second CPU that the peer may need (measured: longer
-	// tails unpinned). 0: park at once.
+	// SpinWait: how long Call waits for its reply running before it
+	// parks. A lone caller on a transport that can step aside for it
+	// (stack.Assister: a busy-polling one) receives in the reader's place
+	// for this long, so the reply reaches the caller's goroutine with no
+	// hand-off; otherwise, with one processor (GOMAXPROCS 1 when NewNode
+	// runs), Call checks for its reply, yielding in between, so that the
+	// reader hands it to a running caller instead of waking a parked one.
+	// With more processors it then does not spin: a caller spinning
+	// beside the transport's poller would hold a second CPU that the peer
+	// may need (measured: longer tails unpinned). 0: park at once.
 	SpinWait time.Duration
 }
 
@@ -112,6 +116,7 @@ func NewNode(tr Transport, clock Clock, layers []Layer, opt NodeOptions) *Node {
 	} else if opt.NoBypass {
 		n.run.Bypass().SetEnabled(false)
 	}
+	n.assist, _ = tr.(Assister)
 	tr.SetReceiver(n.receive)
 	if b, ok := tr.(interface{ SetBatcher(func(func())) }); ok {
 		// Frames that arrive together are processed in one batch, so
@@ -290,7 +295,14 @@ func (n *Node) Call(ctx context.Context, to Addr, req []byte, defaultTimeout tim
 		// w is not reused: Close may have answered the call already.
 		return nil, err
 	}
-	if n.spinWait > 0 && n.oneProc {
+	// A lone caller receives its reply itself (Assister), as the event
+	// API's callback runs on the goroutine that received the reply: no
+	// hand-off from the transport's reader to this goroutine.
+	if n.assist != nil && n.spinWait > 0 && n.calling.Load() == 1 {
+		if n.assist.Assist(to, w.ready, n.spinWait) {
+			return w.answered(<-w.ch, to, hasDeadline)
+		}
+	} else if n.spinWait > 0 && n.oneProc {
 		until := time.Now().Add(n.spinWait)
 		for spin := true; spin && ctx.Err() == nil; spin = time.Now().Before(until) {
 			select {
@@ -314,8 +326,9 @@ func (n *Node) Call(ctx context.Context, to Addr, req []byte, defaultTimeout tim
 // pooled, each with its callback made once, so that a call allocates
 // neither; one goes back to the pool only after its one answer was taken.
 type callWaiter struct {
-	ch chan callRes
-	cb func([]byte, error)
+	ch    chan callRes
+	cb    func([]byte, error)
+	ready func() bool // the answer is in ch
 }
 
 type callRes struct {
@@ -333,6 +346,7 @@ func (w *callWaiter) answered(r callRes, to Addr, hasDeadline bool) ([]byte, err
 var waiters = sync.Pool{New: func() any {
 	w := &callWaiter{ch: make(chan callRes, 1)}
 	w.cb = func(b []byte, err error) { w.ch <- callRes{b, err} }
+	w.ready = func() bool { return len(w.ch) > 0 }
 	return w
 }}
 

@@ -30,6 +30,21 @@ type Transport interface {
 	Close() error
 }
 
+// Assister is a transport whose receiving a goroutine that waits for a
+// reply can take over for a while, as in a leader/follower server: Assist
+// receives datagrams from the socket on the calling goroutine and hands
+// them to the receiver there, until done reports true or d has passed,
+// and reports whether done became true. Meanwhile the transport's own
+// reader waits, so the reply reaches a goroutine that is already running
+// instead of being handed from the reader to the waiter. from is the
+// peer the reply comes from (a transport with a socket per peer receives
+// on that one). Assist returns false at once where it does not apply:
+// without busy polling, the reader sleeps in the socket and cannot step
+// aside.
+type Assister interface {
+	Assist(from Addr, done func() bool, d time.Duration) bool
+}
+
 // RealClock is the wall clock.
 type RealClock struct{ start time.Time }
 

@@ -199,3 +199,107 @@ func realCallDeadline(t *testing.T, spin time.Duration) {
 		t.Errorf("cancelling the context cancelled %d calls in the rpc layer, want 1", got)
 	}
 }
+
+// TestRealCallAssist: with busy polling, a lone blocking caller receives
+// its reply itself (stack.Assister) and several callers take turns; a
+// stream of one-way messages from a third node arrives meanwhile and must
+// be delivered whole and in order, whoever reads the socket (the reader or
+// a caller), and every call must get its own reply.
+func TestRealCallAssist(t *testing.T) {
+	for _, kind := range []string{"udp", "tcp"} {
+		t.Run(kind, func(t *testing.T) {
+			opt := transport.Options{BusyPoll: 30 * time.Microsecond}
+			open := func() *stack.Node {
+				n, err := ListenOpts(kind+":127.0.0.1:0", "Reliable,Fragment,RPC", opt)
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { n.Close() })
+				return n
+			}
+			server, client, other := open(), open(), open()
+			server.Handle(func(_ stack.Addr, req []byte) []byte { return append([]byte("re:"), req...) })
+			var mu sync.Mutex
+			var got []string
+			client.OnDeliver(func(from stack.Addr, body []byte) {
+				mu.Lock()
+				got = append(got, string(body))
+				mu.Unlock()
+			})
+			const oneWay = 2000
+			sent := make(chan error, 1)
+			go func() {
+				for i := range oneWay {
+					if err := other.Send(client.Local(), fmt.Appendf(nil, "m%d", i)); err != nil {
+						sent <- err
+						return
+					}
+					if i%50 == 0 {
+						time.Sleep(time.Millisecond)
+					}
+				}
+				sent <- nil
+			}()
+			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+			defer cancel()
+			call := func(c, i int) error {
+				req := fmt.Appendf(nil, "c%d-%d", c, i)
+				rep, err := client.Call(ctx, server.Local(), req, 0)
+				if err != nil {
+					return fmt.Errorf("call %s: %w", req, err)
+				}
+				if want := "re:" + string(req); string(rep) != want {
+					return fmt.Errorf("call %s: reply %q, want %q", req, rep, want)
+				}
+				return nil
+			}
+			for i := range 500 { // one caller
+				if err := call(0, i); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var wg sync.WaitGroup
+			errs := make(chan error, 4)
+			for c := 1; c <= 4; c++ { // callers taking turns
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := range 300 {
+						if err := call(c, i); err != nil {
+							errs <- err
+							return
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			close(errs)
+			for err := range errs {
+				t.Fatal(err)
+			}
+			if err := <-sent; err != nil {
+				t.Fatal(err)
+			}
+			deadline := time.Now().Add(10 * time.Second)
+			for {
+				mu.Lock()
+				n := len(got)
+				mu.Unlock()
+				if n >= oneWay || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(time.Millisecond)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if len(got) != oneWay {
+				t.Fatalf("%d one-way messages delivered, want %d", len(got), oneWay)
+			}
+			for i, m := range got {
+				if want := fmt.Sprintf("m%d", i); m != want {
+					t.Fatalf("one-way message %d is %q, want %q", i, m, want)
+				}
+			}
+		})
+	}
+}

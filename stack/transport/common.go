@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"errors"
 	"fmt"
 	"net"
 	"net/netip"
@@ -133,6 +134,10 @@ func (r *receiver) SetReceiver(f func(from stack.Addr, data []byte)) {
 	}
 	r.recv.Store(&f)
 }
+
+// errStepped is what a busy-polling reader returns when it stepped aside
+// for a caller that receives in its place (stack.Assister).
+var errStepped = errors.New("transport: reader stepped aside")
 
 // batcher is the slot both transports keep their batcher in.
 type batcher struct{ batch atomic.Pointer[func(func())] }

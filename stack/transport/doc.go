@@ -16,7 +16,12 @@
 //     package panic.
 //   - Each received datagram is handed to the receiver in a freshly
 //     allocated slice of exactly its length, which the receiver owns.
-//   - The receiver is called from one goroutine at a time per transport.
+//   - The receiver is called from one goroutine at a time per transport
+//     (TCP: across all its connections). That goroutine is the reader's,
+//     or, with busy polling, a caller's that took over receiving while it
+//     waits for a reply (Assist, stack.Assister: the reader steps aside
+//     at its next empty poll, or for TCP at its next frame boundary, and
+//     resumes when the caller is done).
 //     With no receiver set, datagrams are counted (Stats.Dropped) and
 //     dropped. A receiver that blocks stalls reception (UDP: the kernel
 //     drops datagrams; TCP: the sending peer's writes eventually time out).

@@ -4,6 +4,7 @@ package transport
 
 import (
 	"io"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -18,3 +19,12 @@ type Conn interface {
 func BusyPollReader(c Conn, _ time.Duration) io.Reader { return c }
 
 func newSpinReader(c Conn, _ time.Duration) io.Reader { return c }
+
+// spinReader: no busy polling on this system, so no stepping aside.
+type spinReader struct{}
+
+func (*spinReader) allowStep(bool) {}
+
+func (*spinReader) setStepAside(*atomic.Int32) {}
+
+func (*spinReader) pause() {}

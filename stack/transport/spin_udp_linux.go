@@ -3,6 +3,7 @@ package transport
 import (
 	"net"
 	"net/netip"
+	"sync/atomic"
 	"syscall"
 	"time"
 	"unsafe"
@@ -112,6 +113,9 @@ func newUDPSpin(c *net.UDPConn, spin time.Duration, size int) *udpSpin {
 	return s
 }
 
+// setStepAside makes recv give up its wait while *want is above zero.
+func (s *udpSpin) setStepAside(want *atomic.Int32) { s.stepAside, s.canStep = want, true }
+
 // reset readies the slots the last receive filled for the next (the
 // kernel wrote their address lengths and flags; a failed attempt writes
 // nothing).
@@ -122,8 +126,15 @@ func (s *udpSpin) reset() {
 	}
 }
 
-// recv waits for datagrams and takes those waiting; it returns how many.
-func (s *udpSpin) recv() (int, error) {
+// recv waits for datagrams and takes those waiting; it returns how many,
+// or 0 if it stepped aside for an assisting caller (poller.stepAside).
+func (s *udpSpin) recv() (int, error) { return s.take(false) }
+
+// recvNow takes the datagrams waiting, without waiting; it returns how
+// many (perhaps 0).
+func (s *udpSpin) recvNow() (int, error) { return s.take(true) }
+
+func (s *udpSpin) take(now bool) (int, error) {
 	s.reset()
 	// A receive that takes one datagram of several slots costs more than
 	// one of one slot (the kernel tries for a second): after a run of
@@ -136,7 +147,15 @@ func (s *udpSpin) recv() (int, error) {
 	}
 	s.single = s.ones >= 8 && s.ones%16 != 0
 	s.k, s.next = 0, 0
-	err := s.read()
+	var err error
+	if now {
+		var got bool
+		if got, err = s.attempt(); err == nil && !got {
+			return 0, nil
+		}
+	} else if err = s.read(); err == nil && s.stepped {
+		return 0, nil
+	}
 	if err == nil {
 		err = s.err
 	}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"net/netip"
+	"sync/atomic"
 	"time"
 )
 
@@ -20,5 +21,11 @@ type udpSpin struct{}
 func newUDPSpin(*net.UDPConn, time.Duration, int) *udpSpin { return nil }
 
 func (*udpSpin) recv() (int, error) { return 0, errors.ErrUnsupported }
+
+func (*udpSpin) recvNow() (int, error) { return 0, errors.ErrUnsupported }
+
+func (*udpSpin) pause() {}
+
+func (*udpSpin) setStepAside(*atomic.Int32) {}
 
 func (*udpSpin) datagram(int) ([]byte, netip.AddrPort) { return nil, netip.AddrPort{} }

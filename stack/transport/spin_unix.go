@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"runtime"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -31,12 +32,26 @@ type poller struct {
 	try   func(fd int) bool
 	f     func(fd uintptr) bool
 	yield bool // GOMAXPROCS 1: yield the CPU between attempts
+	// Stepping aside (Assist): where the stream allows it (canStep: at a
+	// frame boundary), read gives up after a failed attempt when nowait is
+	// set or stepAside is above zero (a caller waits to receive in the
+	// reader's place); stepped reports it.
+	stepAside       *atomic.Int32
+	canStep, nowait bool
+	stepped         bool
+	// once makes one attempt (attempt); got is its result
+	once func(fd uintptr) bool
+	got  bool
 }
 
 func newPoller(rc syscall.RawConn, spin time.Duration, try func(fd int) bool) *poller {
 	p := &poller{rc: rc, spin: spin, try: try, yield: runtime.GOMAXPROCS(0) == 1}
 	p.f = func(fd uintptr) bool {
 		for !p.try(int(fd)) {
+			if p.canStep && (p.nowait || p.stepAside != nil && p.stepAside.Load() > 0) {
+				p.stepped = true
+				return true
+			}
 			now := time.Now()
 			if p.until.IsZero() {
 				p.until = now.Add(p.spin)
@@ -44,23 +59,41 @@ func newPoller(rc syscall.RawConn, spin time.Duration, try func(fd int) bool) *p
 				return false // sleep until readable, then f runs again
 			}
 			// Between attempts this processor's other goroutines (a
-			// caller woken by the last reply) run.
-			runtime.Gosched()
-			if p.yield {
-				// One processor: other processes on this CPU (perhaps
-				// the peer) run too.
-				osYield()
-			}
+			// caller woken by the last reply) run, and with one
+			// processor other processes on this CPU (perhaps the peer).
+			p.pause()
 		}
 		return true
 	}
+	p.once = func(fd uintptr) bool {
+		p.got = p.try(int(fd))
+		return true
+	}
 	return p
+}
+
+// pause is what the poller does between attempts: other goroutines run
+// and, with one processor, other processes.
+func (p *poller) pause() {
+	runtime.Gosched()
+	if p.yield {
+		osYield()
+	}
+}
+
+// attempt makes one non-blocking attempt and reports whether it took
+// something; the error is the connection's.
+func (p *poller) attempt() (bool, error) {
+	p.got = false
+	err := p.rc.Read(p.once)
+	return p.got, err
 }
 
 // read makes attempts until one takes something or fails; the error is
 // the connection's (closed, deadline), not the attempt's.
 func (p *poller) read() error {
 	p.until = time.Time{}
+	p.stepped = false
 	return p.rc.Read(p.f)
 }
 
@@ -110,6 +143,16 @@ func newSpinReader(c Conn, spin time.Duration) io.Reader {
 	return r
 }
 
+// allowStep lets the next Read step aside (the stream is at a frame
+// boundary with nothing buffered): it returns errStepped instead of
+// waiting when a caller wants to receive in the reader's place, or, with
+// nowait, when nothing is waiting.
+func (r *spinReader) allowStep(nowait bool) { r.canStep, r.nowait = true, nowait }
+
+// setStepAside makes Reads that may step aside do so while *want is above
+// zero.
+func (r *spinReader) setStepAside(want *atomic.Int32) { r.stepAside = want }
+
 func (r *spinReader) Read(p []byte) (int, error) {
 	if len(p) == 0 {
 		return 0, nil
@@ -117,9 +160,14 @@ func (r *spinReader) Read(p []byte) (int, error) {
 	r.p = p
 	err := r.read()
 	r.p = nil
+	// The permission is for one Read: whatever it took, the stream may
+	// now be inside a frame.
+	r.canStep, r.nowait = false, false
 	switch {
 	case err != nil:
 		return 0, err
+	case r.stepped:
+		return 0, errStepped
 	case r.err != nil:
 		return 0, &net.OpError{Op: "read", Err: r.err}
 	case r.n == 0 && !r.datagram:

@@ -83,6 +83,9 @@ type peer struct {
 	hdr      [4]byte
 	bufs     net.Buffers // scratch for the vectored write
 	flat     []byte      // scratch for a small frame written whole
+	// rx: the connection frames from this peer are expected on (the one
+	// we dialed, or the one it dialed and we adopted), for Assist
+	rx atomic.Pointer[conn]
 }
 
 // flatMax is the largest frame Send copies into one buffer and writes with
@@ -101,6 +104,47 @@ type conn struct {
 	// wv: writeFrame's vector, in the connection so that writev's
 	// consuming it moves no slice header to the heap per frame
 	wv net.Buffers
+
+	// Receiving, as in UDP: whoever holds rmu reads the connection, its
+	// reader goroutine or a caller that Assists (busy polling only: sr is
+	// nil without); while want is above zero the reader steps aside at
+	// the next frame boundary and waits for wake.
+	br   *bufio.Reader
+	sr   *spinReader
+	from stack.Addr
+	rmu  sync.Mutex
+	want atomic.Int32
+	wake chan struct{}
+	// the holder's: the frame just read, whether delivering may go on,
+	// and the batch that delivers it and the whole frames buffered behind
+	// it (made once, so that a batch does not allocate)
+	data            []byte
+	ok              bool
+	deliverBuffered func()
+}
+
+// frameStatus is what reading a frame came to.
+type frameStatus uint8
+
+const (
+	frameOK   frameStatus = iota
+	frameNone             // nothing to read: the reader stepped aside
+	frameEnd              // the connection ended or broke the protocol
+)
+
+// startReading readies ic's receiving side: frames are read through br
+// (over ic.c, busy polling if r is a spinReader) and come from from.
+func (t *TCP) startReading(ic *conn, r io.Reader, br *bufio.Reader, from stack.Addr) {
+	ic.br, ic.from, ic.wake = br, from, make(chan struct{}, 1)
+	if sr, ok := r.(*spinReader); ok {
+		ic.sr = sr
+		sr.setStepAside(&ic.want)
+	}
+	ic.deliverBuffered = func() {
+		for ; ic.data != nil && ic.ok; ic.data = t.bufferedFrame(ic.br) {
+			ic.ok = t.deliver(ic.from, ic.data)
+		}
+	}
 }
 
 // idleCheck is how long a connection must have been idle before Send
@@ -198,6 +242,7 @@ func (t *TCP) Send(to stack.Addr, vec [][]byte) error {
 			return errorf(t.local, "send to %s: %w", to, err)
 		}
 		p.oc = oc
+		p.rx.Store(oc)
 		now = time.Now()
 	}
 	binary.BigEndian.PutUint32(p.hdr[:], uint32(n))
@@ -312,9 +357,11 @@ func (t *TCP) dial(to stack.Addr, hostport string) (*conn, error) {
 		tc.Close()
 		return nil, ErrClosed
 	}
+	r := newSpinReader(tc, t.opt.BusyPoll)
+	t.startReading(oc, r, bufio.NewReaderSize(r, readBufSize), to)
 	t.g.start(func() {
 		defer t.dropConn(tc)
-		t.readFrames(oc, bufio.NewReaderSize(newSpinReader(tc, t.opt.BusyPoll), readBufSize), to)
+		t.readFrames(oc)
 	})
 	t.mu.Unlock()
 	return oc, nil
@@ -366,7 +413,8 @@ func (t *TCP) acceptLoop() {
 // way to send to the announced address, unless one exists already.
 func (t *TCP) serve(c *net.TCPConn) {
 	defer t.dropConn(c)
-	br := bufio.NewReaderSize(newSpinReader(c, t.opt.BusyPoll), readBufSize)
+	r := newSpinReader(c, t.opt.BusyPoll)
+	br := bufio.NewReaderSize(r, readBufSize)
 	if err := c.SetReadDeadline(time.Now().Add(t.opt.HelloTimeout)); err != nil {
 		return
 	}
@@ -381,6 +429,7 @@ func (t *TCP) serve(c *net.TCPConn) {
 		return
 	}
 	ic := &conn{c: c, lastWrite: time.Now()}
+	t.startReading(ic, r, br, from)
 	// Adopt the connection for sending unless a sender holds the peer:
 	// that sender may be blocked writing to the peer, whose reader may be
 	// waiting here in the same way, and neither would read again (seen
@@ -389,67 +438,158 @@ func (t *TCP) serve(c *net.TCPConn) {
 	if p, err := t.peer(from); err == nil && p.mu.TryLock() {
 		if p.oc == nil || p.oc.dead.Load() {
 			p.oc = ic
+			p.rx.Store(ic)
 		}
 		p.mu.Unlock()
 	}
-	t.readFrames(ic, br, from)
+	t.readFrames(ic)
 }
 
-// readFrames reads frames from ic and delivers them as sent by from, until
-// the connection ends or breaks the protocol; then it marks ic dead so
-// that the next Send to from dials again.
-func (t *TCP) readFrames(ic *conn, br *bufio.Reader, from stack.Addr) {
+// readFrames reads frames from ic and delivers them, until the connection
+// ends or breaks the protocol; then it marks ic dead so that the next Send
+// to its peer dials again. It steps aside while callers Assist.
+func (t *TCP) readFrames(ic *conn) {
 	defer ic.dead.Store(true)
-	var data []byte
-	var ok bool
-	// Delivers data and every whole frame buffered behind it (in one
-	// batch if there are several), so that what they cause (replies, the
-	// next requests) leaves together. Only buffered bytes are read: a
-	// batch must not block. Made once, so that a batch does not allocate.
-	deliverBuffered := func() {
-		for ; data != nil && ok; data = t.bufferedFrame(br) {
-			ok = t.deliver(from, data)
-		}
-	}
 	for {
-		if data, ok = t.readFrame(br); !ok {
-			return
+		if ic.want.Load() > 0 {
+			select {
+			case <-ic.wake:
+			case <-t.done:
+				return
+			}
+			continue
 		}
-		t.batcher.deliver(br.Buffered() > 0, deliverBuffered)
-		if !ok {
+		ic.rmu.Lock()
+		st := t.receiveFrames(ic, false)
+		ic.rmu.Unlock()
+		if st == frameEnd {
 			return
 		}
 	}
 }
 
-// readFrame reads the next frame, waiting for it; false when the
-// connection ends or breaks the protocol (counted).
-func (t *TCP) readFrame(br *bufio.Reader) ([]byte, bool) {
+// receiveFrames reads the next frame of ic, waiting for it unless nowait
+// (then frameNone if none has begun to arrive; also when the reader steps
+// aside), and delivers it and every whole frame buffered behind it, in one
+// batch if there are several, so that what they cause (replies, the next
+// requests) leaves together. Only buffered bytes are read after the first
+// frame: a batch must not block. The caller holds ic.rmu.
+func (t *TCP) receiveFrames(ic *conn, nowait bool) frameStatus {
+	if ic.sr != nil && ic.br.Buffered() == 0 {
+		ic.sr.allowStep(nowait)
+	}
+	data, st := t.readFrame(ic.br)
+	if st != frameOK {
+		return st
+	}
+	ic.data, ic.ok = data, true
+	t.batcher.deliver(ic.br.Buffered() > 0, ic.deliverBuffered)
+	if !ic.ok {
+		return frameEnd
+	}
+	return frameOK
+}
+
+// Assist implements stack.Assister (with busy polling): the caller reads
+// the connection from `from` in its reader's place until done or d has
+// passed, as UDP's Assist does; frames that arrive on another connection
+// are delivered by its own reader meanwhile.
+func (t *TCP) Assist(from stack.Addr, done func() bool, d time.Duration) bool {
+	if d <= 0 || t.opt.BusyPoll <= 0 || t.closing.Load() {
+		return false
+	}
+	t.mu.Lock()
+	p := t.peers[from]
+	t.mu.Unlock()
+	if p == nil {
+		return false
+	}
+	ic := p.rx.Load()
+	if ic == nil || ic.sr == nil || ic.dead.Load() {
+		return false
+	}
+	ic.want.Add(1)
+	defer func() {
+		ic.want.Add(-1)
+		select {
+		case ic.wake <- struct{}{}:
+		default:
+		}
+	}()
+	until := time.Now().Add(d)
+	for !done() {
+		if ic.rmu.TryLock() {
+			ok := t.assistLocked(ic, done, until)
+			ic.rmu.Unlock()
+			return ok
+		}
+		if t.closing.Load() || ic.dead.Load() || time.Now().After(until) {
+			return done()
+		}
+		ic.sr.pause()
+	}
+	return true
+}
+
+// assistLocked reads and delivers ic's frames, holding ic.rmu, until done
+// or until.
+func (t *TCP) assistLocked(ic *conn, done func() bool, until time.Time) bool {
+	for {
+		switch t.receiveFrames(ic, true) {
+		case frameEnd:
+			// The reader finds the connection closed when it reads next,
+			// and drops it.
+			ic.dead.Store(true)
+			ic.c.Close()
+			return done()
+		case frameNone:
+			if done() {
+				return true
+			}
+			if time.Now().After(until) {
+				return false
+			}
+			ic.sr.pause()
+		default:
+			if done() {
+				return true
+			}
+		}
+	}
+}
+
+// readFrame reads the next frame, waiting for it (frameNone if the reader
+// stepped aside before it began); frameEnd when the connection ends or
+// breaks the protocol (counted).
+func (t *TCP) readFrame(br *bufio.Reader) ([]byte, frameStatus) {
 	// Peek, not a read into a local array, which would escape through
 	// the reader interface: an allocation per frame.
 	hdr, err := br.Peek(4)
 	if err != nil {
+		if errors.Is(err, errStepped) && len(hdr) == 0 {
+			return nil, frameNone
+		}
 		if !errors.Is(err, io.EOF) && !errors.Is(err, net.ErrClosed) && !t.closing.Load() {
 			t.stats.recvErrors.Add(1) // cut inside a header, or reset
 		}
-		return nil, false
+		return nil, frameEnd
 	}
 	n := binary.BigEndian.Uint32(hdr)
 	br.Discard(4)
 	if uint64(n) > uint64(t.opt.MTU) {
 		t.stats.badFrames.Add(1)
-		return nil, false
+		return nil, frameEnd
 	}
 	data := make([]byte, n, int(n)+stack.RxSpare) // room to expand a compressed header in place
 	if _, err := io.ReadFull(br, data); err != nil {
 		if !errors.Is(err, net.ErrClosed) && !t.closing.Load() {
 			t.stats.recvErrors.Add(1) // cut inside a frame
 		}
-		return nil, false
+		return nil, frameEnd
 	}
 	t.stats.received.Add(1)
 	t.stats.bytesReceived.Add(uint64(n))
-	return data, true
+	return data, frameOK
 }
 
 // bufferedFrame returns the next frame if all of it is buffered already,
@@ -464,7 +604,7 @@ func (t *TCP) bufferedFrame(br *bufio.Reader) []byte {
 	if uint64(n) > uint64(t.opt.MTU) || uint64(br.Buffered()) < 4+uint64(n) {
 		return nil
 	}
-	data, _ := t.readFrame(br) // buffered: cannot wait or fail
+	data, _ := t.readFrame(br) // buffered: cannot wait, fail or step aside
 	return data
 }
 

@@ -49,8 +49,22 @@ type UDP struct {
 
 	receiver
 	closed atomic.Bool
+	quit   chan struct{} // closed by Close
 	g      group
 	stats  counters
+
+	// Receiving is done by whoever holds rmu: the reader goroutine, or a
+	// caller that Assists (busy polling only). want counts the callers
+	// waiting to; while it is above zero the reader steps aside and waits
+	// for wake, which each of them signals when it is done.
+	rmu  sync.Mutex
+	want atomic.Int32
+	wake chan struct{}
+	// the holder's: the datagrams the last receive took, the source
+	// address strings (each built once), and the batch that delivers them
+	k            int
+	from         map[netip.AddrPort]stack.Addr
+	deliverTaken func()
 
 	amu   sync.RWMutex
 	addrs map[stack.Addr]netip.AddrPort // parsed destinations
@@ -120,6 +134,19 @@ func ListenUDPOpts(addr string, opt UDPOptions) (*UDP, error) {
 		fam4:  la.IP.To4() != nil,
 		spin:  newUDPSpin(conn, opt.BusyPoll, opt.MTU),
 		addrs: map[stack.Addr]netip.AddrPort{},
+		quit:  make(chan struct{}),
+		wake:  make(chan struct{}, 1),
+		from:  map[netip.AddrPort]stack.Addr{},
+	}
+	// Made once, so that a batch does not allocate.
+	u.deliverTaken = func() {
+		for i := range u.k {
+			d, ap := u.spin.datagram(i)
+			u.handle(d, ap)
+		}
+	}
+	if u.spin != nil {
+		u.spin.setStepAside(&u.want)
 	}
 	u.g.start(u.readLoop)
 	return u, nil
@@ -219,28 +246,32 @@ func (u *UDP) resolve(to stack.Addr) (netip.AddrPort, error) {
 // recognised) and hands the receiver an exact-size copy. With busy
 // polling it takes every datagram waiting in one system call, and
 // delivers several inside one batch (SetBatcher), so that what they cause
-// leaves together.
+// leaves together; and it steps aside while callers Assist.
 func (u *UDP) readLoop() {
 	var buf []byte // the plain reader's; the poller has its own slots
 	if u.spin == nil {
 		buf = make([]byte, u.mtu+1)
 	}
-	from := map[netip.AddrPort]stack.Addr{} // source address strings, built once each
 	backoff := time.Duration(0)
-	var k int
-	// Made once, so that a batch does not allocate.
-	deliverTaken := func() {
-		for i := range k {
-			d, ap := u.spin.datagram(i)
-			u.handle(d, ap, from)
-		}
-	}
 	for {
 		var n int
 		var ap netip.AddrPort
 		var err error
 		if u.spin != nil {
-			k, err = u.spin.recv()
+			if u.want.Load() > 0 {
+				select {
+				case <-u.wake:
+				case <-u.quit:
+					return
+				}
+				continue
+			}
+			u.rmu.Lock()
+			u.k, err = u.spin.recv()
+			if err == nil && u.k > 0 {
+				u.batcher.deliver(u.k > 1, u.deliverTaken)
+			}
+			u.rmu.Unlock()
 		} else {
 			n, ap, err = u.conn.ReadFromUDPAddrPort(buf)
 		}
@@ -257,15 +288,71 @@ func (u *UDP) readLoop() {
 		}
 		backoff = 0
 		if u.spin == nil {
-			u.handle(buf[:n], ap, from)
-		} else {
-			u.batcher.deliver(k > 1, deliverTaken)
+			u.handle(buf[:n], ap)
+		}
+	}
+}
+
+// Assist implements stack.Assister (with busy polling): the caller
+// receives in the reader's place until done or d has passed. It waits for
+// the reader to step aside (at its next empty poll; a reader asleep in the
+// socket wakes for the next datagram, and delivers it itself), then polls
+// the socket as the reader would. Another caller may hold the socket
+// meanwhile; done is checked between polls either way.
+func (u *UDP) Assist(_ stack.Addr, done func() bool, d time.Duration) bool {
+	if u.spin == nil || d <= 0 || u.closed.Load() {
+		return false
+	}
+	u.want.Add(1)
+	defer func() {
+		u.want.Add(-1)
+		select {
+		case u.wake <- struct{}{}:
+		default:
+		}
+	}()
+	until := time.Now().Add(d)
+	for !done() {
+		if u.rmu.TryLock() {
+			ok := u.assistLocked(done, until)
+			u.rmu.Unlock()
+			return ok
+		}
+		if u.closed.Load() || time.Now().After(until) {
+			return done()
+		}
+		u.spin.pause()
+	}
+	return true
+}
+
+// assistLocked polls and delivers, holding rmu, until done or until.
+func (u *UDP) assistLocked(done func() bool, until time.Time) bool {
+	for {
+		k, err := u.spin.recvNow()
+		if err != nil {
+			// Closed, or a transient error: the reader sees it too (and
+			// counts it) when it polls next.
+			return done()
+		}
+		if k > 0 {
+			u.k = k
+			u.batcher.deliver(k > 1, u.deliverTaken)
+		}
+		if done() {
+			return true
+		}
+		if k == 0 {
+			if time.Now().After(until) {
+				return false
+			}
+			u.spin.pause()
 		}
 	}
 }
 
 // handle delivers one datagram (read into scratch space) from ap.
-func (u *UDP) handle(b []byte, ap netip.AddrPort, from map[netip.AddrPort]stack.Addr) {
+func (u *UDP) handle(b []byte, ap netip.AddrPort) {
 	n := len(b)
 	if n > u.mtu || !ap.IsValid() {
 		u.stats.badFrames.Add(1)
@@ -279,13 +366,13 @@ func (u *UDP) handle(b []byte, ap netip.AddrPort, from map[netip.AddrPort]stack.
 		return
 	}
 	ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
-	a, ok := from[ap]
+	a, ok := u.from[ap]
 	if !ok {
-		if len(from) >= addrCacheMax {
-			clear(from)
+		if len(u.from) >= addrCacheMax {
+			clear(u.from)
 		}
 		a = stack.Addr("udp:" + ap.String())
-		from[ap] = a
+		u.from[ap] = a
 	}
 	data := make([]byte, n, n+stack.RxSpare) // room to expand a compressed header in place
 	copy(data, b)
@@ -300,6 +387,7 @@ func (u *UDP) Close() error {
 		return errorf(u.local, "close: %w", ErrClosed)
 	}
 	err := u.conn.Close()
+	close(u.quit)
 	u.g.wait()
 	if err != nil {
 		return errorf(u.local, "close: %w", err)
