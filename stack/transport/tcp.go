@@ -452,9 +452,10 @@ func (t *TCP) readFrames(ic *conn) {
 	defer ic.dead.Store(true)
 	for {
 		if ic.want.Load() > 0 {
-			select {
-			case <-ic.wake:
-			case <-t.done:
+			// Callers leave when the connection or the transport closes,
+			// and the last to leave wakes the reader.
+			<-ic.wake
+			if t.closing.Load() || ic.dead.Load() {
 				return
 			}
 			continue
@@ -686,6 +687,7 @@ func (t *TCP) Close() error {
 	for c := range t.conns {
 		c.Close()
 	}
+
 	clear(t.peers)
 	t.mu.Unlock()
 	t.g.wait()

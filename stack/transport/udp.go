@@ -49,7 +49,6 @@ type UDP struct {
 
 	receiver
 	closed atomic.Bool
-	quit   chan struct{} // closed by Close
 	g      group
 	stats  counters
 
@@ -134,7 +133,6 @@ func ListenUDPOpts(addr string, opt UDPOptions) (*UDP, error) {
 		fam4:  la.IP.To4() != nil,
 		spin:  newUDPSpin(conn, opt.BusyPoll, opt.MTU),
 		addrs: map[stack.Addr]netip.AddrPort{},
-		quit:  make(chan struct{}),
 		wake:  make(chan struct{}, 1),
 		from:  map[netip.AddrPort]stack.Addr{},
 	}
@@ -259,9 +257,10 @@ func (u *UDP) readLoop() {
 		var err error
 		if u.spin != nil {
 			if u.want.Load() > 0 {
-				select {
-				case <-u.wake:
-				case <-u.quit:
+				// Callers leave when the transport closes, and the last
+				// to leave wakes the reader.
+				<-u.wake
+				if u.closed.Load() {
 					return
 				}
 				continue
@@ -387,7 +386,6 @@ func (u *UDP) Close() error {
 		return errorf(u.local, "close: %w", ErrClosed)
 	}
 	err := u.conn.Close()
-	close(u.quit)
 	u.g.wait()
 	if err != nil {
 		return errorf(u.local, "close: %w", err)
