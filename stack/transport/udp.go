@@ -330,8 +330,11 @@ func (u *UDP) assistLocked(done func() bool, until time.Time) bool {
 	for {
 		k, err := u.spin.recvNow()
 		if err != nil {
-			// Closed, or a transient error: the reader sees it too (and
-			// counts it) when it polls next.
+			// Closed (the reader finds it so too), or a transient error,
+			// counted as the reader counts it; the reader takes over.
+			if !u.closed.Load() && !errors.Is(err, net.ErrClosed) {
+				u.stats.recvErrors.Add(1)
+			}
 			return done()
 		}
 		if k > 0 {
