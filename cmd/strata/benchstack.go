@@ -543,7 +543,7 @@ func printStack(w io.Writer, rep *stackReport, kinds []string, callers []int, jg
 			fmt.Fprintf(w, "  %-50s %+.1f\n", k, ex.m[k])
 		}
 	}
-	fmt.Fprintf(w, "\napi=blocking: callers wait in Node.Call; api=event (system strata-event): the next call is issued\nfrom the reply callback with Node.CallAsync, so no goroutine hand-off is on the path.\n")
+	fmt.Fprintf(w, "\napi=blocking: callers wait in Node.Call (a lone caller with busy polling receives its reply itself);\napi=event (system strata-event): the next call is issued from the reply callback with Node.CallAsync,\non the goroutine that received the reply.\n")
 	if jg {
 		fmt.Fprintf(w, "\nJGroups mean = senders / req/s (Little's law): RoundTrip's printed average is a sample.\n")
 	}

@@ -48,8 +48,9 @@ func Serve(ctx context.Context, listen string, busyPoll time.Duration, ready fun
 type API string
 
 const (
-	// Blocking callers use Node.Call: each caller goroutine parks until the
-	// transport's reader goroutine hands it the reply.
+	// Blocking callers use Node.Call: each caller goroutine waits for its
+	// reply, which the transport's reader hands it, or which, with busy
+	// polling and one caller, it receives itself (stack.Assister).
 	Blocking API = "blocking"
 	// Event callers use Node.CallAsync and issue their next request from
 	// the reply callback, which runs on the reader goroutine: the
