@@ -156,13 +156,28 @@ func NewPt2pt(cfg stack.Config) *Pt2pt {
 	return &Pt2pt{cfg: cfg, epoch: cfg.Epoch, peers: map[stack.Addr]*p2pPeer{}}
 }
 
-func (p *Pt2pt) peer(a stack.Addr) *p2pPeer {
-	q := p.peers[a]
+// peer returns a's state, made now (fresh) if a was unknown.
+func (p *Pt2pt) peer(a stack.Addr) (q *p2pPeer, fresh bool) {
+	q = p.peers[a]
 	if q == nil {
 		q = &p2pPeer{win: make([]p2pOut, 16), ooo: map[uint64]*stack.Msg{}, nextSeq: p.seqFloor, base: p.seqFloor}
 		p.peers[a] = q
+		fresh = true
 	}
-	return q
+	return q, fresh
+}
+
+// armSweep makes sure the timer runs while there are peers to forget:
+// the sweep runs from it, and a receiver whose acknowledgements all went
+// at once (duplicates, gaps, every ackEvery-th message) would otherwise
+// never arm it, and never forget its peers (TestPt2ptForgottenPeers
+// found one). A sender arms it for its retransmissions, and once it runs
+// it re-arms itself while peers remain.
+func (p *Pt2pt) armSweep(now time.Duration, out stack.Emitter) {
+	if pt := p.cfg.PeerTimeout; pt > 0 && !p.timerSet {
+		p.timerSet, p.timerAt = true, max(now, p.swept+pt/4)
+		out.Down(stack.Event{Type: stack.ETimerReq, Time: p.timerAt, Now: now})
+	}
 }
 
 func (p *Pt2pt) Down(ev stack.Event, out stack.Emitter) {
@@ -184,7 +199,7 @@ func (p *Pt2pt) Down(ev stack.Event, out stack.Emitter) {
 		out.Down(ev)
 		return
 	}
-	q := p.peer(ev.Peer)
+	q, _ := p.peer(ev.Peer) // sending arms the timer (transmit)
 	if q.nextSeq-q.base >= uint64(p.cfg.Window) {
 		p.c.stalls++
 		q.queue = append(q.queue, ev.Msg)
@@ -281,7 +296,10 @@ func (p *Pt2pt) receive(ev stack.Event, out stack.Emitter) {
 	from := binary.BigEndian.Uint64(h[1:])
 	seq := binary.BigEndian.Uint64(h[9:])
 	base := binary.BigEndian.Uint64(h[17:])
-	q := p.peer(ev.Peer)
+	q, fresh := p.peer(ev.Peer)
+	if fresh {
+		p.armSweep(ev.Now, out)
+	}
 	q.heard, q.used = ev.Now, ev.Now
 	if ackEpoch := binary.BigEndian.Uint64(h[25:]); ackEpoch != 0 {
 		p.ack(ev.Peer, q, ackEpoch, binary.BigEndian.Uint64(h[33:]), binary.BigEndian.Uint64(h[41:]), from, ev.Now, out)
