@@ -67,6 +67,8 @@ type Node struct {
 	bundles    atomic.Uint64
 	bundled    atomic.Uint64 // frames that travelled in bundles
 	badBundles atomic.Uint64
+	// calls whose caller received the reply itself (Assister)
+	selfReceived atomic.Uint64
 
 	deliver func(from Addr, body []byte)
 	handler Handler
@@ -88,7 +90,9 @@ type NodeOptions struct {
 	// parks. A lone caller on a transport that can step aside for it
 	// (stack.Assister: a busy-polling one) receives in the reader's place
 	// for this long, so the reply reaches the caller's goroutine with no
-	// hand-off; otherwise, with one processor (GOMAXPROCS 1 when NewNode
+	// hand-off, provided the node has no callbacks (OnDeliver, Handle,
+	// HandleAsync, OnEvent) and no other call in flight, whose code would
+	// then run on the caller's goroutine; otherwise, with one processor (GOMAXPROCS 1 when NewNode
 	// runs), Call checks for its reply, yielding in between, so that the
 	// reader hands it to a running caller instead of waking a parked one.
 	// With more processors it then does not spin: a caller spinning
@@ -279,6 +283,12 @@ func (n *Node) Call(ctx context.Context, to Addr, req []byte, defaultTimeout tim
 	var id uint64
 	var err error
 	n.mu.Lock()
+	// Receiving in the caller's place (below) runs whatever the datagrams
+	// cause on this goroutine: only where that is nothing of the
+	// application's but this call's own reply (no callbacks, no other
+	// call in flight), so that no callback ever runs on a goroutine that
+	// is inside Call (it might hold a lock the callback takes).
+	quiet := n.deliver == nil && n.handler == nil && n.async == nil && n.other == nil && len(n.calls) == 0
 	if n.oneProc && n.calling.Load() > 1 {
 		n.batching++
 		id, err = n.callLocked(to, req, timeout, w.cb, false)
@@ -298,8 +308,9 @@ func (n *Node) Call(ctx context.Context, to Addr, req []byte, defaultTimeout tim
 	// A lone caller receives its reply itself (Assister), as the event
 	// API's callback runs on the goroutine that received the reply: no
 	// hand-off from the transport's reader to this goroutine.
-	if n.assist != nil && n.spinWait > 0 && n.calling.Load() == 1 {
+	if quiet && n.assist != nil && n.spinWait > 0 && n.calling.Load() == 1 {
 		if n.assist.Assist(to, w.ready, n.spinWait) {
+			n.selfReceived.Add(1)
 			return w.answered(<-w.ch, to, hasDeadline)
 		}
 	} else if n.spinWait > 0 && n.oneProc {
@@ -660,7 +671,8 @@ func (n *Node) Counters() []LayerCounters {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	out := []LayerCounters{{Layer: "node", Counters: []Counter{C("transport_send_errors", n.sendErrs.Load()),
-		C("bundles_sent", n.bundles.Load()), C("bundled_frames", n.bundled.Load()), C("bundles_malformed", n.badBundles.Load())}}}
+		C("bundles_sent", n.bundles.Load()), C("bundled_frames", n.bundled.Load()), C("bundles_malformed", n.badBundles.Load()),
+		C("calls_self_received", n.selfReceived.Load())}}}
 	for _, l := range n.run.Layers() {
 		if c, ok := l.(Counted); ok {
 			out = append(out, LayerCounters{Layer: layerName(l), Counters: c.Counters()})

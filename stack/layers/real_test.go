@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -200,11 +201,13 @@ func realCallDeadline(t *testing.T, spin time.Duration) {
 	}
 }
 
-// TestRealCallAssist: with busy polling, a lone blocking caller receives
-// its reply itself (stack.Assister) and several callers take turns; a
-// stream of one-way messages from a third node arrives meanwhile and must
-// be delivered whole and in order, whoever reads the socket (the reader or
-// a caller), and every call must get its own reply.
+// TestRealCallAssist: with busy polling, a lone blocking caller on a node
+// without callbacks receives its reply itself (stack.Assister) and
+// several callers take turns; a stream of one-way messages from a third
+// node arrives meanwhile and must all be received, whoever reads the
+// socket (the reader or a caller), and every call must get its own reply.
+// On a node with a callback, no callback may run on a goroutine that is
+// inside Call.
 func TestRealCallAssist(t *testing.T) {
 	for _, kind := range []string{"udp", "tcp"} {
 		t.Run(kind, func(t *testing.T) {
@@ -219,87 +222,137 @@ func TestRealCallAssist(t *testing.T) {
 			}
 			server, client, other := open(), open(), open()
 			server.Handle(func(_ stack.Addr, req []byte) []byte { return append([]byte("re:"), req...) })
-			var mu sync.Mutex
-			var got []string
-			client.OnDeliver(func(from stack.Addr, body []byte) {
-				mu.Lock()
-				got = append(got, string(body))
-				mu.Unlock()
-			})
-			const oneWay = 2000
-			sent := make(chan error, 1)
-			go func() {
-				for i := range oneWay {
-					if err := other.Send(client.Local(), fmt.Appendf(nil, "m%d", i)); err != nil {
-						sent <- err
-						return
-					}
-					if i%50 == 0 {
-						time.Sleep(time.Millisecond)
-					}
-				}
-				sent <- nil
-			}()
 			ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 			defer cancel()
-			call := func(c, i int) error {
-				req := fmt.Appendf(nil, "c%d-%d", c, i)
-				rep, err := client.Call(ctx, server.Local(), req, 0)
-				if err != nil {
-					return fmt.Errorf("call %s: %w", req, err)
+			// callers runs one caller, then four at once; the goroutine
+			// ids of the callers go to inCall.
+			var inCall sync.Map
+			callers := func(tag string) {
+				call := func(c, i int) error {
+					req := fmt.Appendf(nil, "%s%d-%d", tag, c, i)
+					rep, err := client.Call(ctx, server.Local(), req, 0)
+					if err != nil {
+						return fmt.Errorf("call %s: %w", req, err)
+					}
+					if want := "re:" + string(req); string(rep) != want {
+						return fmt.Errorf("call %s: reply %q, want %q", req, rep, want)
+					}
+					return nil
 				}
-				if want := "re:" + string(req); string(rep) != want {
-					return fmt.Errorf("call %s: reply %q, want %q", req, rep, want)
+				inCall.Store(goid(), true)
+				for i := range 500 {
+					if err := call(0, i); err != nil {
+						t.Fatal(err)
+					}
 				}
-				return nil
-			}
-			for i := range 500 { // one caller
-				if err := call(0, i); err != nil {
+				var wg sync.WaitGroup
+				errs := make(chan error, 4)
+				for c := 1; c <= 4; c++ {
+					wg.Add(1)
+					go func() {
+						defer wg.Done()
+						inCall.Store(goid(), true)
+						for i := range 300 {
+							if err := call(c, i); err != nil {
+								errs <- err
+								return
+							}
+						}
+					}()
+				}
+				wg.Wait()
+				close(errs)
+				for err := range errs {
 					t.Fatal(err)
 				}
 			}
-			var wg sync.WaitGroup
-			errs := make(chan error, 4)
-			for c := 1; c <= 4; c++ { // callers taking turns
-				wg.Add(1)
+			// stream sends n one-way messages from other to client.
+			stream := func(n int) chan error {
+				sent := make(chan error, 1)
 				go func() {
-					defer wg.Done()
-					for i := range 300 {
-						if err := call(c, i); err != nil {
-							errs <- err
+					for i := range n {
+						if err := other.Send(client.Local(), fmt.Appendf(nil, "m%d", i)); err != nil {
+							sent <- err
 							return
 						}
+						if i%50 == 0 {
+							time.Sleep(time.Millisecond)
+						}
 					}
+					sent <- nil
 				}()
+				return sent
 			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Fatal(err)
+			waitCount := func(what string, want uint64, f func() uint64) {
+				deadline := time.Now().Add(10 * time.Second)
+				for f() < want && time.Now().Before(deadline) {
+					time.Sleep(time.Millisecond)
+				}
+				if got := f(); got != want {
+					t.Fatalf("%s: %d, want %d", what, got, want)
+				}
 			}
+
+			// No callbacks: callers receive in the reader's place.
+			const oneWay = 2000
+			sent := stream(oneWay)
+			callers("a")
 			if err := <-sent; err != nil {
 				t.Fatal(err)
 			}
-			deadline := time.Now().Add(10 * time.Second)
-			for {
-				mu.Lock()
-				n := len(got)
-				mu.Unlock()
-				if n >= oneWay || time.Now().After(deadline) {
-					break
-				}
-				time.Sleep(time.Millisecond)
+			// The top layer hands up the 1700 replies and the messages.
+			waitCount("replies and one-way messages handed up", 1700+oneWay, func() uint64 { return counter(client, "top", "to_app") })
+			self := counter(client, "node", "calls_self_received")
+			if self == 0 {
+				t.Fatal("no call received its own reply")
 			}
+
+			// A callback: it runs on the reader, never on a caller.
+			var mu sync.Mutex
+			var got []string
+			bad := 0
+			client.OnDeliver(func(from stack.Addr, body []byte) {
+				mu.Lock()
+				defer mu.Unlock()
+				got = append(got, string(body))
+				if _, ok := inCall.Load(goid()); ok {
+					bad++
+				}
+			})
+			sent = stream(oneWay)
+			callers("b")
+			if err := <-sent; err != nil {
+				t.Fatal(err)
+			}
+			waitCount("one-way messages delivered", oneWay, func() uint64 {
+				mu.Lock()
+				defer mu.Unlock()
+				return uint64(len(got))
+			})
 			mu.Lock()
 			defer mu.Unlock()
-			if len(got) != oneWay {
-				t.Fatalf("%d one-way messages delivered, want %d", len(got), oneWay)
+			if bad > 0 {
+				t.Fatalf("%d deliveries ran on a goroutine inside Call", bad)
 			}
 			for i, m := range got {
 				if want := fmt.Sprintf("m%d", i); m != want {
 					t.Fatalf("one-way message %d is %q, want %q", i, m, want)
 				}
 			}
+			if n := counter(client, "node", "calls_self_received"); n != self {
+				t.Fatalf("%d calls received their own reply on a node with a callback", n-self)
+			}
 		})
 	}
+}
+
+// goid is the calling goroutine's id, from its stack trace's first line.
+func goid() string {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b = bytes.TrimPrefix(b, []byte("goroutine "))
+	if i := bytes.IndexByte(b, ' '); i > 0 {
+		b = b[:i]
+	}
+	return string(b)
 }
