@@ -135,6 +135,65 @@ func (r *receiver) SetReceiver(f func(from stack.Addr, data []byte)) {
 	r.recv.Store(&f)
 }
 
+// turn is the right to receive from a socket: its reader goroutine holds
+// it, or a caller that receives in the reader's place while it waits for
+// a reply (Assist, stack.Assister; busy polling only). While callers wait
+// for it (want above zero) the reader steps aside at its next chance and
+// waits for wake, which every caller signals when it leaves; callers
+// leave when the socket closes, so a waiting reader is always woken.
+type turn struct {
+	mu   sync.Mutex
+	want atomic.Int32
+	wake chan struct{}
+	// set once by the transport: whether the socket is gone, what a
+	// caller does between attempts, and what it does holding the turn
+	// (receive and deliver until done or until)
+	gone  func() bool
+	pause func()
+	hold  func(done func() bool, until time.Time) bool
+}
+
+func (t *turn) init(gone func() bool, pause func(), hold func(func() bool, time.Time) bool) {
+	t.wake, t.gone, t.pause, t.hold = make(chan struct{}, 1), gone, pause, hold
+}
+
+// waitForCallers is the reader's: if callers want the socket, it waits
+// until one leaves and reports true (then the reader looks again).
+func (t *turn) waitForCallers() bool {
+	if t.want.Load() == 0 {
+		return false
+	}
+	<-t.wake
+	return true
+}
+
+// assist takes the turn when the reader steps aside (or another caller
+// leaves) and holds it until done or d has passed; it reports done. A
+// caller that finds the socket gone, or whose time runs out before its
+// turn, returns done as it is.
+func (t *turn) assist(done func() bool, d time.Duration) bool {
+	t.want.Add(1)
+	defer func() {
+		t.want.Add(-1)
+		select {
+		case t.wake <- struct{}{}:
+		default:
+		}
+	}()
+	until := time.Now().Add(d)
+	for !done() {
+		if t.mu.TryLock() {
+			defer t.mu.Unlock()
+			return t.hold(done, until)
+		}
+		if t.gone() || time.Now().After(until) {
+			return done()
+		}
+		t.pause()
+	}
+	return true
+}
+
 // errStepped is what a busy-polling reader returns when it stepped aside
 // for a caller that receives in its place (stack.Assister).
 var errStepped = errors.New("transport: reader stepped aside")

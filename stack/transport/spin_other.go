@@ -28,3 +28,6 @@ func (*spinReader) allowStep(bool) {}
 func (*spinReader) setStepAside(*atomic.Int32) {}
 
 func (*spinReader) pause() {}
+
+// Read is never called: newSpinReader returns the connection itself here.
+func (*spinReader) Read([]byte) (int, error) { return 0, io.EOF }

@@ -105,16 +105,13 @@ type conn struct {
 	// consuming it moves no slice header to the heap per frame
 	wv net.Buffers
 
-	// Receiving, as in UDP: whoever holds rmu reads the connection, its
-	// reader goroutine or a caller that Assists (busy polling only: sr is
-	// nil without); while want is above zero the reader steps aside at
-	// the next frame boundary and waits for wake.
+	// Receiving, as in UDP: whoever holds the turn reads the connection,
+	// its reader goroutine or a caller that Assists (busy polling only:
+	// sr is nil without); the reader steps aside at a frame boundary.
 	br   *bufio.Reader
 	sr   *spinReader
 	from stack.Addr
-	rmu  sync.Mutex
-	want atomic.Int32
-	wake chan struct{}
+	turn turn
 	// the holder's: the frame just read, whether delivering may go on,
 	// and the batch that delivers it and the whole frames buffered behind
 	// it (made once, so that a batch does not allocate)
@@ -135,10 +132,12 @@ const (
 // startReading readies ic's receiving side: frames are read through br
 // (over ic.c, busy polling if r is a spinReader) and come from from.
 func (t *TCP) startReading(ic *conn, r io.Reader, br *bufio.Reader, from stack.Addr) {
-	ic.br, ic.from, ic.wake = br, from, make(chan struct{}, 1)
+	ic.br, ic.from = br, from
 	if sr, ok := r.(*spinReader); ok {
 		ic.sr = sr
-		sr.setStepAside(&ic.want)
+		sr.setStepAside(&ic.turn.want)
+		ic.turn.init(func() bool { return t.closing.Load() || ic.dead.Load() }, sr.pause,
+			func(done func() bool, until time.Time) bool { return t.assistLocked(ic, done, until) })
 	}
 	ic.deliverBuffered = func() {
 		for ; ic.data != nil && ic.ok; ic.data = t.bufferedFrame(ic.br) {
@@ -451,18 +450,15 @@ func (t *TCP) serve(c *net.TCPConn) {
 func (t *TCP) readFrames(ic *conn) {
 	defer ic.dead.Store(true)
 	for {
-		if ic.want.Load() > 0 {
-			// Callers leave when the connection or the transport closes,
-			// and the last to leave wakes the reader.
-			<-ic.wake
+		if ic.sr != nil && ic.turn.waitForCallers() {
 			if t.closing.Load() || ic.dead.Load() {
 				return
 			}
 			continue
 		}
-		ic.rmu.Lock()
+		ic.turn.mu.Lock()
 		st := t.receiveFrames(ic, false)
-		ic.rmu.Unlock()
+		ic.turn.mu.Unlock()
 		if st == frameEnd {
 			return
 		}
@@ -474,7 +470,7 @@ func (t *TCP) readFrames(ic *conn) {
 // aside), and delivers it and every whole frame buffered behind it, in one
 // batch if there are several, so that what they cause (replies, the next
 // requests) leaves together. Only buffered bytes are read after the first
-// frame: a batch must not block. The caller holds ic.rmu.
+// frame: a batch must not block. The caller holds ic.turn.
 func (t *TCP) receiveFrames(ic *conn, nowait bool) frameStatus {
 	if ic.sr != nil && ic.br.Buffered() == 0 {
 		ic.sr.allowStep(nowait)
@@ -509,30 +505,10 @@ func (t *TCP) Assist(from stack.Addr, done func() bool, d time.Duration) bool {
 	if ic == nil || ic.sr == nil || ic.dead.Load() {
 		return false
 	}
-	ic.want.Add(1)
-	defer func() {
-		ic.want.Add(-1)
-		select {
-		case ic.wake <- struct{}{}:
-		default:
-		}
-	}()
-	until := time.Now().Add(d)
-	for !done() {
-		if ic.rmu.TryLock() {
-			ok := t.assistLocked(ic, done, until)
-			ic.rmu.Unlock()
-			return ok
-		}
-		if t.closing.Load() || ic.dead.Load() || time.Now().After(until) {
-			return done()
-		}
-		ic.sr.pause()
-	}
-	return true
+	return ic.turn.assist(done, d)
 }
 
-// assistLocked reads and delivers ic's frames, holding ic.rmu, until done
+// assistLocked reads and delivers ic's frames, holding ic.turn, until done
 // or until.
 func (t *TCP) assistLocked(ic *conn, done func() bool, until time.Time) bool {
 	for {

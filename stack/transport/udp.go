@@ -52,13 +52,9 @@ type UDP struct {
 	g      group
 	stats  counters
 
-	// Receiving is done by whoever holds rmu: the reader goroutine, or a
-	// caller that Assists (busy polling only). want counts the callers
-	// waiting to; while it is above zero the reader steps aside and waits
-	// for wake, which each of them signals when it is done.
-	rmu  sync.Mutex
-	want atomic.Int32
-	wake chan struct{}
+	// Receiving is done by whoever holds the turn: the reader goroutine,
+	// or a caller that Assists (busy polling only).
+	turn turn
 	// the holder's: the datagrams the last receive took, the source
 	// address strings (each built once), and the batch that delivers them
 	k            int
@@ -133,7 +129,6 @@ func ListenUDPOpts(addr string, opt UDPOptions) (*UDP, error) {
 		fam4:  la.IP.To4() != nil,
 		spin:  newUDPSpin(conn, opt.BusyPoll, opt.MTU),
 		addrs: map[stack.Addr]netip.AddrPort{},
-		wake:  make(chan struct{}, 1),
 		from:  map[netip.AddrPort]stack.Addr{},
 	}
 	// Made once, so that a batch does not allocate.
@@ -144,7 +139,8 @@ func ListenUDPOpts(addr string, opt UDPOptions) (*UDP, error) {
 		}
 	}
 	if u.spin != nil {
-		u.spin.setStepAside(&u.want)
+		u.spin.setStepAside(&u.turn.want)
+		u.turn.init(u.closed.Load, u.spin.pause, u.assistLocked)
 	}
 	u.g.start(u.readLoop)
 	return u, nil
@@ -256,21 +252,18 @@ func (u *UDP) readLoop() {
 		var ap netip.AddrPort
 		var err error
 		if u.spin != nil {
-			if u.want.Load() > 0 {
-				// Callers leave when the transport closes, and the last
-				// to leave wakes the reader.
-				<-u.wake
+			if u.turn.waitForCallers() {
 				if u.closed.Load() {
 					return
 				}
 				continue
 			}
-			u.rmu.Lock()
+			u.turn.mu.Lock()
 			u.k, err = u.spin.recv()
 			if err == nil && u.k > 0 {
 				u.batcher.deliver(u.k > 1, u.deliverTaken)
 			}
-			u.rmu.Unlock()
+			u.turn.mu.Unlock()
 		} else {
 			n, ap, err = u.conn.ReadFromUDPAddrPort(buf)
 		}
@@ -302,30 +295,10 @@ func (u *UDP) Assist(_ stack.Addr, done func() bool, d time.Duration) bool {
 	if u.spin == nil || d <= 0 || u.closed.Load() {
 		return false
 	}
-	u.want.Add(1)
-	defer func() {
-		u.want.Add(-1)
-		select {
-		case u.wake <- struct{}{}:
-		default:
-		}
-	}()
-	until := time.Now().Add(d)
-	for !done() {
-		if u.rmu.TryLock() {
-			ok := u.assistLocked(done, until)
-			u.rmu.Unlock()
-			return ok
-		}
-		if u.closed.Load() || time.Now().After(until) {
-			return done()
-		}
-		u.spin.pause()
-	}
-	return true
+	return u.turn.assist(done, d)
 }
 
-// assistLocked polls and delivers, holding rmu, until done or until.
+// assistLocked polls and delivers, holding the turn, until done or until.
 func (u *UDP) assistLocked(done func() bool, until time.Time) bool {
 	for {
 		k, err := u.spin.recvNow()
