@@ -2,14 +2,21 @@ package layers
 
 import "strata/stack"
 
-// ranks maps a view's members to their ranks and remembers the last
-// lookup: the casts of one bundle all come from one peer, and a map lookup
-// hashes the whole address string (two layers look up every received
-// cast, in their fast path's CCP and again in its update).
+// ranks maps a view's members to their ranks and remembers the last few
+// lookups: a map lookup hashes the whole address string, and several
+// layers look up every received cast, in their fast path's CCP and again
+// in its update. A remembered address is found by comparing strings,
+// which costs next to nothing when it is the same string (the transports
+// hand over one string per source address, so it is).
 type ranks struct {
-	m    map[stack.Addr]int
-	memo rankMemo // a lookup cache, not protocol state
+	m        map[stack.Addr]int
+	memo     [rankMemos]rankMemo // a lookup cache, not protocol state
+	memoNext int                 // the entry the next miss replaces
 }
+
+// rankMemos is how many lookups ranks remembers: a group of a few members
+// fits whole.
+const rankMemos = 4
 
 type rankMemo struct {
 	a   stack.Addr
@@ -27,12 +34,15 @@ func newRanks(members []stack.Addr) ranks {
 
 // of returns a's rank, and false if a is not a member.
 func (k *ranks) of(a stack.Addr) (int, bool) {
-	if k.memo.set && a == k.memo.a {
-		return k.memo.r, true
+	for i := range k.memo {
+		if e := &k.memo[i]; e.set && e.a == a {
+			return e.r, true
+		}
 	}
 	r, ok := k.m[a]
 	if ok {
-		k.memo = rankMemo{a, r, true}
+		k.memo[k.memoNext] = rankMemo{a, r, true}
+		k.memoNext = (k.memoNext + 1) % rankMemos
 	}
 	return r, ok
 }
