@@ -137,26 +137,14 @@ func (r *receiver) SetReceiver(f func(from stack.Addr, data []byte)) {
 
 // turn is the right to receive from a socket: its reader goroutine holds
 // it, or a caller that receives in the reader's place while it waits for
-// a reply (Assist, stack.Assister; busy polling only). While callers want
-// it (want above zero) the reader steps aside at its next chance and
-// waits for wake.
-//
-// The last caller to leave does not wake the reader at once but arms a
-// timer for the busy-poll time: a caller that calls again within it (a
-// client issuing call after call) takes the turn straight back, and the
-// reader, which would only have woken to step aside again, stays asleep
-// (on one CPU shared by every process that wake-up cost as much as the
-// hand-off the assist saves). A datagram that arrives after the last call
-// waits for the reader at most that long, plus the runtime's timer
-// slack when the process is idle (up to a millisecond): assisting
-// callers are only those of nodes with no callbacks (stack.Node.Call),
-// where nothing but protocol upkeep (acknowledgements, retransmissions)
-// can arrive between calls. Closing wakes the reader at once.
+// a reply (Assist, stack.Assister; busy polling only). While callers wait
+// for it (want above zero) the reader steps aside at its next chance and
+// waits for wake, which every caller signals when it leaves; callers
+// leave when the socket closes, so a waiting reader is always woken.
 type turn struct {
 	mu   sync.Mutex
 	want atomic.Int32
 	wake chan struct{}
-	lazy *time.Timer // wakes the reader after the last caller left
 	// set once by the transport: whether the socket is gone, what a
 	// caller does between attempts, and what it does holding the turn
 	// (receive and deliver until done or until)
@@ -167,21 +155,10 @@ type turn struct {
 
 func (t *turn) init(gone func() bool, pause func(), hold func(func() bool, time.Time) bool) {
 	t.wake, t.gone, t.pause, t.hold = make(chan struct{}, 1), gone, pause, hold
-	t.lazy = time.AfterFunc(time.Hour, t.wakeReader)
-	t.lazy.Stop()
-}
-
-// wakeReader wakes the reader if it waits for callers (or makes its next
-// wait return at once, whereupon it looks again).
-func (t *turn) wakeReader() {
-	select {
-	case t.wake <- struct{}{}:
-	default:
-	}
 }
 
 // waitForCallers is the reader's: if callers want the socket, it waits
-// until woken and reports true (then the reader looks again).
+// until one leaves and reports true (then the reader looks again).
 func (t *turn) waitForCallers() bool {
 	if t.want.Load() == 0 {
 		return false
@@ -197,17 +174,17 @@ func (t *turn) waitForCallers() bool {
 func (t *turn) assist(done func() bool, d time.Duration) bool {
 	t.want.Add(1)
 	defer func() {
-		if t.want.Add(-1) == 0 {
-			t.lazy.Reset(d)
+		t.want.Add(-1)
+		select {
+		case t.wake <- struct{}{}:
+		default:
 		}
 	}()
 	until := time.Now().Add(d)
 	for !done() {
 		if t.mu.TryLock() {
-			// (No defer: one inside a loop is allocated, call by call.)
-			ok := t.hold(done, until)
-			t.mu.Unlock()
-			return ok
+			defer t.mu.Unlock()
+			return t.hold(done, until)
 		}
 		if t.gone() || time.Now().After(until) {
 			return done()

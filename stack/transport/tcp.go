@@ -663,13 +663,6 @@ func (t *TCP) Close() error {
 	for c := range t.conns {
 		c.Close()
 	}
-	for _, p := range t.peers {
-		// A reader waiting for callers (see turn) would otherwise wake
-		// only on its timer.
-		if ic := p.rx.Load(); ic != nil {
-			ic.turn.wakeReader()
-		}
-	}
 
 	clear(t.peers)
 	t.mu.Unlock()

@@ -362,9 +362,6 @@ func (u *UDP) Close() error {
 		return errorf(u.local, "close: %w", ErrClosed)
 	}
 	err := u.conn.Close()
-	if u.spin != nil {
-		u.turn.wakeReader() // a reader waiting for callers (see turn)
-	}
 	u.g.wait()
 	if err != nil {
 		return errorf(u.local, "close: %w", err)
