@@ -183,8 +183,10 @@ func (t *turn) assist(done func() bool, d time.Duration) bool {
 	until := time.Now().Add(d)
 	for !done() {
 		if t.mu.TryLock() {
-			defer t.mu.Unlock()
-			return t.hold(done, until)
+			// (No defer: one inside a loop is allocated, call by call.)
+			ok := t.hold(done, until)
+			t.mu.Unlock()
+			return ok
 		}
 		if t.gone() || time.Now().After(until) {
 			return done()
