@@ -81,8 +81,14 @@ type Config struct {
 	// dropped and counted); one silent for twice as long with nothing in
 	// flight either way is forgotten. <0: never.
 	PeerTimeout time.Duration
-	Credit      int           // pt2ptw: bytes a sender may have unconsumed at a peer
-	RPCTimeout  time.Duration // rpc: default when the caller's context has no deadline
+	// Unreliable: a layer of the stack sends Unreliable events (Spec.
+	// SendsUnreliable: a multicast layer's casts), so the point-to-point
+	// layers below accept the unnumbered datagrams they pass them as;
+	// without it such a datagram is malformed (from a peer running another
+	// stack). Build sets it.
+	Unreliable bool
+	Credit     int           // pt2ptw: bytes a sender may have unconsumed at a peer
+	RPCTimeout time.Duration // rpc: default when the caller's context has no deadline
 	// Group layers.
 	Members     []Addr        // the view: every member lists the same addresses in the same order
 	StatusEvery time.Duration // mnak: status and nak interval
@@ -150,7 +156,10 @@ type Spec struct {
 	// any other property from below is hidden (e.g. a layer that reorders
 	// would not keep FIFO). Nil means all are kept.
 	Keeps []Prop
-	New   func(Config) Layer
+	// SendsUnreliable: the layer sends ESends marked Unreliable (see
+	// Config.Unreliable).
+	SendsUnreliable bool
+	New             func(Config) Layer
 }
 
 // Validate checks a stack given bottom first: each layer's requirements

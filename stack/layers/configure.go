@@ -153,6 +153,9 @@ func Named(list string) ([]stack.Spec, error) {
 
 // Build instantiates specs with cfg.
 func Build(specs []stack.Spec, cfg stack.Config) []stack.Layer {
+	for _, s := range specs {
+		cfg.Unreliable = cfg.Unreliable || s.SendsUnreliable
+	}
 	ls := make([]stack.Layer, len(specs))
 	for i, s := range specs {
 		ls[i] = s.New(cfg)

@@ -129,7 +129,9 @@ var MnakSpec = stack.Spec{
 	Name: "mnak", Doc: "reliable FIFO multicast: numbered casts, naks, retransmission from the origin",
 	Requires: []stack.Prop{stack.Datagram},
 	Provides: []stack.Prop{stack.Multicast},
-	New:      func(c stack.Config) stack.Layer { return NewMnak(c) },
+	// Its casts' copies, statuses and naks go Unreliable.
+	SendsUnreliable: true,
+	New:             func(c stack.Config) stack.Layer { return NewMnak(c) },
 }
 
 // NewMnak builds the layer for the view cfg.Members.

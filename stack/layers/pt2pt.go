@@ -11,7 +11,9 @@ import (
 // Pt2pt header (49 bytes): kind u8 (1 data, 2 ack), from u64, seq u64,
 // base u64, ackEpoch u64, ackNext u64, sack u64; or the kind alone (1
 // byte): 3 pass, an ESend marked Unreliable (a multicast layer's copy of a
-// cast: it recovers losses itself), delivered as it comes, unnumbered.
+// cast: it recovers losses itself), delivered as it comes, unnumbered;
+// accepted only in a stack with such a layer (Config.Unreliable), else
+// malformed.
 //
 //	from      the sender's incarnation (a change tells a peer that this
 //	          side restarted and lost what it had buffered)
@@ -282,6 +284,11 @@ func (p *Pt2pt) Up(ev stack.Event, out stack.Emitter) {
 
 func (p *Pt2pt) receive(ev stack.Event, out stack.Emitter) {
 	if k, err := ev.Msg.Peek(1); err == nil && k[0] == p2pPass {
+		if !p.cfg.Unreliable { // no layer here sends such datagrams
+			p.c.malformed++
+			ev.Msg.Free()
+			return
+		}
 		ev.Msg.Pop(1)
 		p.c.passedUp++
 		out.Up(ev)

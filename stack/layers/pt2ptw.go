@@ -24,6 +24,7 @@ const (
 // never held, so it cannot wait for a grant that will not come.
 type Pt2ptw struct {
 	credit int
+	pass   bool // Config.Unreliable: accept the pass kind
 	peers  map[stack.Addr]*wPeer
 	c      struct{ stalls, grantsSent, grantsRecv, queued, malformed uint64 }
 }
@@ -45,7 +46,7 @@ var Pt2ptwSpec = stack.Spec{
 // NewPt2ptw builds the layer with cfg.Credit bytes of credit per peer.
 func NewPt2ptw(cfg stack.Config) *Pt2ptw {
 	cfg = cfg.WithDefaults()
-	return &Pt2ptw{credit: cfg.Credit, peers: map[stack.Addr]*wPeer{}}
+	return &Pt2ptw{credit: cfg.Credit, pass: cfg.Unreliable, peers: map[stack.Addr]*wPeer{}}
 }
 
 func (w *Pt2ptw) peer(a stack.Addr) *wPeer {
@@ -99,8 +100,10 @@ func (w *Pt2ptw) Up(ev stack.Event, out stack.Emitter) {
 		return
 	}
 	h, err := ev.Msg.Pop(wHdr)
-	if err != nil || h[0] > wPass {
+	if err != nil || h[0] > wPass || h[0] == wPass && !w.pass {
+		// (wPass only where a layer above sends Unreliable events.)
 		w.c.malformed++
+		ev.Msg.Free()
 		return
 	}
 	if h[0] == wPass {

@@ -120,6 +120,8 @@ func parseConfig(fields []string) (string, stack.Config, error) {
 			}
 		case "contact":
 			cfg.Contact = stack.Addr(v)
+		case "unreliable": // a layer above sends Unreliable events (as Build sets it for mnak)
+			cfg.Unreliable, err = strconv.ParseBool(v)
 		default:
 			err = fmt.Errorf("unknown setting %q", k)
 		}
