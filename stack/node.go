@@ -92,9 +92,10 @@ type NodeOptions struct {
 	// for this long, so the reply reaches the caller's goroutine with no
 	// hand-off, provided the node has no callbacks (OnDeliver, Handle,
 	// HandleAsync, OnEvent) and no other call in flight, whose code would
-	// then run on the caller's goroutine; otherwise, with one processor (GOMAXPROCS 1 when NewNode
-	// runs), Call checks for its reply, yielding in between, so that the
-	// reader hands it to a running caller instead of waking a parked one.
+	// then run on the caller's goroutine. Otherwise, with one processor
+	// (GOMAXPROCS 1 when NewNode runs), Call checks for its reply,
+	// yielding in between, so that the reader hands it to a running
+	// caller instead of waking a parked one.
 	// With more processors it then does not spin: a caller spinning
 	// beside the transport's poller would hold a second CPU that the peer
 	// may need (measured: longer tails unpinned). 0: park at once.

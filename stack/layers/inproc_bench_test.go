@@ -9,7 +9,9 @@ import (
 
 // memNet carries datagrams between memTransports through one queue, which
 // the benchmark pumps on its own goroutine: no sockets, no other
-// goroutines, so a profile shows the stacks' and nodes' own cost.
+// goroutines, so a profile shows the stacks' and nodes' own cost. (The
+// simulated network, stack/sim, would add its scheduler's event queue and
+// virtual clock to every datagram.)
 type memNet struct {
 	q     []memDatagram
 	nodes map[stack.Addr]*memTransport

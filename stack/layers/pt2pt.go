@@ -195,7 +195,9 @@ func (p *Pt2pt) Down(ev stack.Event, out stack.Emitter) {
 		out.Down(ev)
 		return
 	}
-	if ev.Unreliable {
+	// Passed unnumbered only where receivers accept it (the same stack:
+	// Config.Unreliable); elsewhere an Unreliable send goes reliably.
+	if ev.Unreliable && p.cfg.Unreliable {
 		ev.Msg.Push(1)[0] = p2pPass
 		p.c.passed++
 		out.Down(ev)

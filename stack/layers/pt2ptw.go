@@ -67,7 +67,7 @@ func (w *Pt2ptw) Down(ev stack.Event, out stack.Emitter) {
 		out.Down(ev)
 		return
 	}
-	if ev.Unreliable {
+	if ev.Unreliable && w.pass { // as pt2pt: passed only where accepted
 		putW(ev.Msg, wPass, 0)
 		out.Down(ev)
 		return

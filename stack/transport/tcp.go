@@ -663,7 +663,6 @@ func (t *TCP) Close() error {
 	for c := range t.conns {
 		c.Close()
 	}
-
 	clear(t.peers)
 	t.mu.Unlock()
 	t.g.wait()
