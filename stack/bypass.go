@@ -129,6 +129,16 @@ type Frame struct {
 	rxFull bool
 }
 
+// reset readies f for a path of p. (Field by field: assigning a whole
+// Frame, or an Event, to the bypass's scratch costs a bulk copy with
+// write barriers, a measurable part of a fast path.)
+func (f *Frame) reset(p *composed, vars []uint64, plen int) {
+	f.V, f.KeepHdr, f.KeepBody = nil, nil, nil
+	f.p, f.vars, f.layer, f.plen = p, vars, 0, plen
+	f.keepHdr, f.keepBody, f.kept, f.keepAbove = nil, nil, false, 0
+	f.rx, f.rxHdr, f.rxFull = nil, 0, false
+}
+
 // Len is ev.Msg.Len() on entry to the layer in the full stack: going down,
 // the payload and the headers of the layers above; going up, also the
 // layer's own header.
@@ -215,6 +225,8 @@ type composed struct {
 	mcast        int // the Fanout layer (cast cases), else -1
 	loop         int // the Loop layer (CastDown), else -1
 	up           *composed
+	key          string // signature (see fused.go)
+	chain        Chain  // generated code for the path, or nil: the generic loops
 }
 
 type sufVar struct{ off, size, idx int }
@@ -433,6 +445,10 @@ func Optimize(layers []Layer) (*Bypass, error) {
 		for i := range p.paths {
 			p.vs[i] = bp.vars[p.off[i] : p.off[i]+p.nv[i] : p.off[i]+p.nv[i]]
 		}
+		p.key = p.signature(layers)
+		if mk := lookupChain(p.key); mk != nil {
+			p.chain = mk(layers, p.paths)
+		}
 	}
 	return bp, nil
 }
@@ -467,6 +483,13 @@ func (bp *Bypass) Counters() []Counter {
 			}
 		}
 	}
+	fused := 0
+	for _, p := range bp.paths {
+		if p != nil && p.chain != nil {
+			fused++
+		}
+	}
+	cs = append(cs, C("fused_paths", uint64(fused)))
 	return append(cs, C("loop_misses", bp.c.loopMiss), C("partial", bp.c.partial), C("decompressed", bp.c.decompressed), C("malformed", bp.c.bad))
 }
 
@@ -489,7 +512,7 @@ func (bp *Bypass) try(dir Dir, ev Event) bool {
 		}
 		bp.cur = ev
 		ok := bp.down(p, &bp.cur)
-		bp.cur = Event{}
+		bp.cur.drop()
 		return ok
 	}
 	if ev.Type != EDeliver || ev.Msg == nil {
@@ -497,7 +520,7 @@ func (bp *Bypass) try(dir Dir, ev Event) bool {
 	}
 	bp.cur = ev
 	ok := bp.receive(&bp.cur)
-	bp.cur = Event{}
+	bp.cur.drop()
 	return ok
 }
 
@@ -513,17 +536,15 @@ func (bp *Bypass) down(p *composed, ev *Event) bool {
 	n := len(p.paths)
 	plen := ev.Msg.Len()
 	f := &bp.frame
-	*f = Frame{p: p, vars: bp.vars, plen: plen}
+	f.reset(p, bp.vars, plen)
 	lo := 0
 	if p.mcast >= 0 {
 		lo = p.mcast
 	}
-	for i := n - 1; i >= lo; i-- {
-		if q := p.paths[i]; q.CCP != nil && !q.CCP(ev, bp.frameFor(p, i)) {
-			bp.c.miss[p.c]++
-			bp.c.missAt[p.c][i]++
-			return false
-		}
+	if i := bp.ccpDown(p, n-1, lo, ev); i >= 0 {
+		bp.c.miss[p.c]++
+		bp.c.missAt[p.c][i]++
+		return false
 	}
 	if p.mcast < 0 {
 		bp.c.hit[p.c]++
@@ -561,19 +582,26 @@ func (bp *Bypass) down(p *composed, ev *Event) bool {
 		e.Msg = NewMsg(payload)
 		bp.applyDown(p, p.mcast-1, 0, e)
 		bp.emit(p, e)
-		*e = Event{}
+		e.drop()
 	}
 	if p.loop >= 0 {
 		bp.loopUp(p, &bp.loopEv, payload, keepHdr)
-		bp.loopEv = Event{}
+		bp.loopEv.drop()
 	}
 	return true
 }
 
 // ccpBelow evaluates the CCPs of layers [0, hi) for ev; it returns the
 // first layer whose CCP is false, or -1.
-func (bp *Bypass) ccpBelow(p *composed, hi int, ev *Event) int {
-	for i := hi - 1; i >= 0; i-- {
+func (bp *Bypass) ccpBelow(p *composed, hi int, ev *Event) int { return bp.ccpDown(p, hi-1, 0, ev) }
+
+// ccpDown evaluates the CCPs of layers hi down to lo for ev; it returns
+// the first layer whose CCP is false, or -1.
+func (bp *Bypass) ccpDown(p *composed, hi, lo int, ev *Event) int {
+	if p.chain != nil {
+		return p.chain.CCPDown(hi, lo, ev, &bp.frame)
+	}
+	for i := hi; i >= lo; i-- {
 		if q := p.paths[i]; q.CCP != nil && !q.CCP(ev, bp.frameFor(p, i)) {
 			return i
 		}
@@ -583,6 +611,10 @@ func (bp *Bypass) ccpBelow(p *composed, hi int, ev *Event) int {
 
 // applyDown applies layers hi down to lo.
 func (bp *Bypass) applyDown(p *composed, hi, lo int, ev *Event) {
+	if p.chain != nil {
+		p.chain.ApplyDown(hi, lo, ev, &bp.frame)
+		return
+	}
 	for i := hi; i >= lo; i-- {
 		if q := p.paths[i]; q.Apply != nil {
 			q.Apply(ev, bp.frameFor(p, i))
@@ -612,7 +644,9 @@ func (bp *Bypass) emit(p *composed, ev *Event) {
 // The application must not modify a delivered body (see Node.OnDeliver).
 func (bp *Bypass) loopUp(p *composed, ev *Event, payload, keepHdr []byte) {
 	up := p.up
-	bp.frame = Frame{p: up, vars: bp.vars, plen: len(payload), keepHdr: keepHdr, keepBody: payload, kept: true, keepAbove: p.mcast}
+	f := &bp.frame
+	f.reset(up, bp.vars, len(payload))
+	f.keepHdr, f.keepBody, f.kept, f.keepAbove = keepHdr, payload, true, p.mcast
 	if i := bp.ccpUp(up, p.loop+1, ev); i >= 0 {
 		bp.c.loopMiss++
 		bp.c.missAt[CastUp][i]++
@@ -635,6 +669,9 @@ func (bp *Bypass) applyUp(p *composed, lo int, ev *Event) {
 // applyUpTo marks and updates layers lo..hi-1 of p for ev, whose CCPs
 // held, and reports whether one of them absorbed it.
 func (bp *Bypass) applyUpTo(p *composed, lo, hi int, ev *Event) bool {
+	if p.chain != nil {
+		return p.chain.ApplyUp(lo, hi, ev, &bp.frame)
+	}
 	for i := lo; i < hi; i++ {
 		q := p.paths[i]
 		if q.Mark != nil {
@@ -782,8 +819,7 @@ func (p *composed) headerLen(from int) int {
 // upCCP evaluates the CCPs of p for ev; it returns the first layer whose
 // CCP is false, or -1 if all hold.
 func (bp *Bypass) upCCP(p *composed, ev *Event, plen int) int {
-	f := &bp.frame
-	*f = Frame{p: p, vars: bp.vars, plen: plen}
+	bp.frame.reset(p, bp.vars, plen)
 	return bp.ccpUp(p, 0, ev)
 }
 
@@ -792,6 +828,11 @@ func (bp *Bypass) upCCP(p *composed, ev *Event, plen int) int {
 // CCP is false, or -1.
 func (bp *Bypass) ccpUp(p *composed, lo int, ev *Event) int {
 	bp.tmp = *ev
+	if p.chain != nil {
+		fail := p.chain.CCPUp(lo, &bp.tmp, &bp.frame)
+		bp.tmp.drop()
+		return fail
+	}
 	fail := -1
 	for i := lo; i < len(p.paths); i++ {
 		q := p.paths[i]
@@ -806,7 +847,7 @@ func (bp *Bypass) ccpUp(p *composed, lo int, ev *Event) int {
 			q.Mark(&bp.tmp, bp.frameFor(p, i))
 		}
 	}
-	bp.tmp = Event{}
+	bp.tmp.drop()
 	return fail
 }
 

@@ -130,3 +130,10 @@ func (e Event) String() string {
 	}
 	return s
 }
+
+// drop clears ev's references (the rest is overwritten when the scratch
+// event is next used), so that a scratch event does not keep a message,
+// view or error alive.
+func (ev *Event) drop() {
+	ev.Peer, ev.Msg, ev.Err, ev.Stable, ev.View = "", nil, nil, nil, nil
+}

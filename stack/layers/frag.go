@@ -164,9 +164,10 @@ var fragWholeFields = []stack.Field{stack.Const("kind", 1, fragWhole), stack.Con
 // multicast layer, a cast's copies are unreliable sends).
 func (f *Frag) FastPath(c stack.Case) *stack.Path {
 	if c == stack.SendDown || c == stack.CastDown {
-		return &stack.Path{Hdr: fragWholeFields,
-			CCP:   func(_ *stack.Event, fr *stack.Frame) bool { return fr.Len() <= f.chunk },
-			Apply: func(*stack.Event, *stack.Frame) { f.c.whole++ }}
+		return &stack.Path{Hdr: fragWholeFields, CCP: f.fastWholeCCP, Apply: f.fastWhole}
 	}
 	return &stack.Path{Hdr: fragWholeFields}
 }
+
+func (f *Frag) fastWholeCCP(_ *stack.Event, fr *stack.Frame) bool { return fr.Len() <= f.chunk }
+func (f *Frag) fastWhole(*stack.Event, *stack.Frame)              { f.c.whole++ }

@@ -766,39 +766,46 @@ var gmsPassFields = []stack.Field{stack.Const("kind", 1, gmsPass)}
 func (g *Gms) FastPath(c stack.Case) *stack.Path {
 	switch c {
 	case stack.SendDown:
-		return &stack.Path{Hdr: gmsPassFields, CCP: func(*stack.Event, *stack.Frame) bool { return !g.exited && g.timer.on }}
+		return &stack.Path{Hdr: gmsPassFields, CCP: g.fastSendCCP}
 	case stack.CastDown:
-		return &stack.Path{Hdr: gmsPassFields, CCP: func(*stack.Event, *stack.Frame) bool {
-			return !g.exited && g.timer.on && !g.blocked && g.joined && g.self >= 0
-		}}
+		return &stack.Path{Hdr: gmsPassFields, CCP: g.fastCastCCP}
 	case stack.SendUp:
-		return &stack.Path{Hdr: gmsPassFields,
-			CCP:   func(*stack.Event, *stack.Frame) bool { return !g.exited },
-			Apply: func(ev *stack.Event, _ *stack.Frame) { g.heard(ev.Peer) }}
+		return &stack.Path{Hdr: gmsPassFields, CCP: g.fastRecvSendCCP, Apply: g.fastRecvSend}
 	}
-	return &stack.Path{Hdr: gmsPassFields,
-		CCP: func(ev *stack.Event, _ *stack.Frame) bool {
-			if g.exited || g.answered != 0 {
-				return false
-			}
-			o, ok := g.rank.of(ev.Peer)
-			return ok && ev.Seq == g.delivered[o]+1
-		},
-		Apply: func(ev *stack.Event, f *stack.Frame) {
-			g.heard(ev.Peer)
-			o, _ := g.rank.of(ev.Peer)
-			g.delivered[o]++
-			h, b := f.Shared(1)
-			if h == nil && b == nil {
-				// The headers above do not fit where the datagram's
-				// compressed header was: write them into the arena and
-				// keep the payload where it is (the stack owns it).
-				h = g.arena.take(f.HeaderLen(1))
-				h = f.AppendHeaders(h[:0], 1)
-				b = ev.Msg.Body()
-			}
-			g.kept[o] = append(g.kept[o], gmsKept{h, b})
-		}}
+	return &stack.Path{Hdr: gmsPassFields, CCP: g.fastRecvCastCCP, Apply: g.fastRecvCast}
+}
+
+func (g *Gms) fastSendCCP(*stack.Event, *stack.Frame) bool { return !g.exited && g.timer.on }
+
+func (g *Gms) fastCastCCP(*stack.Event, *stack.Frame) bool {
+	return !g.exited && g.timer.on && !g.blocked && g.joined && g.self >= 0
+}
+
+func (g *Gms) fastRecvSendCCP(*stack.Event, *stack.Frame) bool { return !g.exited }
+func (g *Gms) fastRecvSend(ev *stack.Event, _ *stack.Frame)    { g.heard(ev.Peer) }
+
+func (g *Gms) fastRecvCastCCP(ev *stack.Event, _ *stack.Frame) bool {
+	if g.exited || g.answered != 0 {
+		return false
+	}
+	o, ok := g.rank.of(ev.Peer)
+	return ok && ev.Seq == g.delivered[o]+1
+}
+
+func (g *Gms) fastRecvCast(ev *stack.Event, f *stack.Frame) {
+	g.heard(ev.Peer)
+	o, _ := g.rank.of(ev.Peer)
+	g.delivered[o]++
+	h, b := f.Shared(1)
+	if h == nil && b == nil {
+		// The headers above do not fit where the datagram's compressed
+		// header was: write them into the arena and keep the payload
+		// where it is (the stack owns it).
+		h = g.arena.take(f.HeaderLen(1))
+		h = f.AppendHeaders(h[:0], 1)
+		b = ev.Msg.Body()
+	}
+	g.kept[o] = append(g.kept[o], gmsKept{h, b})
 }
 
 // heard notes that a is alive: its unanswered probes are forgotten (the

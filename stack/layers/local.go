@@ -54,9 +54,11 @@ func (l *Local) FastPath(c stack.Case) *stack.Path {
 	if c != stack.CastDown {
 		return stack.Pass
 	}
-	return &stack.Path{
-		Apply: func(*stack.Event, *stack.Frame) { l.sent++; l.c.looped++ },
-		Loop: func(ev *stack.Event) stack.Event {
-			return stack.Event{Type: stack.EDeliver, Peer: l.cfg.Local, Now: ev.Now, Seq: l.sent}
-		}}
+	return &stack.Path{Apply: l.fastCast, Loop: l.fastLoop}
+}
+
+func (l *Local) fastCast(*stack.Event, *stack.Frame) { l.sent++; l.c.looped++ }
+
+func (l *Local) fastLoop(ev *stack.Event) stack.Event {
+	return stack.Event{Type: stack.EDeliver, Peer: l.cfg.Local, Now: ev.Now, Seq: l.sent}
 }

@@ -108,9 +108,11 @@ func (m *Mflow) FastPath(c stack.Case) *stack.Path {
 	if c != stack.CastDown {
 		return stack.Pass
 	}
-	return &stack.Path{
-		CCP: func(*stack.Event, *stack.Frame) bool {
-			return len(m.waiting) == 0 && m.sent-m.stable < uint64(m.cfg.CastWindow)
-		},
-		Apply: func(*stack.Event, *stack.Frame) { m.sent++ }}
+	return &stack.Path{CCP: m.fastCastCCP, Apply: m.fastCast}
 }
+
+func (m *Mflow) fastCastCCP(*stack.Event, *stack.Frame) bool {
+	return len(m.waiting) == 0 && m.sent-m.stable < uint64(m.cfg.CastWindow)
+}
+
+func (m *Mflow) fastCast(*stack.Event, *stack.Frame) { m.sent++ }

@@ -56,9 +56,9 @@ type Mnak struct {
 	others  []stack.Addr // members but this one: where casts go
 	rank    ranks
 	// sending
-	sent    uint64    // casts sent; cast n is out[n-1-outBase]
-	out     []mnakOut // casts not yet stable, as sent
-	outBase uint64    // casts below outBase+1 are stable and dropped
+	sent    uint64   // casts sent; cast n is out.at(n-1-outBase)
+	out     mnakOuts // casts not yet stable, as sent
+	outBase uint64   // casts below outBase+1 are stable and dropped
 	// receiving, per origin rank
 	in    []mnakIn
 	timer periodic
@@ -112,9 +112,47 @@ func (o *mnakOut) keep(hlen int, fill func([]byte) []byte, msg *stack.Msg) {
 }
 
 // push appends an empty entry for the next cast and returns it.
-func (m *Mnak) push() *mnakOut {
-	m.out = append(m.out, mnakOut{})
-	return &m.out[len(m.out)-1]
+func (m *Mnak) push() *mnakOut { return m.out.push() }
+
+// mnakOuts is a queue of mnakOut in fixed chunks that are never reused
+// or moved: an entry's inline bytes stay where they were written (see
+// mnakOut), and a cast costs no copying of the entries before it, as a
+// slice that drops from the front and appends at the back would (about
+// a tenth of the cast-down fast path, measured).
+type mnakOuts struct {
+	chunks []*[mnakChunk]mnakOut
+	head   int // the first entry's index in chunks[0]
+	n      int // entries
+}
+
+// mnakChunk is how many entries a chunk holds.
+const mnakChunk = 128
+
+// at returns entry i (0: the oldest).
+func (q *mnakOuts) at(i int) *mnakOut {
+	i += q.head
+	return &q.chunks[i/mnakChunk][i%mnakChunk]
+}
+
+func (q *mnakOuts) push() *mnakOut {
+	if (q.head+q.n)/mnakChunk == len(q.chunks) {
+		q.chunks = append(q.chunks, new([mnakChunk]mnakOut))
+	}
+	q.n++
+	return q.at(q.n - 1)
+}
+
+// drop removes the oldest entry.
+func (q *mnakOuts) drop() {
+	o := q.at(0)
+	o.hbig, o.body = nil, nil // keep hbuf's bytes (see mnakOut)
+	q.head++
+	q.n--
+	if q.head == mnakChunk {
+		q.chunks[0] = nil
+		q.chunks = q.chunks[1:]
+		q.head = 0
+	}
 }
 
 type mnakIn struct {
@@ -162,7 +200,7 @@ func (m *Mnak) install(v *stack.View) {
 	for i := range m.in {
 		m.in[i] = mnakIn{next: 1, ooo: map[uint64]*stack.Msg{}}
 	}
-	m.sent, m.out, m.outBase = 0, nil, 0
+	m.sent, m.out, m.outBase = 0, mnakOuts{}, 0
 }
 
 func (m *Mnak) put(h []byte, kind byte, a, b uint64) {
@@ -186,9 +224,7 @@ func (m *Mnak) Down(ev stack.Event, out stack.Emitter) {
 		if m.self >= 0 && m.self < len(ev.Stable) {
 			upto := min(ev.Stable[m.self], m.sent)
 			for m.outBase < upto {
-				// Keep hbuf's bytes (see mnakOut); drop the references.
-				m.out[0].hbig, m.out[0].body = nil, nil
-				m.out = m.out[1:]
+				m.out.drop()
 				m.outBase++
 			}
 		}
@@ -283,7 +319,7 @@ func (m *Mnak) Up(ev stack.Event, out stack.Emitter) {
 		// Resend what is still buffered of [a, b).
 		for seq := max(a, m.outBase+1); seq < b && seq <= m.sent; seq++ {
 			m.c.resent++
-			m.emitData(ev.Peer, seq, &m.out[seq-1-m.outBase], ev.Now, out)
+			m.emitData(ev.Peer, seq, m.out.at(int(seq-1-m.outBase)), ev.Now, out)
 		}
 	default:
 		m.c.malformed++
@@ -403,40 +439,45 @@ var (
 func (m *Mnak) FastPath(c stack.Case) *stack.Path {
 	switch c {
 	case stack.SendDown:
-		return &stack.Path{Hdr: mnakP2PFields, Apply: func(_ *stack.Event, f *stack.Frame) { f.V[0] = m.view }}
+		return &stack.Path{Hdr: mnakP2PFields, Apply: m.fastSend}
 	case stack.SendUp:
 		return &stack.Path{Hdr: mnakP2PFields}
 	case stack.CastDown:
-		return &stack.Path{Hdr: mnakDataFields,
-			CCP:    func(*stack.Event, *stack.Frame) bool { return m.self >= 0 && m.timer.on },
-			Fanout: func(*stack.Event) []stack.Addr { return m.others },
-			Apply: func(ev *stack.Event, f *stack.Frame) {
-				m.sent++
-				m.c.casts++
-				o := m.push()
-				o.keep(f.HeaderLen(1), func(b []byte) []byte { return f.AppendHeaders(b, 1) }, ev.Msg)
-				f.KeepHdr, f.KeepBody = o.hdr(), o.body
-				f.V[0], f.V[1] = m.view, m.sent
-			}}
+		return &stack.Path{Hdr: mnakDataFields, CCP: m.fastCastCCP, Fanout: m.fastFanout, Apply: m.fastCast}
 	}
-	return &stack.Path{Hdr: mnakDataFields,
-		CCP: func(ev *stack.Event, f *stack.Frame) bool {
-			if f.V[0] != m.view {
-				return false
-			}
-			r, ok := m.rank.of(ev.Peer)
-			if !ok || r == m.self {
-				return false
-			}
-			in := &m.in[r]
-			return f.V[1] == in.next && len(in.ooo) == 0 && in.known <= in.next
-		},
-		Mark: func(ev *stack.Event, f *stack.Frame) { ev.Seq = f.V[1] },
-		Apply: func(ev *stack.Event, f *stack.Frame) {
-			r, _ := m.rank.of(ev.Peer)
-			in := &m.in[r]
-			in.known = max(in.known, ev.Seq)
-			in.next++
-			m.c.delivered++
-		}}
+	return &stack.Path{Hdr: mnakDataFields, CCP: m.fastRecvCCP, Mark: m.fastMark, Apply: m.fastRecv}
+}
+
+func (m *Mnak) fastSend(_ *stack.Event, f *stack.Frame)     { f.V[0] = m.view }
+func (m *Mnak) fastCastCCP(*stack.Event, *stack.Frame) bool { return m.self >= 0 && m.timer.on }
+func (m *Mnak) fastFanout(*stack.Event) []stack.Addr        { return m.others }
+func (m *Mnak) fastMark(ev *stack.Event, f *stack.Frame)    { ev.Seq = f.V[1] }
+
+func (m *Mnak) fastCast(ev *stack.Event, f *stack.Frame) {
+	m.sent++
+	m.c.casts++
+	o := m.push()
+	o.keep(f.HeaderLen(1), func(b []byte) []byte { return f.AppendHeaders(b, 1) }, ev.Msg)
+	f.KeepHdr, f.KeepBody = o.hdr(), o.body
+	f.V[0], f.V[1] = m.view, m.sent
+}
+
+func (m *Mnak) fastRecvCCP(ev *stack.Event, f *stack.Frame) bool {
+	if f.V[0] != m.view {
+		return false
+	}
+	r, ok := m.rank.of(ev.Peer)
+	if !ok || r == m.self {
+		return false
+	}
+	in := &m.in[r]
+	return f.V[1] == in.next && len(in.ooo) == 0 && in.known <= in.next
+}
+
+func (m *Mnak) fastRecv(ev *stack.Event, _ *stack.Frame) {
+	r, _ := m.rank.of(ev.Peer)
+	in := &m.in[r]
+	in.known = max(in.known, ev.Seq)
+	in.next++
+	m.c.delivered++
 }

@@ -626,16 +626,19 @@ var pt2ptPassFields = []stack.Field{stack.Const("kind", 1, p2pPass)}
 // and it neither completes a batch of acks nor needs a timer request.
 func (p *Pt2pt) FastPath(c stack.Case) *stack.Path {
 	if c == stack.SendDown || c == stack.CastDown {
-		return &stack.Path{Hdr: pt2ptDataFields,
-			Unrel: &stack.Path{Hdr: pt2ptPassFields, Apply: func(*stack.Event, *stack.Frame) { p.c.passed++ }},
-			CCP: func(ev *stack.Event, f *stack.Frame) bool {
-				q := p.known(ev.Peer)
-				return q != nil && q.nextSeq-q.base < uint64(p.cfg.Window) && p.timerSet && ev.Now+p.cfg.RTO >= p.timerAt
-			},
-			Apply: p.fastSend}
+		return &stack.Path{Hdr: pt2ptDataFields, CCP: p.fastSendCCP, Apply: p.fastSend,
+			Unrel: &stack.Path{Hdr: pt2ptPassFields, Apply: p.fastPassDown}}
 	}
 	return &stack.Path{Hdr: pt2ptDataFields, CCP: p.fastRecvCCP, Apply: p.fastRecv,
-		Unrel: &stack.Path{Hdr: pt2ptPassFields, Apply: func(*stack.Event, *stack.Frame) { p.c.passedUp++ }}}
+		Unrel: &stack.Path{Hdr: pt2ptPassFields, Apply: p.fastPassUp}}
+}
+
+func (p *Pt2pt) fastPassDown(*stack.Event, *stack.Frame) { p.c.passed++ }
+func (p *Pt2pt) fastPassUp(*stack.Event, *stack.Frame)   { p.c.passedUp++ }
+
+func (p *Pt2pt) fastSendCCP(ev *stack.Event, _ *stack.Frame) bool {
+	q := p.known(ev.Peer)
+	return q != nil && q.nextSeq-q.base < uint64(p.cfg.Window) && p.timerSet && ev.Now+p.cfg.RTO >= p.timerAt
 }
 
 // p2pMemo is how many peers the fast paths' lookup cache holds.

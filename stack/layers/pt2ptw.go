@@ -163,17 +163,23 @@ var (
 func (w *Pt2ptw) FastPath(c stack.Case) *stack.Path {
 	pass := &stack.Path{Hdr: wPassFields}
 	if c == stack.SendDown || c == stack.CastDown {
-		return &stack.Path{Hdr: wDataFields, Unrel: pass,
-			CCP: func(ev *stack.Event, f *stack.Frame) bool {
-				p := w.peers[ev.Peer]
-				return p != nil && len(p.queue) == 0 && w.allowed(p, f.Len())
-			},
-			Apply: func(ev *stack.Event, f *stack.Frame) { w.peers[ev.Peer].outstanding += f.Len() }}
+		return &stack.Path{Hdr: wDataFields, Unrel: pass, CCP: w.fastSendCCP, Apply: w.fastSend}
 	}
-	return &stack.Path{Hdr: wDataFields, Unrel: pass,
-		CCP: func(ev *stack.Event, f *stack.Frame) bool {
-			p := w.peers[ev.Peer]
-			return p != nil && p.consumed+f.Len()-wHdr < w.credit/4
-		},
-		Apply: func(ev *stack.Event, f *stack.Frame) { w.peers[ev.Peer].consumed += f.Len() - wHdr }}
+	return &stack.Path{Hdr: wDataFields, Unrel: pass, CCP: w.fastRecvCCP, Apply: w.fastRecv}
+}
+
+func (w *Pt2ptw) fastSendCCP(ev *stack.Event, f *stack.Frame) bool {
+	p := w.peers[ev.Peer]
+	return p != nil && len(p.queue) == 0 && w.allowed(p, f.Len())
+}
+
+func (w *Pt2ptw) fastSend(ev *stack.Event, f *stack.Frame) { w.peers[ev.Peer].outstanding += f.Len() }
+
+func (w *Pt2ptw) fastRecvCCP(ev *stack.Event, f *stack.Frame) bool {
+	p := w.peers[ev.Peer]
+	return p != nil && p.consumed+f.Len()-wHdr < w.credit/4
+}
+
+func (w *Pt2ptw) fastRecv(ev *stack.Event, f *stack.Frame) {
+	w.peers[ev.Peer].consumed += f.Len() - wHdr
 }

@@ -242,14 +242,16 @@ func (s *Stable) FastPath(c stack.Case) *stack.Path {
 	if c != stack.CastUp {
 		return &stack.Path{Hdr: stableDataFields}
 	}
-	return &stack.Path{Hdr: stableDataFields,
-		CCP: func(ev *stack.Event, _ *stack.Frame) bool {
-			_, member := s.rank.of(ev.Peer)
-			return member && s.timer.on && ev.Seq > 0 && s.fresh+1 < s.gossipAfter()
-		},
-		Apply: func(ev *stack.Event, _ *stack.Frame) {
-			r, _ := s.rank.of(ev.Peer)
-			s.delivered[r] = max(s.delivered[r], ev.Seq)
-			s.fresh++
-		}}
+	return &stack.Path{Hdr: stableDataFields, CCP: s.fastRecvCCP, Apply: s.fastRecv}
+}
+
+func (s *Stable) fastRecvCCP(ev *stack.Event, _ *stack.Frame) bool {
+	_, member := s.rank.of(ev.Peer)
+	return member && s.timer.on && ev.Seq > 0 && s.fresh+1 < s.gossipAfter()
+}
+
+func (s *Stable) fastRecv(ev *stack.Event, _ *stack.Frame) {
+	r, _ := s.rank.of(ev.Peer)
+	s.delivered[r] = max(s.delivered[r], ev.Seq)
+	s.fresh++
 }

@@ -96,5 +96,7 @@ func (s *Sync) FastPath(c stack.Case) *stack.Path {
 	if c != stack.CastDown {
 		return stack.Pass
 	}
-	return &stack.Path{CCP: func(*stack.Event, *stack.Frame) bool { return !s.blocked && !s.exited }}
+	return &stack.Path{CCP: s.fastCastCCP}
 }
+
+func (s *Sync) fastCastCCP(*stack.Event, *stack.Frame) bool { return !s.blocked && !s.exited }

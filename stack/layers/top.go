@@ -32,7 +32,10 @@ func (t *Top) Counters() []stack.Counter {
 // FastPath implements stack.Fast.
 func (t *Top) FastPath(c stack.Case) *stack.Path {
 	if c == stack.SendDown || c == stack.CastDown {
-		return &stack.Path{Apply: func(*stack.Event, *stack.Frame) { t.down++ }}
+		return &stack.Path{Apply: t.fastDown}
 	}
-	return &stack.Path{Apply: func(*stack.Event, *stack.Frame) { t.up++ }}
+	return &stack.Path{Apply: t.fastUp}
 }
+
+func (t *Top) fastDown(*stack.Event, *stack.Frame) { t.down++ }
+func (t *Top) fastUp(*stack.Event, *stack.Frame)   { t.up++ }

@@ -301,16 +301,20 @@ func (t *Total) FastPath(c stack.Case) *stack.Path {
 	case stack.SendDown, stack.SendUp:
 		return stack.Pass
 	case stack.CastDown:
-		return &stack.Path{Hdr: totalDataFields, Apply: func(_ *stack.Event, f *stack.Frame) { t.next++; f.V[0] = t.next }}
+		return &stack.Path{Hdr: totalDataFields, Apply: t.fastCast}
 	}
-	return &stack.Path{Hdr: totalDataFields, Absorb: true,
-		CCP: func(ev *stack.Event, _ *stack.Frame) bool {
-			_, ok := t.rank.of(ev.Peer)
-			return ok && ev.Seq > 0 && (t.self != 0 || t.blocked) && t.done == len(t.order)
-		},
-		Apply: func(ev *stack.Event, f *stack.Frame) {
-			r, _ := t.rank.of(ev.Peer)
-			t.held[r].put(f.V[0], *ev)
-			t.c.held++
-		}}
+	return &stack.Path{Hdr: totalDataFields, Absorb: true, CCP: t.fastRecvCCP, Apply: t.fastRecv}
+}
+
+func (t *Total) fastCast(_ *stack.Event, f *stack.Frame) { t.next++; f.V[0] = t.next }
+
+func (t *Total) fastRecvCCP(ev *stack.Event, _ *stack.Frame) bool {
+	_, ok := t.rank.of(ev.Peer)
+	return ok && ev.Seq > 0 && (t.self != 0 || t.blocked) && t.done == len(t.order)
+}
+
+func (t *Total) fastRecv(ev *stack.Event, f *stack.Frame) {
+	r, _ := t.rank.of(ev.Peer)
+	t.held[r].put(f.V[0], *ev)
+	t.c.held++
 }
