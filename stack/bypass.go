@@ -75,10 +75,11 @@ type Path struct {
 	// payload; the ESends carry the payload.
 	Fanout func(ev *Event) []Addr
 	// Loop (CastDown): after the cast went down, the layer delivers a copy
-	// up (self delivery); Loop returns that event (without Msg). The copy
+	// up (self delivery); Loop fills up, zero, with that event (without
+	// Msg). The copy
 	// goes up the CastUp paths of the layers above, or, where one of their
 	// CCPs is false, the full stack from there.
-	Loop func(ev *Event) Event
+	Loop func(ev, up *Event)
 	// Absorb (up): the layer keeps the event; nothing goes further up.
 	Absorb bool
 	// Unrel (SendDown, SendUp): the path of a cast's copy, an ESend
@@ -86,10 +87,12 @@ type Path struct {
 	// differs from the send path (the point-to-point layers pass such a
 	// copy unnumbered); nil: the same.
 	Unrel *Path
-	// Mark (up) sets the event fields the layer sets on the path (Seq,
-	// ...) without changing state: the CCPs of the layers above see the
-	// event as the full stack would hand it to them. It runs again
-	// before the layer's Apply.
+	// Mark (up) sets ev.Seq as the layer does on the path, without
+	// changing state: the CCPs of the layers above see the event as the
+	// full stack would hand it to them. It runs again before the layer's
+	// Apply. (Seq is the one field a layer below sets that the layers
+	// above test; Mark may set no other, so that evaluating the CCPs
+	// needs to save and restore only Seq.)
 	Mark func(ev *Event, f *Frame)
 }
 
@@ -332,19 +335,20 @@ var ErrCompressed = errors.New("stack: malformed compressed header")
 type Bypass struct {
 	paths   [numCases]*composed
 	byID    map[uint32]*composed // up paths by id
+	lastUp  *composed            // the last one decode found (a cache)
 	enabled bool
 	s       *base
 	full    func(layer int, dir Dir, ev Event)
 	// scratch (the bypass is never re-entered: the runner queues
 	// injections made while it runs); events live here so that taking
 	// their address for the layers' functions does not allocate
-	vars     []uint64
-	frame    Frame
-	evs      []Event
-	hdr      []byte
-	cur, tmp Event
-	loopEv   Event
-	c        struct {
+	vars   []uint64
+	frame  Frame
+	evs    []Event
+	hdr    []byte
+	cur    Event
+	loopEv Event
+	c      struct {
 		hit, miss                            [numCases]uint64
 		decompressed, partial, bad, loopMiss uint64
 		// missAt[c][i]: misses of case c because layer i's CCP was false
@@ -555,9 +559,14 @@ func (bp *Bypass) down(p *composed, ev *Event) bool {
 	// A cast: the fan-out's destinations must all pass the layers below.
 	m := p.paths[p.mcast]
 	dests := m.Fanout(ev)
-	bp.evs = bp.evs[:0]
-	for _, a := range dests {
-		bp.evs = append(bp.evs, Event{Type: ESend, Peer: a, Now: ev.Now, Unreliable: true})
+	if cap(bp.evs) < len(dests) {
+		bp.evs = make([]Event, len(dests))
+	}
+	bp.evs = bp.evs[:len(dests)]
+	for k, a := range dests {
+		e := &bp.evs[k]
+		e.zero()
+		e.Type, e.Peer, e.Now, e.Unreliable = ESend, a, ev.Now, true
 	}
 	for k := range bp.evs {
 		if i := bp.ccpBelow(p, p.mcast, &bp.evs[k]); i >= 0 {
@@ -569,17 +578,29 @@ func (bp *Bypass) down(p *composed, ev *Event) bool {
 	bp.c.hit[p.c]++
 	bp.applyDown(p, n-1, p.mcast, ev)
 	if p.loop >= 0 {
-		bp.loopEv = p.paths[p.loop].Loop(ev)
+		bp.loopEv.zero()
+		p.paths[p.loop].Loop(ev, &bp.loopEv)
 	}
 	keepHdr, payload := f.KeepHdr, f.KeepBody
 	f.KeepHdr, f.KeepBody = nil, nil
 	// The layers above the multicast layer pushed nothing in this form:
-	// their headers are in keepHdr, and in the compressed header.
-	ev.Msg.Free()
+	// their headers are in keepHdr, and in the compressed header. So the
+	// cast's message, the payload alone, serves as the first copy (its
+	// bytes are payload's: the multicast layer keeps the payload, joined
+	// if it came in parts).
+	first := ev.Msg
+	ev.Msg = nil
 	evs := bp.evs
+	if len(evs) == 0 {
+		first.Free()
+	}
 	for k := range evs {
 		e := &evs[k]
-		e.Msg = NewMsg(payload)
+		if k == 0 {
+			e.Msg = first
+		} else {
+			e.Msg = NewMsg(payload)
+		}
 		bp.applyDown(p, p.mcast-1, 0, e)
 		bp.emit(p, e)
 		e.drop()
@@ -823,31 +844,31 @@ func (bp *Bypass) upCCP(p *composed, ev *Event, plen int) int {
 	return bp.ccpUp(p, 0, ev)
 }
 
-// ccpUp evaluates the CCPs of layers lo.. of p for a copy of ev, marked
-// layer by layer as it would reach each; it returns the first layer whose
-// CCP is false, or -1.
+// ccpUp evaluates the CCPs of layers lo.. of p for ev, marked layer by
+// layer as it would reach each (and then unmarked: the Marks set only
+// Seq, see Path.Mark); it returns the first layer whose CCP is false, or
+// -1.
 func (bp *Bypass) ccpUp(p *composed, lo int, ev *Event) int {
-	bp.tmp = *ev
-	if p.chain != nil {
-		fail := p.chain.CCPUp(lo, &bp.tmp, &bp.frame)
-		bp.tmp.drop()
-		return fail
-	}
+	seq := ev.Seq
 	fail := -1
-	for i := lo; i < len(p.paths); i++ {
-		q := p.paths[i]
-		if q.CCP != nil && !q.CCP(&bp.tmp, bp.frameFor(p, i)) {
-			fail = i
-			break
-		}
-		if q.Absorb {
-			break
-		}
-		if q.Mark != nil {
-			q.Mark(&bp.tmp, bp.frameFor(p, i))
+	if p.chain != nil {
+		fail = p.chain.CCPUp(lo, ev, &bp.frame)
+	} else {
+		for i := lo; i < len(p.paths); i++ {
+			q := p.paths[i]
+			if q.CCP != nil && !q.CCP(ev, bp.frameFor(p, i)) {
+				fail = i
+				break
+			}
+			if q.Absorb {
+				break
+			}
+			if q.Mark != nil {
+				q.Mark(ev, bp.frameFor(p, i))
+			}
 		}
 	}
-	bp.tmp.drop()
+	ev.Seq = seq
 	return fail
 }
 
@@ -856,13 +877,26 @@ func (bp *Bypass) decode(data []byte) (*composed, int, error) {
 	if len(data) < compPrefix || data[1] != compVersion {
 		return nil, 0, ErrCompressed
 	}
-	p := bp.byID[binary.BigEndian.Uint32(data[2:])]
+	id := binary.BigEndian.Uint32(data[2:])
+	p := bp.lastUp
+	if p == nil || p.id != id {
+		p = bp.byID[id]
+		if p != nil {
+			bp.lastUp = p
+		}
+	}
 	if p == nil {
 		return nil, 0, fmt.Errorf("%w: unknown path %08x", ErrCompressed, binary.BigEndian.Uint32(data[2:]))
 	}
 	at := compPrefix
 	for k, size := range p.vsize {
-		v, n := binary.Uvarint(data[at:])
+		var v uint64
+		var n int
+		if at < len(data) && data[at] < 0x80 {
+			v, n = uint64(data[at]), 1 // most fields are small
+		} else {
+			v, n = binary.Uvarint(data[at:])
+		}
 		if n <= 0 || (size < 8 && v>>(8*size) != 0) {
 			return nil, 0, ErrCompressed
 		}

@@ -137,3 +137,11 @@ func (e Event) String() string {
 func (ev *Event) drop() {
 	ev.Peer, ev.Msg, ev.Err, ev.Stable, ev.View = "", nil, nil, nil, nil
 }
+
+// zero clears ev field by field (cheaper than assigning Event{} to an
+// event on the heap, which copies with write barriers).
+func (ev *Event) zero() {
+	ev.Type, ev.Unreliable, ev.Peer, ev.Msg = 0, false, "", nil
+	ev.Time, ev.Now, ev.ID, ev.Err, ev.Seq = 0, 0, 0, nil, 0
+	ev.Stable, ev.View = nil, nil
+}

@@ -34,7 +34,7 @@ type Chain interface {
 	// ApplyDown runs the Applies of layers hi down to lo.
 	ApplyDown(hi, lo int, ev *Event, f *Frame)
 	// CCPUp evaluates, for layers lo and up, each CCP and then, unless the
-	// layer absorbs, its Mark (on ev, a copy); it returns the first layer
+	// layer absorbs, its Mark (the caller restores ev.Seq); it returns the first layer
 	// whose CCP is false, or -1 (also when a layer absorbs).
 	CCPUp(lo int, ev *Event, f *Frame) int
 	// ApplyUp runs the Marks and Applies of layers lo .. hi-1 and reports

@@ -24,7 +24,7 @@ func (c *fz_532087b5_send_down_9a85577635e53b03) CCPDown(hi, lo int, ev *stack.E
 		if lo > 1 {
 			return -1
 		}
-		if !c.l1.fastSendCCP(ev, f.Enter(1)) {
+		if !c.l1.fastSendCCP(ev, f) {
 			return 1
 		}
 	}
@@ -37,7 +37,7 @@ func (c *fz_532087b5_send_down_9a85577635e53b03) ApplyDown(hi, lo int, ev *stack
 		if lo > 2 {
 			return
 		}
-		c.l2.fastDown(ev, f.Enter(2))
+		c.l2.fastDown(ev, f)
 		fallthrough
 	case 1:
 		if lo > 1 {
@@ -49,14 +49,14 @@ func (c *fz_532087b5_send_down_9a85577635e53b03) ApplyDown(hi, lo int, ev *stack
 		if lo > 0 {
 			return
 		}
-		c.l0.fastSent(ev, f.Enter(0))
+		c.l0.fastSent(ev, f)
 	}
 }
 
 func (c *fz_532087b5_send_down_9a85577635e53b03) CCPUp(lo int, ev *stack.Event, f *stack.Frame) int {
 	switch lo {
 	case 0, 1:
-		if !c.l1.fastSendCCP(ev, f.Enter(1)) {
+		if !c.l1.fastSendCCP(ev, f) {
 			return 1
 		}
 	}
@@ -69,7 +69,7 @@ func (c *fz_532087b5_send_down_9a85577635e53b03) ApplyUp(lo, hi int, ev *stack.E
 		if hi <= 0 {
 			return false
 		}
-		c.l0.fastSent(ev, f.Enter(0))
+		c.l0.fastSent(ev, f)
 		fallthrough
 	case 1:
 		if hi <= 1 {
@@ -81,7 +81,7 @@ func (c *fz_532087b5_send_down_9a85577635e53b03) ApplyUp(lo, hi int, ev *stack.E
 		if hi <= 2 {
 			return false
 		}
-		c.l2.fastDown(ev, f.Enter(2))
+		c.l2.fastDown(ev, f)
 	}
 	return false
 }
@@ -119,7 +119,7 @@ func (c *fz_532087b5_send_up_2c1f531659753b3c) ApplyDown(hi, lo int, ev *stack.E
 		if lo > 2 {
 			return
 		}
-		c.l2.fastUp(ev, f.Enter(2))
+		c.l2.fastUp(ev, f)
 		fallthrough
 	case 1:
 		if lo > 1 {
@@ -131,7 +131,7 @@ func (c *fz_532087b5_send_up_2c1f531659753b3c) ApplyDown(hi, lo int, ev *stack.E
 		if lo > 0 {
 			return
 		}
-		c.l0.fastReceived(ev, f.Enter(0))
+		c.l0.fastReceived(ev, f)
 	}
 }
 
@@ -151,7 +151,7 @@ func (c *fz_532087b5_send_up_2c1f531659753b3c) ApplyUp(lo, hi int, ev *stack.Eve
 		if hi <= 0 {
 			return false
 		}
-		c.l0.fastReceived(ev, f.Enter(0))
+		c.l0.fastReceived(ev, f)
 		fallthrough
 	case 1:
 		if hi <= 1 {
@@ -163,7 +163,7 @@ func (c *fz_532087b5_send_up_2c1f531659753b3c) ApplyUp(lo, hi int, ev *stack.Eve
 		if hi <= 2 {
 			return false
 		}
-		c.l2.fastUp(ev, f.Enter(2))
+		c.l2.fastUp(ev, f)
 	}
 	return false
 }
@@ -197,7 +197,7 @@ func (c *fz_5e693eb3_send_down_19676caa5b4cb41c) CCPDown(hi, lo int, ev *stack.E
 		if lo > 1 {
 			return -1
 		}
-		if !c.l1.fastSendCCP(ev, f.Enter(1)) {
+		if !c.l1.fastSendCCP(ev, f) {
 			return 1
 		}
 	}
@@ -210,13 +210,13 @@ func (c *fz_5e693eb3_send_down_19676caa5b4cb41c) ApplyDown(hi, lo int, ev *stack
 		if lo > 4 {
 			return
 		}
-		c.l4.fastDown(ev, f.Enter(4))
+		c.l4.fastDown(ev, f)
 		fallthrough
 	case 3, 2:
 		if lo > 2 {
 			return
 		}
-		c.l2.fastWhole(ev, f.Enter(2))
+		c.l2.fastWhole(ev, f)
 		fallthrough
 	case 1:
 		if lo > 1 {
@@ -228,14 +228,14 @@ func (c *fz_5e693eb3_send_down_19676caa5b4cb41c) ApplyDown(hi, lo int, ev *stack
 		if lo > 0 {
 			return
 		}
-		c.l0.fastSent(ev, f.Enter(0))
+		c.l0.fastSent(ev, f)
 	}
 }
 
 func (c *fz_5e693eb3_send_down_19676caa5b4cb41c) CCPUp(lo int, ev *stack.Event, f *stack.Frame) int {
 	switch lo {
 	case 0, 1:
-		if !c.l1.fastSendCCP(ev, f.Enter(1)) {
+		if !c.l1.fastSendCCP(ev, f) {
 			return 1
 		}
 		fallthrough
@@ -253,7 +253,7 @@ func (c *fz_5e693eb3_send_down_19676caa5b4cb41c) ApplyUp(lo, hi int, ev *stack.E
 		if hi <= 0 {
 			return false
 		}
-		c.l0.fastSent(ev, f.Enter(0))
+		c.l0.fastSent(ev, f)
 		fallthrough
 	case 1:
 		if hi <= 1 {
@@ -265,13 +265,13 @@ func (c *fz_5e693eb3_send_down_19676caa5b4cb41c) ApplyUp(lo, hi int, ev *stack.E
 		if hi <= 2 {
 			return false
 		}
-		c.l2.fastWhole(ev, f.Enter(2))
+		c.l2.fastWhole(ev, f)
 		fallthrough
 	case 3, 4:
 		if hi <= 4 {
 			return false
 		}
-		c.l4.fastDown(ev, f.Enter(4))
+		c.l4.fastDown(ev, f)
 	}
 	return false
 }
@@ -309,7 +309,7 @@ func (c *fz_5e693eb3_send_up_76a1b0893b2b5073) ApplyDown(hi, lo int, ev *stack.E
 		if lo > 4 {
 			return
 		}
-		c.l4.fastUp(ev, f.Enter(4))
+		c.l4.fastUp(ev, f)
 		fallthrough
 	case 3, 2, 1:
 		if lo > 1 {
@@ -321,7 +321,7 @@ func (c *fz_5e693eb3_send_up_76a1b0893b2b5073) ApplyDown(hi, lo int, ev *stack.E
 		if lo > 0 {
 			return
 		}
-		c.l0.fastReceived(ev, f.Enter(0))
+		c.l0.fastReceived(ev, f)
 	}
 }
 
@@ -341,7 +341,7 @@ func (c *fz_5e693eb3_send_up_76a1b0893b2b5073) ApplyUp(lo, hi int, ev *stack.Eve
 		if hi <= 0 {
 			return false
 		}
-		c.l0.fastReceived(ev, f.Enter(0))
+		c.l0.fastReceived(ev, f)
 		fallthrough
 	case 1:
 		if hi <= 1 {
@@ -353,7 +353,7 @@ func (c *fz_5e693eb3_send_up_76a1b0893b2b5073) ApplyUp(lo, hi int, ev *stack.Eve
 		if hi <= 4 {
 			return false
 		}
-		c.l4.fastUp(ev, f.Enter(4))
+		c.l4.fastUp(ev, f)
 	}
 	return false
 }
@@ -381,7 +381,7 @@ func (c *fz_d58e6a47_send_down_302d33ddef4a5743) CCPDown(hi, lo int, ev *stack.E
 		if lo > 7 {
 			return -1
 		}
-		if !c.l7.fastSendCCP(ev, f.Enter(7)) {
+		if !c.l7.fastSendCCP(ev, f) {
 			return 7
 		}
 		fallthrough
@@ -397,7 +397,7 @@ func (c *fz_d58e6a47_send_down_302d33ddef4a5743) CCPDown(hi, lo int, ev *stack.E
 		if lo > 1 {
 			return -1
 		}
-		if !c.l1.fastSendCCP(ev, f.Enter(1)) {
+		if !c.l1.fastSendCCP(ev, f) {
 			return 1
 		}
 	}
@@ -410,7 +410,7 @@ func (c *fz_d58e6a47_send_down_302d33ddef4a5743) ApplyDown(hi, lo int, ev *stack
 		if lo > 11 {
 			return
 		}
-		c.l11.fastDown(ev, f.Enter(11))
+		c.l11.fastDown(ev, f)
 		fallthrough
 	case 10, 9, 8, 7, 6, 5, 4, 3:
 		if lo > 3 {
@@ -422,7 +422,7 @@ func (c *fz_d58e6a47_send_down_302d33ddef4a5743) ApplyDown(hi, lo int, ev *stack
 		if lo > 2 {
 			return
 		}
-		c.l2.fastWhole(ev, f.Enter(2))
+		c.l2.fastWhole(ev, f)
 		fallthrough
 	case 1:
 		if lo > 1 {
@@ -434,14 +434,14 @@ func (c *fz_d58e6a47_send_down_302d33ddef4a5743) ApplyDown(hi, lo int, ev *stack
 		if lo > 0 {
 			return
 		}
-		c.l0.fastSent(ev, f.Enter(0))
+		c.l0.fastSent(ev, f)
 	}
 }
 
 func (c *fz_d58e6a47_send_down_302d33ddef4a5743) CCPUp(lo int, ev *stack.Event, f *stack.Frame) int {
 	switch lo {
 	case 0, 1:
-		if !c.l1.fastSendCCP(ev, f.Enter(1)) {
+		if !c.l1.fastSendCCP(ev, f) {
 			return 1
 		}
 		fallthrough
@@ -451,7 +451,7 @@ func (c *fz_d58e6a47_send_down_302d33ddef4a5743) CCPUp(lo int, ev *stack.Event, 
 		}
 		fallthrough
 	case 3, 4, 5, 6, 7:
-		if !c.l7.fastSendCCP(ev, f.Enter(7)) {
+		if !c.l7.fastSendCCP(ev, f) {
 			return 7
 		}
 	}
@@ -464,7 +464,7 @@ func (c *fz_d58e6a47_send_down_302d33ddef4a5743) ApplyUp(lo, hi int, ev *stack.E
 		if hi <= 0 {
 			return false
 		}
-		c.l0.fastSent(ev, f.Enter(0))
+		c.l0.fastSent(ev, f)
 		fallthrough
 	case 1:
 		if hi <= 1 {
@@ -476,7 +476,7 @@ func (c *fz_d58e6a47_send_down_302d33ddef4a5743) ApplyUp(lo, hi int, ev *stack.E
 		if hi <= 2 {
 			return false
 		}
-		c.l2.fastWhole(ev, f.Enter(2))
+		c.l2.fastWhole(ev, f)
 		fallthrough
 	case 3:
 		if hi <= 3 {
@@ -488,7 +488,7 @@ func (c *fz_d58e6a47_send_down_302d33ddef4a5743) ApplyUp(lo, hi int, ev *stack.E
 		if hi <= 11 {
 			return false
 		}
-		c.l11.fastDown(ev, f.Enter(11))
+		c.l11.fastDown(ev, f)
 	}
 	return false
 }
@@ -519,7 +519,7 @@ func (c *fz_c839d00c_cast_down_bd2b85256526a159) CCPDown(hi, lo int, ev *stack.E
 		if lo > 10 {
 			return -1
 		}
-		if !c.l10.fastCastCCP(ev, f.Enter(10)) {
+		if !c.l10.fastCastCCP(ev, f) {
 			return 10
 		}
 		fallthrough
@@ -527,7 +527,7 @@ func (c *fz_c839d00c_cast_down_bd2b85256526a159) CCPDown(hi, lo int, ev *stack.E
 		if lo > 8 {
 			return -1
 		}
-		if !c.l8.fastCastCCP(ev, f.Enter(8)) {
+		if !c.l8.fastCastCCP(ev, f) {
 			return 8
 		}
 		fallthrough
@@ -535,7 +535,7 @@ func (c *fz_c839d00c_cast_down_bd2b85256526a159) CCPDown(hi, lo int, ev *stack.E
 		if lo > 7 {
 			return -1
 		}
-		if !c.l7.fastCastCCP(ev, f.Enter(7)) {
+		if !c.l7.fastCastCCP(ev, f) {
 			return 7
 		}
 		fallthrough
@@ -543,7 +543,7 @@ func (c *fz_c839d00c_cast_down_bd2b85256526a159) CCPDown(hi, lo int, ev *stack.E
 		if lo > 3 {
 			return -1
 		}
-		if !c.l3.fastCastCCP(ev, f.Enter(3)) {
+		if !c.l3.fastCastCCP(ev, f) {
 			return 3
 		}
 		fallthrough
@@ -564,19 +564,19 @@ func (c *fz_c839d00c_cast_down_bd2b85256526a159) ApplyDown(hi, lo int, ev *stack
 		if lo > 11 {
 			return
 		}
-		c.l11.fastDown(ev, f.Enter(11))
+		c.l11.fastDown(ev, f)
 		fallthrough
 	case 10:
 		if lo > 10 {
 			return
 		}
-		c.l10.fastCast(ev, f.Enter(10))
+		c.l10.fastCast(ev, f)
 		fallthrough
 	case 9, 8, 7, 6, 5, 4:
 		if lo > 4 {
 			return
 		}
-		c.l4.fastCast(ev, f.Enter(4))
+		c.l4.fastCast(ev, f)
 		fallthrough
 	case 3:
 		if lo > 3 {
@@ -588,19 +588,19 @@ func (c *fz_c839d00c_cast_down_bd2b85256526a159) ApplyDown(hi, lo int, ev *stack
 		if lo > 2 {
 			return
 		}
-		c.l2.fastWhole(ev, f.Enter(2))
+		c.l2.fastWhole(ev, f)
 		fallthrough
 	case 1:
 		if lo > 1 {
 			return
 		}
-		c.l1.fastPassDown(ev, f.Enter(1))
+		c.l1.fastPassDown(ev, f)
 		fallthrough
 	case 0:
 		if lo > 0 {
 			return
 		}
-		c.l0.fastSent(ev, f.Enter(0))
+		c.l0.fastSent(ev, f)
 	}
 }
 
@@ -612,22 +612,22 @@ func (c *fz_c839d00c_cast_down_bd2b85256526a159) CCPUp(lo int, ev *stack.Event, 
 		}
 		fallthrough
 	case 3:
-		if !c.l3.fastCastCCP(ev, f.Enter(3)) {
+		if !c.l3.fastCastCCP(ev, f) {
 			return 3
 		}
 		fallthrough
 	case 4, 5, 6, 7:
-		if !c.l7.fastCastCCP(ev, f.Enter(7)) {
+		if !c.l7.fastCastCCP(ev, f) {
 			return 7
 		}
 		fallthrough
 	case 8:
-		if !c.l8.fastCastCCP(ev, f.Enter(8)) {
+		if !c.l8.fastCastCCP(ev, f) {
 			return 8
 		}
 		fallthrough
 	case 9, 10:
-		if !c.l10.fastCastCCP(ev, f.Enter(10)) {
+		if !c.l10.fastCastCCP(ev, f) {
 			return 10
 		}
 	}
@@ -640,19 +640,19 @@ func (c *fz_c839d00c_cast_down_bd2b85256526a159) ApplyUp(lo, hi int, ev *stack.E
 		if hi <= 0 {
 			return false
 		}
-		c.l0.fastSent(ev, f.Enter(0))
+		c.l0.fastSent(ev, f)
 		fallthrough
 	case 1:
 		if hi <= 1 {
 			return false
 		}
-		c.l1.fastPassDown(ev, f.Enter(1))
+		c.l1.fastPassDown(ev, f)
 		fallthrough
 	case 2:
 		if hi <= 2 {
 			return false
 		}
-		c.l2.fastWhole(ev, f.Enter(2))
+		c.l2.fastWhole(ev, f)
 		fallthrough
 	case 3:
 		if hi <= 3 {
@@ -664,19 +664,19 @@ func (c *fz_c839d00c_cast_down_bd2b85256526a159) ApplyUp(lo, hi int, ev *stack.E
 		if hi <= 4 {
 			return false
 		}
-		c.l4.fastCast(ev, f.Enter(4))
+		c.l4.fastCast(ev, f)
 		fallthrough
 	case 5, 6, 7, 8, 9, 10:
 		if hi <= 10 {
 			return false
 		}
-		c.l10.fastCast(ev, f.Enter(10))
+		c.l10.fastCast(ev, f)
 		fallthrough
 	case 11:
 		if hi <= 11 {
 			return false
 		}
-		c.l11.fastDown(ev, f.Enter(11))
+		c.l11.fastDown(ev, f)
 	}
 	return false
 }
@@ -702,7 +702,7 @@ func (c *fz_d58e6a47_send_up_3cf984d9aa867022) CCPDown(hi, lo int, ev *stack.Eve
 		if lo > 7 {
 			return -1
 		}
-		if !c.l7.fastRecvSendCCP(ev, f.Enter(7)) {
+		if !c.l7.fastRecvSendCCP(ev, f) {
 			return 7
 		}
 		fallthrough
@@ -723,13 +723,13 @@ func (c *fz_d58e6a47_send_up_3cf984d9aa867022) ApplyDown(hi, lo int, ev *stack.E
 		if lo > 11 {
 			return
 		}
-		c.l11.fastUp(ev, f.Enter(11))
+		c.l11.fastUp(ev, f)
 		fallthrough
 	case 10, 9, 8, 7:
 		if lo > 7 {
 			return
 		}
-		c.l7.fastRecvSend(ev, f.Enter(7))
+		c.l7.fastRecvSend(ev, f)
 		fallthrough
 	case 6, 5, 4, 3, 2, 1:
 		if lo > 1 {
@@ -741,7 +741,7 @@ func (c *fz_d58e6a47_send_up_3cf984d9aa867022) ApplyDown(hi, lo int, ev *stack.E
 		if lo > 0 {
 			return
 		}
-		c.l0.fastReceived(ev, f.Enter(0))
+		c.l0.fastReceived(ev, f)
 	}
 }
 
@@ -753,7 +753,7 @@ func (c *fz_d58e6a47_send_up_3cf984d9aa867022) CCPUp(lo int, ev *stack.Event, f 
 		}
 		fallthrough
 	case 2, 3, 4, 5, 6, 7:
-		if !c.l7.fastRecvSendCCP(ev, f.Enter(7)) {
+		if !c.l7.fastRecvSendCCP(ev, f) {
 			return 7
 		}
 	}
@@ -766,7 +766,7 @@ func (c *fz_d58e6a47_send_up_3cf984d9aa867022) ApplyUp(lo, hi int, ev *stack.Eve
 		if hi <= 0 {
 			return false
 		}
-		c.l0.fastReceived(ev, f.Enter(0))
+		c.l0.fastReceived(ev, f)
 		fallthrough
 	case 1:
 		if hi <= 1 {
@@ -778,13 +778,13 @@ func (c *fz_d58e6a47_send_up_3cf984d9aa867022) ApplyUp(lo, hi int, ev *stack.Eve
 		if hi <= 7 {
 			return false
 		}
-		c.l7.fastRecvSend(ev, f.Enter(7))
+		c.l7.fastRecvSend(ev, f)
 		fallthrough
 	case 8, 9, 10, 11:
 		if hi <= 11 {
 			return false
 		}
-		c.l11.fastUp(ev, f.Enter(11))
+		c.l11.fastUp(ev, f)
 	}
 	return false
 }
@@ -812,7 +812,7 @@ func (c *fz_c839d00c_cast_up_0acf0d06f1e5a6a7) CCPDown(hi, lo int, ev *stack.Eve
 		if lo > 9 {
 			return -1
 		}
-		if !c.l9.fastRecvCCP(ev, f.Enter(9)) {
+		if !c.l9.fastRecvCCP(ev, f) {
 			return 9
 		}
 		fallthrough
@@ -820,7 +820,7 @@ func (c *fz_c839d00c_cast_up_0acf0d06f1e5a6a7) CCPDown(hi, lo int, ev *stack.Eve
 		if lo > 7 {
 			return -1
 		}
-		if !c.l7.fastRecvCastCCP(ev, f.Enter(7)) {
+		if !c.l7.fastRecvCastCCP(ev, f) {
 			return 7
 		}
 		fallthrough
@@ -841,13 +841,13 @@ func (c *fz_c839d00c_cast_up_0acf0d06f1e5a6a7) ApplyDown(hi, lo int, ev *stack.E
 		if lo > 11 {
 			return
 		}
-		c.l11.fastUp(ev, f.Enter(11))
+		c.l11.fastUp(ev, f)
 		fallthrough
 	case 10, 9:
 		if lo > 9 {
 			return
 		}
-		c.l9.fastRecv(ev, f.Enter(9))
+		c.l9.fastRecv(ev, f)
 		fallthrough
 	case 8, 7:
 		if lo > 7 {
@@ -859,19 +859,19 @@ func (c *fz_c839d00c_cast_up_0acf0d06f1e5a6a7) ApplyDown(hi, lo int, ev *stack.E
 		if lo > 3 {
 			return
 		}
-		c.l3.fastRecv(ev, f.Enter(3))
+		c.l3.fastRecv(ev, f)
 		fallthrough
 	case 2, 1:
 		if lo > 1 {
 			return
 		}
-		c.l1.fastPassUp(ev, f.Enter(1))
+		c.l1.fastPassUp(ev, f)
 		fallthrough
 	case 0:
 		if lo > 0 {
 			return
 		}
-		c.l0.fastReceived(ev, f.Enter(0))
+		c.l0.fastReceived(ev, f)
 	}
 }
 
@@ -884,12 +884,12 @@ func (c *fz_c839d00c_cast_up_0acf0d06f1e5a6a7) CCPUp(lo int, ev *stack.Event, f 
 		c.l3.fastMark(ev, f.Enter(3))
 		fallthrough
 	case 4, 5, 6, 7:
-		if !c.l7.fastRecvCastCCP(ev, f.Enter(7)) {
+		if !c.l7.fastRecvCastCCP(ev, f) {
 			return 7
 		}
 		fallthrough
 	case 8, 9:
-		if !c.l9.fastRecvCCP(ev, f.Enter(9)) {
+		if !c.l9.fastRecvCCP(ev, f) {
 			return 9
 		}
 	}
@@ -902,20 +902,20 @@ func (c *fz_c839d00c_cast_up_0acf0d06f1e5a6a7) ApplyUp(lo, hi int, ev *stack.Eve
 		if hi <= 0 {
 			return false
 		}
-		c.l0.fastReceived(ev, f.Enter(0))
+		c.l0.fastReceived(ev, f)
 		fallthrough
 	case 1:
 		if hi <= 1 {
 			return false
 		}
-		c.l1.fastPassUp(ev, f.Enter(1))
+		c.l1.fastPassUp(ev, f)
 		fallthrough
 	case 2, 3:
 		if hi <= 3 {
 			return false
 		}
 		c.l3.fastMark(ev, f.Enter(3))
-		c.l3.fastRecv(ev, f.Enter(3))
+		c.l3.fastRecv(ev, f)
 		fallthrough
 	case 4, 5, 6, 7:
 		if hi <= 7 {
@@ -927,13 +927,13 @@ func (c *fz_c839d00c_cast_up_0acf0d06f1e5a6a7) ApplyUp(lo, hi int, ev *stack.Eve
 		if hi <= 9 {
 			return false
 		}
-		c.l9.fastRecv(ev, f.Enter(9))
+		c.l9.fastRecv(ev, f)
 		fallthrough
 	case 10, 11:
 		if hi <= 11 {
 			return false
 		}
-		c.l11.fastUp(ev, f.Enter(11))
+		c.l11.fastUp(ev, f)
 	}
 	return false
 }
@@ -961,7 +961,7 @@ func (c *fz_cbfa9b19_send_down_7ce6941b70ea114c) CCPDown(hi, lo int, ev *stack.E
 		if lo > 7 {
 			return -1
 		}
-		if !c.l7.fastSendCCP(ev, f.Enter(7)) {
+		if !c.l7.fastSendCCP(ev, f) {
 			return 7
 		}
 		fallthrough
@@ -977,7 +977,7 @@ func (c *fz_cbfa9b19_send_down_7ce6941b70ea114c) CCPDown(hi, lo int, ev *stack.E
 		if lo > 1 {
 			return -1
 		}
-		if !c.l1.fastSendCCP(ev, f.Enter(1)) {
+		if !c.l1.fastSendCCP(ev, f) {
 			return 1
 		}
 	}
@@ -990,7 +990,7 @@ func (c *fz_cbfa9b19_send_down_7ce6941b70ea114c) ApplyDown(hi, lo int, ev *stack
 		if lo > 12 {
 			return
 		}
-		c.l12.fastDown(ev, f.Enter(12))
+		c.l12.fastDown(ev, f)
 		fallthrough
 	case 11, 10, 9, 8, 7, 6, 5, 4, 3:
 		if lo > 3 {
@@ -1002,7 +1002,7 @@ func (c *fz_cbfa9b19_send_down_7ce6941b70ea114c) ApplyDown(hi, lo int, ev *stack
 		if lo > 2 {
 			return
 		}
-		c.l2.fastWhole(ev, f.Enter(2))
+		c.l2.fastWhole(ev, f)
 		fallthrough
 	case 1:
 		if lo > 1 {
@@ -1014,14 +1014,14 @@ func (c *fz_cbfa9b19_send_down_7ce6941b70ea114c) ApplyDown(hi, lo int, ev *stack
 		if lo > 0 {
 			return
 		}
-		c.l0.fastSent(ev, f.Enter(0))
+		c.l0.fastSent(ev, f)
 	}
 }
 
 func (c *fz_cbfa9b19_send_down_7ce6941b70ea114c) CCPUp(lo int, ev *stack.Event, f *stack.Frame) int {
 	switch lo {
 	case 0, 1:
-		if !c.l1.fastSendCCP(ev, f.Enter(1)) {
+		if !c.l1.fastSendCCP(ev, f) {
 			return 1
 		}
 		fallthrough
@@ -1031,7 +1031,7 @@ func (c *fz_cbfa9b19_send_down_7ce6941b70ea114c) CCPUp(lo int, ev *stack.Event, 
 		}
 		fallthrough
 	case 3, 4, 5, 6, 7:
-		if !c.l7.fastSendCCP(ev, f.Enter(7)) {
+		if !c.l7.fastSendCCP(ev, f) {
 			return 7
 		}
 	}
@@ -1044,7 +1044,7 @@ func (c *fz_cbfa9b19_send_down_7ce6941b70ea114c) ApplyUp(lo, hi int, ev *stack.E
 		if hi <= 0 {
 			return false
 		}
-		c.l0.fastSent(ev, f.Enter(0))
+		c.l0.fastSent(ev, f)
 		fallthrough
 	case 1:
 		if hi <= 1 {
@@ -1056,7 +1056,7 @@ func (c *fz_cbfa9b19_send_down_7ce6941b70ea114c) ApplyUp(lo, hi int, ev *stack.E
 		if hi <= 2 {
 			return false
 		}
-		c.l2.fastWhole(ev, f.Enter(2))
+		c.l2.fastWhole(ev, f)
 		fallthrough
 	case 3:
 		if hi <= 3 {
@@ -1068,7 +1068,7 @@ func (c *fz_cbfa9b19_send_down_7ce6941b70ea114c) ApplyUp(lo, hi int, ev *stack.E
 		if hi <= 12 {
 			return false
 		}
-		c.l12.fastDown(ev, f.Enter(12))
+		c.l12.fastDown(ev, f)
 	}
 	return false
 }
@@ -1100,7 +1100,7 @@ func (c *fz_8b1b2f77_cast_down_6231acaf3eccccb2) CCPDown(hi, lo int, ev *stack.E
 		if lo > 10 {
 			return -1
 		}
-		if !c.l10.fastCastCCP(ev, f.Enter(10)) {
+		if !c.l10.fastCastCCP(ev, f) {
 			return 10
 		}
 		fallthrough
@@ -1108,7 +1108,7 @@ func (c *fz_8b1b2f77_cast_down_6231acaf3eccccb2) CCPDown(hi, lo int, ev *stack.E
 		if lo > 8 {
 			return -1
 		}
-		if !c.l8.fastCastCCP(ev, f.Enter(8)) {
+		if !c.l8.fastCastCCP(ev, f) {
 			return 8
 		}
 		fallthrough
@@ -1116,7 +1116,7 @@ func (c *fz_8b1b2f77_cast_down_6231acaf3eccccb2) CCPDown(hi, lo int, ev *stack.E
 		if lo > 7 {
 			return -1
 		}
-		if !c.l7.fastCastCCP(ev, f.Enter(7)) {
+		if !c.l7.fastCastCCP(ev, f) {
 			return 7
 		}
 		fallthrough
@@ -1124,7 +1124,7 @@ func (c *fz_8b1b2f77_cast_down_6231acaf3eccccb2) CCPDown(hi, lo int, ev *stack.E
 		if lo > 3 {
 			return -1
 		}
-		if !c.l3.fastCastCCP(ev, f.Enter(3)) {
+		if !c.l3.fastCastCCP(ev, f) {
 			return 3
 		}
 		fallthrough
@@ -1145,7 +1145,7 @@ func (c *fz_8b1b2f77_cast_down_6231acaf3eccccb2) ApplyDown(hi, lo int, ev *stack
 		if lo > 12 {
 			return
 		}
-		c.l12.fastDown(ev, f.Enter(12))
+		c.l12.fastDown(ev, f)
 		fallthrough
 	case 11:
 		if lo > 11 {
@@ -1157,13 +1157,13 @@ func (c *fz_8b1b2f77_cast_down_6231acaf3eccccb2) ApplyDown(hi, lo int, ev *stack
 		if lo > 10 {
 			return
 		}
-		c.l10.fastCast(ev, f.Enter(10))
+		c.l10.fastCast(ev, f)
 		fallthrough
 	case 9, 8, 7, 6, 5, 4:
 		if lo > 4 {
 			return
 		}
-		c.l4.fastCast(ev, f.Enter(4))
+		c.l4.fastCast(ev, f)
 		fallthrough
 	case 3:
 		if lo > 3 {
@@ -1175,19 +1175,19 @@ func (c *fz_8b1b2f77_cast_down_6231acaf3eccccb2) ApplyDown(hi, lo int, ev *stack
 		if lo > 2 {
 			return
 		}
-		c.l2.fastWhole(ev, f.Enter(2))
+		c.l2.fastWhole(ev, f)
 		fallthrough
 	case 1:
 		if lo > 1 {
 			return
 		}
-		c.l1.fastPassDown(ev, f.Enter(1))
+		c.l1.fastPassDown(ev, f)
 		fallthrough
 	case 0:
 		if lo > 0 {
 			return
 		}
-		c.l0.fastSent(ev, f.Enter(0))
+		c.l0.fastSent(ev, f)
 	}
 }
 
@@ -1199,22 +1199,22 @@ func (c *fz_8b1b2f77_cast_down_6231acaf3eccccb2) CCPUp(lo int, ev *stack.Event, 
 		}
 		fallthrough
 	case 3:
-		if !c.l3.fastCastCCP(ev, f.Enter(3)) {
+		if !c.l3.fastCastCCP(ev, f) {
 			return 3
 		}
 		fallthrough
 	case 4, 5, 6, 7:
-		if !c.l7.fastCastCCP(ev, f.Enter(7)) {
+		if !c.l7.fastCastCCP(ev, f) {
 			return 7
 		}
 		fallthrough
 	case 8:
-		if !c.l8.fastCastCCP(ev, f.Enter(8)) {
+		if !c.l8.fastCastCCP(ev, f) {
 			return 8
 		}
 		fallthrough
 	case 9, 10:
-		if !c.l10.fastCastCCP(ev, f.Enter(10)) {
+		if !c.l10.fastCastCCP(ev, f) {
 			return 10
 		}
 	}
@@ -1227,19 +1227,19 @@ func (c *fz_8b1b2f77_cast_down_6231acaf3eccccb2) ApplyUp(lo, hi int, ev *stack.E
 		if hi <= 0 {
 			return false
 		}
-		c.l0.fastSent(ev, f.Enter(0))
+		c.l0.fastSent(ev, f)
 		fallthrough
 	case 1:
 		if hi <= 1 {
 			return false
 		}
-		c.l1.fastPassDown(ev, f.Enter(1))
+		c.l1.fastPassDown(ev, f)
 		fallthrough
 	case 2:
 		if hi <= 2 {
 			return false
 		}
-		c.l2.fastWhole(ev, f.Enter(2))
+		c.l2.fastWhole(ev, f)
 		fallthrough
 	case 3:
 		if hi <= 3 {
@@ -1251,13 +1251,13 @@ func (c *fz_8b1b2f77_cast_down_6231acaf3eccccb2) ApplyUp(lo, hi int, ev *stack.E
 		if hi <= 4 {
 			return false
 		}
-		c.l4.fastCast(ev, f.Enter(4))
+		c.l4.fastCast(ev, f)
 		fallthrough
 	case 5, 6, 7, 8, 9, 10:
 		if hi <= 10 {
 			return false
 		}
-		c.l10.fastCast(ev, f.Enter(10))
+		c.l10.fastCast(ev, f)
 		fallthrough
 	case 11:
 		if hi <= 11 {
@@ -1269,7 +1269,7 @@ func (c *fz_8b1b2f77_cast_down_6231acaf3eccccb2) ApplyUp(lo, hi int, ev *stack.E
 		if hi <= 12 {
 			return false
 		}
-		c.l12.fastDown(ev, f.Enter(12))
+		c.l12.fastDown(ev, f)
 	}
 	return false
 }
@@ -1295,7 +1295,7 @@ func (c *fz_cbfa9b19_send_up_11a67a6c700a6a59) CCPDown(hi, lo int, ev *stack.Eve
 		if lo > 7 {
 			return -1
 		}
-		if !c.l7.fastRecvSendCCP(ev, f.Enter(7)) {
+		if !c.l7.fastRecvSendCCP(ev, f) {
 			return 7
 		}
 		fallthrough
@@ -1316,13 +1316,13 @@ func (c *fz_cbfa9b19_send_up_11a67a6c700a6a59) ApplyDown(hi, lo int, ev *stack.E
 		if lo > 12 {
 			return
 		}
-		c.l12.fastUp(ev, f.Enter(12))
+		c.l12.fastUp(ev, f)
 		fallthrough
 	case 11, 10, 9, 8, 7:
 		if lo > 7 {
 			return
 		}
-		c.l7.fastRecvSend(ev, f.Enter(7))
+		c.l7.fastRecvSend(ev, f)
 		fallthrough
 	case 6, 5, 4, 3, 2, 1:
 		if lo > 1 {
@@ -1334,7 +1334,7 @@ func (c *fz_cbfa9b19_send_up_11a67a6c700a6a59) ApplyDown(hi, lo int, ev *stack.E
 		if lo > 0 {
 			return
 		}
-		c.l0.fastReceived(ev, f.Enter(0))
+		c.l0.fastReceived(ev, f)
 	}
 }
 
@@ -1346,7 +1346,7 @@ func (c *fz_cbfa9b19_send_up_11a67a6c700a6a59) CCPUp(lo int, ev *stack.Event, f 
 		}
 		fallthrough
 	case 2, 3, 4, 5, 6, 7:
-		if !c.l7.fastRecvSendCCP(ev, f.Enter(7)) {
+		if !c.l7.fastRecvSendCCP(ev, f) {
 			return 7
 		}
 	}
@@ -1359,7 +1359,7 @@ func (c *fz_cbfa9b19_send_up_11a67a6c700a6a59) ApplyUp(lo, hi int, ev *stack.Eve
 		if hi <= 0 {
 			return false
 		}
-		c.l0.fastReceived(ev, f.Enter(0))
+		c.l0.fastReceived(ev, f)
 		fallthrough
 	case 1:
 		if hi <= 1 {
@@ -1371,13 +1371,13 @@ func (c *fz_cbfa9b19_send_up_11a67a6c700a6a59) ApplyUp(lo, hi int, ev *stack.Eve
 		if hi <= 7 {
 			return false
 		}
-		c.l7.fastRecvSend(ev, f.Enter(7))
+		c.l7.fastRecvSend(ev, f)
 		fallthrough
 	case 8, 9, 10, 11, 12:
 		if hi <= 12 {
 			return false
 		}
-		c.l12.fastUp(ev, f.Enter(12))
+		c.l12.fastUp(ev, f)
 	}
 	return false
 }
@@ -1406,7 +1406,7 @@ func (c *fz_8b1b2f77_cast_up_94b4c2509a169677) CCPDown(hi, lo int, ev *stack.Eve
 		if lo > 11 {
 			return -1
 		}
-		if !c.l11.fastRecvCCP(ev, f.Enter(11)) {
+		if !c.l11.fastRecvCCP(ev, f) {
 			return 11
 		}
 		fallthrough
@@ -1414,7 +1414,7 @@ func (c *fz_8b1b2f77_cast_up_94b4c2509a169677) CCPDown(hi, lo int, ev *stack.Eve
 		if lo > 9 {
 			return -1
 		}
-		if !c.l9.fastRecvCCP(ev, f.Enter(9)) {
+		if !c.l9.fastRecvCCP(ev, f) {
 			return 9
 		}
 		fallthrough
@@ -1422,7 +1422,7 @@ func (c *fz_8b1b2f77_cast_up_94b4c2509a169677) CCPDown(hi, lo int, ev *stack.Eve
 		if lo > 7 {
 			return -1
 		}
-		if !c.l7.fastRecvCastCCP(ev, f.Enter(7)) {
+		if !c.l7.fastRecvCastCCP(ev, f) {
 			return 7
 		}
 		fallthrough
@@ -1443,7 +1443,7 @@ func (c *fz_8b1b2f77_cast_up_94b4c2509a169677) ApplyDown(hi, lo int, ev *stack.E
 		if lo > 12 {
 			return
 		}
-		c.l12.fastUp(ev, f.Enter(12))
+		c.l12.fastUp(ev, f)
 		fallthrough
 	case 11:
 		if lo > 11 {
@@ -1455,7 +1455,7 @@ func (c *fz_8b1b2f77_cast_up_94b4c2509a169677) ApplyDown(hi, lo int, ev *stack.E
 		if lo > 9 {
 			return
 		}
-		c.l9.fastRecv(ev, f.Enter(9))
+		c.l9.fastRecv(ev, f)
 		fallthrough
 	case 8, 7:
 		if lo > 7 {
@@ -1467,19 +1467,19 @@ func (c *fz_8b1b2f77_cast_up_94b4c2509a169677) ApplyDown(hi, lo int, ev *stack.E
 		if lo > 3 {
 			return
 		}
-		c.l3.fastRecv(ev, f.Enter(3))
+		c.l3.fastRecv(ev, f)
 		fallthrough
 	case 2, 1:
 		if lo > 1 {
 			return
 		}
-		c.l1.fastPassUp(ev, f.Enter(1))
+		c.l1.fastPassUp(ev, f)
 		fallthrough
 	case 0:
 		if lo > 0 {
 			return
 		}
-		c.l0.fastReceived(ev, f.Enter(0))
+		c.l0.fastReceived(ev, f)
 	}
 }
 
@@ -1492,17 +1492,17 @@ func (c *fz_8b1b2f77_cast_up_94b4c2509a169677) CCPUp(lo int, ev *stack.Event, f 
 		c.l3.fastMark(ev, f.Enter(3))
 		fallthrough
 	case 4, 5, 6, 7:
-		if !c.l7.fastRecvCastCCP(ev, f.Enter(7)) {
+		if !c.l7.fastRecvCastCCP(ev, f) {
 			return 7
 		}
 		fallthrough
 	case 8, 9:
-		if !c.l9.fastRecvCCP(ev, f.Enter(9)) {
+		if !c.l9.fastRecvCCP(ev, f) {
 			return 9
 		}
 		fallthrough
 	case 10, 11:
-		if !c.l11.fastRecvCCP(ev, f.Enter(11)) {
+		if !c.l11.fastRecvCCP(ev, f) {
 			return 11
 		}
 		return -1
@@ -1516,20 +1516,20 @@ func (c *fz_8b1b2f77_cast_up_94b4c2509a169677) ApplyUp(lo, hi int, ev *stack.Eve
 		if hi <= 0 {
 			return false
 		}
-		c.l0.fastReceived(ev, f.Enter(0))
+		c.l0.fastReceived(ev, f)
 		fallthrough
 	case 1:
 		if hi <= 1 {
 			return false
 		}
-		c.l1.fastPassUp(ev, f.Enter(1))
+		c.l1.fastPassUp(ev, f)
 		fallthrough
 	case 2, 3:
 		if hi <= 3 {
 			return false
 		}
 		c.l3.fastMark(ev, f.Enter(3))
-		c.l3.fastRecv(ev, f.Enter(3))
+		c.l3.fastRecv(ev, f)
 		fallthrough
 	case 4, 5, 6, 7:
 		if hi <= 7 {
@@ -1541,7 +1541,7 @@ func (c *fz_8b1b2f77_cast_up_94b4c2509a169677) ApplyUp(lo, hi int, ev *stack.Eve
 		if hi <= 9 {
 			return false
 		}
-		c.l9.fastRecv(ev, f.Enter(9))
+		c.l9.fastRecv(ev, f)
 		fallthrough
 	case 10, 11:
 		if hi <= 11 {
@@ -1553,7 +1553,7 @@ func (c *fz_8b1b2f77_cast_up_94b4c2509a169677) ApplyUp(lo, hi int, ev *stack.Eve
 		if hi <= 12 {
 			return false
 		}
-		c.l12.fastUp(ev, f.Enter(12))
+		c.l12.fastUp(ev, f)
 	}
 	return false
 }
@@ -1579,7 +1579,7 @@ func (c *fz_0c21ccc2_send_down_794568ded6b605d7) CCPDown(hi, lo int, ev *stack.E
 		if lo > 1 {
 			return -1
 		}
-		if !c.l1.fastSendCCP(ev, f.Enter(1)) {
+		if !c.l1.fastSendCCP(ev, f) {
 			return 1
 		}
 	}
@@ -1592,7 +1592,7 @@ func (c *fz_0c21ccc2_send_down_794568ded6b605d7) ApplyDown(hi, lo int, ev *stack
 		if lo > 3 {
 			return
 		}
-		c.l3.fastDown(ev, f.Enter(3))
+		c.l3.fastDown(ev, f)
 		fallthrough
 	case 2:
 		if lo > 2 {
@@ -1610,14 +1610,14 @@ func (c *fz_0c21ccc2_send_down_794568ded6b605d7) ApplyDown(hi, lo int, ev *stack
 		if lo > 0 {
 			return
 		}
-		c.l0.fastSent(ev, f.Enter(0))
+		c.l0.fastSent(ev, f)
 	}
 }
 
 func (c *fz_0c21ccc2_send_down_794568ded6b605d7) CCPUp(lo int, ev *stack.Event, f *stack.Frame) int {
 	switch lo {
 	case 0, 1:
-		if !c.l1.fastSendCCP(ev, f.Enter(1)) {
+		if !c.l1.fastSendCCP(ev, f) {
 			return 1
 		}
 	}
@@ -1630,7 +1630,7 @@ func (c *fz_0c21ccc2_send_down_794568ded6b605d7) ApplyUp(lo, hi int, ev *stack.E
 		if hi <= 0 {
 			return false
 		}
-		c.l0.fastSent(ev, f.Enter(0))
+		c.l0.fastSent(ev, f)
 		fallthrough
 	case 1:
 		if hi <= 1 {
@@ -1648,7 +1648,7 @@ func (c *fz_0c21ccc2_send_down_794568ded6b605d7) ApplyUp(lo, hi int, ev *stack.E
 		if hi <= 3 {
 			return false
 		}
-		c.l3.fastDown(ev, f.Enter(3))
+		c.l3.fastDown(ev, f)
 	}
 	return false
 }
@@ -1674,7 +1674,7 @@ func (c *fz_36b5e929_cast_down_535ad0d78d1b418c) CCPDown(hi, lo int, ev *stack.E
 		if lo > 2 {
 			return -1
 		}
-		if !c.l2.fastCastCCP(ev, f.Enter(2)) {
+		if !c.l2.fastCastCCP(ev, f) {
 			return 2
 		}
 	}
@@ -1687,7 +1687,7 @@ func (c *fz_36b5e929_cast_down_535ad0d78d1b418c) ApplyDown(hi, lo int, ev *stack
 		if lo > 3 {
 			return
 		}
-		c.l3.fastDown(ev, f.Enter(3))
+		c.l3.fastDown(ev, f)
 		fallthrough
 	case 2:
 		if lo > 2 {
@@ -1699,20 +1699,20 @@ func (c *fz_36b5e929_cast_down_535ad0d78d1b418c) ApplyDown(hi, lo int, ev *stack
 		if lo > 1 {
 			return
 		}
-		c.l1.fastPassDown(ev, f.Enter(1))
+		c.l1.fastPassDown(ev, f)
 		fallthrough
 	case 0:
 		if lo > 0 {
 			return
 		}
-		c.l0.fastSent(ev, f.Enter(0))
+		c.l0.fastSent(ev, f)
 	}
 }
 
 func (c *fz_36b5e929_cast_down_535ad0d78d1b418c) CCPUp(lo int, ev *stack.Event, f *stack.Frame) int {
 	switch lo {
 	case 0, 1, 2:
-		if !c.l2.fastCastCCP(ev, f.Enter(2)) {
+		if !c.l2.fastCastCCP(ev, f) {
 			return 2
 		}
 	}
@@ -1725,13 +1725,13 @@ func (c *fz_36b5e929_cast_down_535ad0d78d1b418c) ApplyUp(lo, hi int, ev *stack.E
 		if hi <= 0 {
 			return false
 		}
-		c.l0.fastSent(ev, f.Enter(0))
+		c.l0.fastSent(ev, f)
 		fallthrough
 	case 1:
 		if hi <= 1 {
 			return false
 		}
-		c.l1.fastPassDown(ev, f.Enter(1))
+		c.l1.fastPassDown(ev, f)
 		fallthrough
 	case 2:
 		if hi <= 2 {
@@ -1743,7 +1743,7 @@ func (c *fz_36b5e929_cast_down_535ad0d78d1b418c) ApplyUp(lo, hi int, ev *stack.E
 		if hi <= 3 {
 			return false
 		}
-		c.l3.fastDown(ev, f.Enter(3))
+		c.l3.fastDown(ev, f)
 	}
 	return false
 }
@@ -1781,7 +1781,7 @@ func (c *fz_0c21ccc2_send_up_9a21cb681df248d4) ApplyDown(hi, lo int, ev *stack.E
 		if lo > 3 {
 			return
 		}
-		c.l3.fastUp(ev, f.Enter(3))
+		c.l3.fastUp(ev, f)
 		fallthrough
 	case 2, 1:
 		if lo > 1 {
@@ -1793,7 +1793,7 @@ func (c *fz_0c21ccc2_send_up_9a21cb681df248d4) ApplyDown(hi, lo int, ev *stack.E
 		if lo > 0 {
 			return
 		}
-		c.l0.fastReceived(ev, f.Enter(0))
+		c.l0.fastReceived(ev, f)
 	}
 }
 
@@ -1813,7 +1813,7 @@ func (c *fz_0c21ccc2_send_up_9a21cb681df248d4) ApplyUp(lo, hi int, ev *stack.Eve
 		if hi <= 0 {
 			return false
 		}
-		c.l0.fastReceived(ev, f.Enter(0))
+		c.l0.fastReceived(ev, f)
 		fallthrough
 	case 1:
 		if hi <= 1 {
@@ -1825,7 +1825,7 @@ func (c *fz_0c21ccc2_send_up_9a21cb681df248d4) ApplyUp(lo, hi int, ev *stack.Eve
 		if hi <= 3 {
 			return false
 		}
-		c.l3.fastUp(ev, f.Enter(3))
+		c.l3.fastUp(ev, f)
 	}
 	return false
 }
@@ -1864,25 +1864,25 @@ func (c *fz_36b5e929_cast_up_d32c0d846d4ca263) ApplyDown(hi, lo int, ev *stack.E
 		if lo > 3 {
 			return
 		}
-		c.l3.fastUp(ev, f.Enter(3))
+		c.l3.fastUp(ev, f)
 		fallthrough
 	case 2:
 		if lo > 2 {
 			return
 		}
-		c.l2.fastRecv(ev, f.Enter(2))
+		c.l2.fastRecv(ev, f)
 		fallthrough
 	case 1:
 		if lo > 1 {
 			return
 		}
-		c.l1.fastPassUp(ev, f.Enter(1))
+		c.l1.fastPassUp(ev, f)
 		fallthrough
 	case 0:
 		if lo > 0 {
 			return
 		}
-		c.l0.fastReceived(ev, f.Enter(0))
+		c.l0.fastReceived(ev, f)
 	}
 }
 
@@ -1903,26 +1903,26 @@ func (c *fz_36b5e929_cast_up_d32c0d846d4ca263) ApplyUp(lo, hi int, ev *stack.Eve
 		if hi <= 0 {
 			return false
 		}
-		c.l0.fastReceived(ev, f.Enter(0))
+		c.l0.fastReceived(ev, f)
 		fallthrough
 	case 1:
 		if hi <= 1 {
 			return false
 		}
-		c.l1.fastPassUp(ev, f.Enter(1))
+		c.l1.fastPassUp(ev, f)
 		fallthrough
 	case 2:
 		if hi <= 2 {
 			return false
 		}
 		c.l2.fastMark(ev, f.Enter(2))
-		c.l2.fastRecv(ev, f.Enter(2))
+		c.l2.fastRecv(ev, f)
 		fallthrough
 	case 3:
 		if hi <= 3 {
 			return false
 		}
-		c.l3.fastUp(ev, f.Enter(3))
+		c.l3.fastUp(ev, f)
 	}
 	return false
 }
@@ -1965,7 +1965,7 @@ func (c *fz_247b45a1_send_down_c01c20a73e71db35) CCPDown(hi, lo int, ev *stack.E
 		if lo > 1 {
 			return -1
 		}
-		if !c.l1.fastSendCCP(ev, f.Enter(1)) {
+		if !c.l1.fastSendCCP(ev, f) {
 			return 1
 		}
 	}
@@ -1978,7 +1978,7 @@ func (c *fz_247b45a1_send_down_c01c20a73e71db35) ApplyDown(hi, lo int, ev *stack
 		if lo > 5 {
 			return
 		}
-		c.l5.fastDown(ev, f.Enter(5))
+		c.l5.fastDown(ev, f)
 		fallthrough
 	case 4, 3:
 		if lo > 3 {
@@ -1990,7 +1990,7 @@ func (c *fz_247b45a1_send_down_c01c20a73e71db35) ApplyDown(hi, lo int, ev *stack
 		if lo > 2 {
 			return
 		}
-		c.l2.fastWhole(ev, f.Enter(2))
+		c.l2.fastWhole(ev, f)
 		fallthrough
 	case 1:
 		if lo > 1 {
@@ -2002,14 +2002,14 @@ func (c *fz_247b45a1_send_down_c01c20a73e71db35) ApplyDown(hi, lo int, ev *stack
 		if lo > 0 {
 			return
 		}
-		c.l0.fastSent(ev, f.Enter(0))
+		c.l0.fastSent(ev, f)
 	}
 }
 
 func (c *fz_247b45a1_send_down_c01c20a73e71db35) CCPUp(lo int, ev *stack.Event, f *stack.Frame) int {
 	switch lo {
 	case 0, 1:
-		if !c.l1.fastSendCCP(ev, f.Enter(1)) {
+		if !c.l1.fastSendCCP(ev, f) {
 			return 1
 		}
 		fallthrough
@@ -2032,7 +2032,7 @@ func (c *fz_247b45a1_send_down_c01c20a73e71db35) ApplyUp(lo, hi int, ev *stack.E
 		if hi <= 0 {
 			return false
 		}
-		c.l0.fastSent(ev, f.Enter(0))
+		c.l0.fastSent(ev, f)
 		fallthrough
 	case 1:
 		if hi <= 1 {
@@ -2044,7 +2044,7 @@ func (c *fz_247b45a1_send_down_c01c20a73e71db35) ApplyUp(lo, hi int, ev *stack.E
 		if hi <= 2 {
 			return false
 		}
-		c.l2.fastWhole(ev, f.Enter(2))
+		c.l2.fastWhole(ev, f)
 		fallthrough
 	case 3:
 		if hi <= 3 {
@@ -2056,7 +2056,7 @@ func (c *fz_247b45a1_send_down_c01c20a73e71db35) ApplyUp(lo, hi int, ev *stack.E
 		if hi <= 5 {
 			return false
 		}
-		c.l5.fastDown(ev, f.Enter(5))
+		c.l5.fastDown(ev, f)
 	}
 	return false
 }
@@ -2103,7 +2103,7 @@ func (c *fz_247b45a1_send_up_813548f79fc51e56) ApplyDown(hi, lo int, ev *stack.E
 		if lo > 5 {
 			return
 		}
-		c.l5.fastUp(ev, f.Enter(5))
+		c.l5.fastUp(ev, f)
 		fallthrough
 	case 4, 3:
 		if lo > 3 {
@@ -2121,7 +2121,7 @@ func (c *fz_247b45a1_send_up_813548f79fc51e56) ApplyDown(hi, lo int, ev *stack.E
 		if lo > 0 {
 			return
 		}
-		c.l0.fastReceived(ev, f.Enter(0))
+		c.l0.fastReceived(ev, f)
 	}
 }
 
@@ -2146,7 +2146,7 @@ func (c *fz_247b45a1_send_up_813548f79fc51e56) ApplyUp(lo, hi int, ev *stack.Eve
 		if hi <= 0 {
 			return false
 		}
-		c.l0.fastReceived(ev, f.Enter(0))
+		c.l0.fastReceived(ev, f)
 		fallthrough
 	case 1:
 		if hi <= 1 {
@@ -2164,7 +2164,7 @@ func (c *fz_247b45a1_send_up_813548f79fc51e56) ApplyUp(lo, hi int, ev *stack.Eve
 		if hi <= 5 {
 			return false
 		}
-		c.l5.fastUp(ev, f.Enter(5))
+		c.l5.fastUp(ev, f)
 	}
 	return false
 }

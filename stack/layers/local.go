@@ -59,6 +59,6 @@ func (l *Local) FastPath(c stack.Case) *stack.Path {
 
 func (l *Local) fastCast(*stack.Event, *stack.Frame) { l.sent++; l.c.looped++ }
 
-func (l *Local) fastLoop(ev *stack.Event) stack.Event {
-	return stack.Event{Type: stack.EDeliver, Peer: l.cfg.Local, Now: ev.Now, Seq: l.sent}
+func (l *Local) fastLoop(ev, up *stack.Event) {
+	up.Type, up.Peer, up.Now, up.Seq = stack.EDeliver, l.cfg.Local, ev.Now, l.sent
 }

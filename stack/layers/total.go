@@ -63,7 +63,7 @@ func (q *totalHeld) len() int { return len(q.ents) - q.head }
 
 func byNumber(e totalEnt, n uint64) int { return cmp.Compare(e.n, n) }
 
-func (q *totalHeld) put(n uint64, ev stack.Event) {
+func (q *totalHeld) put(n uint64, ev *stack.Event) {
 	if q.head > 0 && len(q.ents) == cap(q.ents) {
 		// Full: move the held casts to the front rather than grow (the
 		// queue rarely empties under load, so head alone never resets).
@@ -76,11 +76,16 @@ func (q *totalHeld) put(n uint64, ev stack.Event) {
 		i, _ = slices.BinarySearchFunc(q.ents[q.head:], n, byNumber)
 		i += q.head
 		if i < len(q.ents) && q.ents[i].n == n {
-			q.ents[i].ev = ev // a duplicate number: the later cast replaces it, as a map would
+			q.ents[i].ev = *ev // a duplicate number: the later cast replaces it, as a map would
 			return
 		}
 	}
-	q.ents = slices.Insert(q.ents, i, totalEnt{n, ev})
+	if i == len(q.ents) {
+		q.ents = append(q.ents, totalEnt{n: n})
+		q.ents[i].ev = *ev
+		return
+	}
+	q.ents = slices.Insert(q.ents, i, totalEnt{n, *ev})
 }
 
 func (q *totalHeld) take(n uint64) (stack.Event, bool) {
@@ -212,7 +217,7 @@ func (t *Total) Up(ev stack.Event, out stack.Emitter) {
 			return
 		}
 		k := totalKey{r, binary.BigEndian.Uint64(h)}
-		t.held[r].put(k.n, ev)
+		t.held[r].put(k.n, &ev)
 		t.c.held++
 		// Deliver what this releases before emitting anything, so both
 		// compositions emit in the same order.
@@ -315,6 +320,6 @@ func (t *Total) fastRecvCCP(ev *stack.Event, _ *stack.Frame) bool {
 
 func (t *Total) fastRecv(ev *stack.Event, f *stack.Frame) {
 	r, _ := t.rank.of(ev.Peer)
-	t.held[r].put(f.V[0], *ev)
+	t.held[r].put(f.V[0], ev)
 	t.c.held++
 }
