@@ -67,6 +67,16 @@ func lookupChain(key string) MakeChain {
 	return chains.m[key]
 }
 
+// Unfuse detaches the generated code from bp's paths: the generic loops
+// run instead (for comparing the two; the results are the same).
+func (bp *Bypass) Unfuse() {
+	for _, p := range bp.paths {
+		if p != nil {
+			p.chain = nil
+		}
+	}
+}
+
 // Enter points the frame at layer i of its path (generated code calls it
 // before each of layer i's functions, as the generic loops do).
 func (f *Frame) Enter(i int) *Frame {

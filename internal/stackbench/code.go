@@ -16,7 +16,7 @@ import (
 type CodeResult struct {
 	Stack     string  `json:"stack"` // "pt2pt" (bottom, pt2pt, top), "mcast4" (top, mnak, pt2pt, bottom) or "vsync" (Total,Membership: 13 layers)
 	Size      int     `json:"size"`
-	Mode      string  `json:"mode"`          // "imperative", "functional" or "bypass" (the imperative stack with Optimize's bypass)
+	Mode      string  `json:"mode"`          // "imperative", "functional", "bypass" (the imperative stack with Optimize's bypass) or "generic" (the same bypass without its generated code)
 	DownNs    float64 `json:"down_ns"`       // sender: application to transport (the stack's code; the copy onto the wire is not counted)
 	UpNs      float64 `json:"up_ns"`         // a receiver: wire to application (vsync: to the total layer, which holds it for its order entry)
 	AckNs     float64 `json:"ack_ns"`        // the rest, per message: acks (vsync: sequencing, order entries, acks at every member)
@@ -103,14 +103,19 @@ func CodeLatency(size, n int, mode string) CodeResult {
 	return r
 }
 
-// Modes are the ways a stack can run.
-var Modes = []string{"imperative", "functional", "bypass"}
+// Modes are the ways a stack can run: the two compositions, the bypass
+// (with the generated code of fused_gen.go where the stack has it) and the
+// bypass's generic loops alone.
+var Modes = []string{"imperative", "functional", "bypass", "generic"}
 
 // runner composes layers in a mode.
 func runner(ls []stack.Layer, b stack.Boundary, mode string) stack.Runner {
-	r, err := stack.NewRunner(ls, b, nil, mode == "functional", mode == "bypass")
+	r, err := stack.NewRunner(ls, b, nil, mode == "functional", mode == "bypass" || mode == "generic")
 	if err != nil {
 		panic(err) // the layers' fast paths are checked by the equivalence tests
+	}
+	if mode == "generic" {
+		r.Bypass().Unfuse()
 	}
 	return r
 }

@@ -13,7 +13,7 @@ func TestCodeLatencyDelivers(t *testing.T) {
 		if r.DownNs <= 0 || r.UpNs <= 0 {
 			t.Fatalf("non-positive timings: %+v", r)
 		}
-		if mode == "bypass" && r.Hits < 0.5 {
+		if (mode == "bypass" || mode == "generic") && r.Hits < 0.5 {
 			t.Fatalf("bypass taken for %.2f of the cases", r.Hits)
 		}
 	}
@@ -26,7 +26,7 @@ func TestGroupCodeLatencyDelivers(t *testing.T) {
 			if r.Delivered != 3000 {
 				t.Fatalf("%s %s: the receiver delivered %d of 3000 casts", st, mode, r.Delivered)
 			}
-			if mode == "bypass" && r.Hits < 0.3 {
+			if (mode == "bypass" || mode == "generic") && r.Hits < 0.3 {
 				t.Fatalf("%s: bypass taken for %.2f of the cases", st, r.Hits)
 			}
 			t.Logf("%s %s: %+v", st, mode, r)

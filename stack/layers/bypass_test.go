@@ -59,6 +59,12 @@ type equivWorld struct {
 }
 
 func newEquivWorld(t testing.TB, rng *rand.Rand, specs []stack.Spec, n int, functional bool) *equivWorld {
+	return newEquivWorldGeneric(t, rng, specs, n, functional, false)
+}
+
+// newEquivWorldGeneric is newEquivWorld whose optimized copies run the
+// bypass's generic loops (generic) rather than its generated code.
+func newEquivWorldGeneric(t testing.TB, rng *rand.Rand, specs []stack.Spec, n int, functional, generic bool) *equivWorld {
 	w := &equivWorld{t: t, rng: rng}
 	for _, s := range specs {
 		if s.Name == "mnak" {
@@ -83,6 +89,9 @@ func newEquivWorld(t testing.TB, rng *rand.Rand, specs []stack.Spec, n int, func
 		tw.a.Bypass().SetEnabled(false)
 		if tw.b, err = stack.NewRunner(Build(specs, cfg), &tw.rb, nil, functional, true); err != nil {
 			t.Fatal(err)
+		}
+		if generic {
+			tw.b.Bypass().Unfuse()
 		}
 		w.twins = append(w.twins, tw)
 	}
@@ -294,16 +303,37 @@ func TestBypassEquivalence(t *testing.T) {
 	if len(stacks) < 5 {
 		t.Fatalf("only %d distinct stacks configured", len(stacks))
 	}
+	// The stacks with generated code (fused_gen.go) run it and, again, the
+	// generic loops.
+	// (A listed stack Configure does not build, such as the benchmark's
+	// hand-named one, is added.)
+	fused := map[string]bool{}
+	have := map[string]bool{}
+	for _, specs := range stacks {
+		have[specNames(specs)] = true
+	}
+	for _, fs := range fusedStacks {
+		specs := fusedSpecs(t, fs.props, fs.named)
+		fused[specNames(specs)] = true
+		if !have[specNames(specs)] {
+			have[specNames(specs)] = true
+			stacks = append(stacks, specs)
+		}
+	}
 	for _, specs := range stacks {
 		var names []string
 		for _, s := range specs {
 			names = append(names, s.Name)
 		}
-		for _, fn := range []bool{false, true} {
-			t.Run(fmt.Sprintf("%s/functional=%v", strings.Join(names, ","), fn), func(t *testing.T) {
+		key := strings.Join(names, ",")
+		for _, v := range []struct{ fn, generic bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
+			if v.generic && !fused[key] {
+				continue
+			}
+			t.Run(fmt.Sprintf("%s/functional=%v/generic=%v", key, v.fn, v.generic), func(t *testing.T) {
 				for _, seed := range seeds(t, 1) {
 					rng := rand.New(rand.NewPCG(seed, 99))
-					w := newEquivWorld(t, rng, specs, 2+rng.IntN(3), fn)
+					w := newEquivWorldGeneric(t, rng, specs, 2+rng.IntN(3), v.fn, v.generic)
 					for w.steps < equivSteps {
 						w.step()
 					}
@@ -321,10 +351,21 @@ func TestBypassEquivalence(t *testing.T) {
 					if hits == 0 {
 						t.Fatalf("seed %d: the bypass was never taken", seed)
 					}
+					if want := fused[key] && !v.generic; (sum["fused_paths"] > 0) != want {
+						t.Fatalf("seed %d: fused paths %d, want generated code %v", seed, sum["fused_paths"], want)
+					}
 				}
 			})
 		}
 	}
+}
+
+func specNames(specs []stack.Spec) string {
+	var names []string
+	for _, s := range specs {
+		names = append(names, s.Name)
+	}
+	return strings.Join(names, ",")
 }
 
 // stateDiff compares two stacks' layers field by field (unexported ones
