@@ -90,15 +90,28 @@ func (o *mnakOut) hdr() []byte {
 }
 
 // keep fills o (zero, in place: its inline bytes are where they stay)
-// for a cast whose headers above (hlen bytes) fill appends and whose
-// payload is msg's.
-func (o *mnakOut) keep(hlen int, fill func([]byte) []byte, msg *stack.Msg) {
-	if hlen <= mnakInline {
-		o.hlen = len(fill(o.hbuf[:0]))
-	} else {
-		o.hbig = fill(make([]byte, 0, hlen))
-		o.hlen = len(o.hbig)
+// for a cast whose headers above are h, or, if f is not nil, those the
+// bypass's frame f holds for the layers above it; its payload is msg's.
+// (Two arguments rather than a function that appends the headers: a
+// closure costs the fast path a call it need not make.)
+func (o *mnakOut) keep(h []byte, f *stack.Frame, msg *stack.Msg) {
+	hlen := len(h)
+	if f != nil {
+		hlen = f.HeaderLen(1)
 	}
+	b := o.hbuf[:0]
+	if hlen > mnakInline {
+		b = make([]byte, 0, hlen)
+	}
+	if f != nil {
+		b = f.AppendHeaders(b, 1)
+	} else {
+		b = append(b, h...)
+	}
+	if hlen > mnakInline {
+		o.hbig = b
+	}
+	o.hlen = len(b)
 	switch len(msg.Payload) {
 	case 0:
 	case 1:
@@ -243,7 +256,7 @@ func (m *Mnak) cast(ev stack.Event, out stack.Emitter) {
 	m.c.casts++
 	h := ev.Msg.Headers()
 	o := m.push()
-	o.keep(len(h), func(b []byte) []byte { return append(b, h...) }, ev.Msg)
+	o.keep(h, nil, ev.Msg)
 	ev.Msg.Free()
 	for i, a := range m.members {
 		if i != m.self {
@@ -457,7 +470,7 @@ func (m *Mnak) fastCast(ev *stack.Event, f *stack.Frame) {
 	m.sent++
 	m.c.casts++
 	o := m.push()
-	o.keep(f.HeaderLen(1), func(b []byte) []byte { return f.AppendHeaders(b, 1) }, ev.Msg)
+	o.keep(nil, f, ev.Msg)
 	f.KeepHdr, f.KeepBody = o.hdr(), o.body
 	f.V[0], f.V[1] = m.view, m.sent
 }
