@@ -15,6 +15,16 @@
 // composition (depth first). For the same inputs both emit the same events
 // at the stack's top and bottom, in the same order per boundary.
 //
+// Optimize composes the layers' declared fast paths into a bypass (Ensemble
+// §3): one path per case guarded by the conjunction of the layers' common-
+// case predicates, with compressed headers; an event whose predicates do
+// not all hold takes the full stack. For the stacks Strata runs, generated
+// code (Chain, stack/layers/fused_gen.go) calls the layers' fast-path
+// methods directly. Guaranteed (by testing, not proof): the bypass and the
+// full stack emit the same events and datagrams and reach the same layer
+// states. Assumed: a layer's CCP changes nothing, and its Apply makes
+// exactly the change its full handler makes when the CCP holds.
+//
 // A Msg carries headers in a pooled buffer with headroom, pushed and popped
 // in place, and the payload as a scatter-gather list that no layer copies.
 package stack
