@@ -273,6 +273,10 @@ func codeRatios(rep *stackReport) {
 		if r.UpNs > 0 {
 			rep.Ratios[fmt.Sprintf("code-latency bypass/imperative %s up size=%d", r.Stack, r.Size)] = round3(imp.UpNs / r.UpNs)
 		}
+		// Down and up together, as the paper's Table 1 totals them.
+		if r.DownNs+r.UpNs > 0 {
+			rep.Ratios[fmt.Sprintf("code-latency bypass/imperative %s down+up size=%d", r.Stack, r.Size)] = round3((imp.DownNs + imp.UpNs) / (r.DownNs + r.UpNs))
+		}
 		// What the generated code gains over the generic loops.
 		if gen := find(r.Stack, r.Size, "generic"); gen != nil && r.DownNs > 0 && r.UpNs > 0 {
 			rep.Ratios[fmt.Sprintf("code-latency bypass/generic %s down size=%d", r.Stack, r.Size)] = round3(gen.DownNs / r.DownNs)
