@@ -132,15 +132,19 @@ type Frame struct {
 	rxFull bool
 }
 
-// reset readies f for a path of p. (Field by field: assigning a whole
-// Frame, or an Event, to the bypass's scratch costs a bulk copy with
-// write barriers, a measurable part of a fast path.)
+// reset readies f for a path of p. The other fields are left as those
+// who set them leave them: V is set for each layer (Enter), KeepHdr and
+// KeepBody are taken by down, the loop's fields cleared after loopUp and
+// the received datagram's after receive (clearLoop, clearRx). (Field by
+// field: assigning a whole Frame, or an Event, to the bypass's scratch
+// costs a bulk copy with write barriers, a measurable part of a fast
+// path.)
 func (f *Frame) reset(p *composed, vars []uint64, plen int) {
-	f.V, f.KeepHdr, f.KeepBody = nil, nil, nil
 	f.p, f.vars, f.layer, f.plen = p, vars, 0, plen
-	f.keepHdr, f.keepBody, f.kept, f.keepAbove = nil, nil, false, 0
-	f.rx, f.rxHdr, f.rxFull = nil, 0, false
 }
+
+func (f *Frame) clearLoop() { f.keepHdr, f.keepBody, f.kept, f.keepAbove = nil, nil, false, 0 }
+func (f *Frame) clearRx()   { f.rx, f.rxHdr, f.rxFull = nil, 0, false }
 
 // Len is ev.Msg.Len() on entry to the layer in the full stack: going down,
 // the payload and the headers of the layers above; going up, also the
@@ -525,6 +529,7 @@ func (bp *Bypass) try(dir Dir, ev Event) bool {
 	bp.cur = ev
 	ok := bp.receive(&bp.cur)
 	bp.cur.drop()
+	bp.frame.clearRx()
 	return ok
 }
 
@@ -608,6 +613,7 @@ func (bp *Bypass) down(p *composed, ev *Event) bool {
 	if p.loop >= 0 {
 		bp.loopUp(p, &bp.loopEv, payload, keepHdr)
 		bp.loopEv.drop()
+		bp.frame.clearLoop()
 	}
 	return true
 }
