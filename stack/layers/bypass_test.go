@@ -313,7 +313,7 @@ func TestBypassEquivalence(t *testing.T) {
 		have[specNames(specs)] = true
 	}
 	for _, fs := range fusedStacks {
-		specs := fusedSpecs(t, fs.props, fs.named)
+		specs := specsFor(t, fs.props, fs.named)
 		fused[specNames(specs)] = true
 		if !have[specNames(specs)] {
 			have[specNames(specs)] = true

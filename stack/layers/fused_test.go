@@ -35,7 +35,9 @@ var fusedStacks = []struct{ name, props, named string }{
 	{name: "flow", props: "Reliable,FIFO,Flow,Fragment,RPC"}, // pt2ptw
 }
 
-func fusedSpecs(t testing.TB, props, named string) []stack.Spec {
+// specsFor returns the stack a named layer list gives, or else the one
+// Configure chooses for props.
+func specsFor(t testing.TB, props, named string) []stack.Spec {
 	if named != "" {
 		s, err := Named(named)
 		if err != nil {
@@ -43,15 +45,7 @@ func fusedSpecs(t testing.TB, props, named string) []stack.Spec {
 		}
 		return s
 	}
-	ps, err := ParseProps(props)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch, err := Configure(ps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return ch.Specs
+	return mustConfigure(t, props).Specs
 }
 
 func fusedLayers(specs []stack.Spec) []stack.Layer {
@@ -113,7 +107,7 @@ func genFused(t testing.TB) []byte {
 	b.WriteString("package layers\n\nimport \"strata/stack\"\n")
 	seen := map[string]bool{}
 	for _, fs := range fusedStacks {
-		shapes, err := stack.Shapes(fusedLayers(fusedSpecs(t, fs.props, fs.named)))
+		shapes, err := stack.Shapes(fusedLayers(specsFor(t, fs.props, fs.named)))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -280,7 +274,7 @@ func TestFusedCurrent(t *testing.T) {
 		t.Fatal("fused_gen.go is stale: run go generate ./stack/layers")
 	}
 	for _, fs := range fusedStacks {
-		ls := fusedLayers(fusedSpecs(t, fs.props, fs.named))
+		ls := fusedLayers(specsFor(t, fs.props, fs.named))
 		bp, err := stack.Optimize(ls)
 		if err != nil {
 			t.Fatal(err)

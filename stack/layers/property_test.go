@@ -55,15 +55,7 @@ type cluster struct {
 
 func newCluster(t *testing.T, seed uint64, n int, props string, cfg stack.Config, opts stack.NodeOptions) *cluster {
 	t.Helper()
-	ps, err := ParseProps(props)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ch, err := Configure(ps)
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := &cluster{net: sim.New(seed), nodes: map[stack.Addr]*stack.Node{}, cfg: cfg, specs: ch.Specs, opts: opts,
+	c := &cluster{net: sim.New(seed), nodes: map[stack.Addr]*stack.Node{}, cfg: cfg, specs: specsFor(t, props, ""), opts: opts,
 		got: map[[2]stack.Addr][][]byte{}, byGen: map[[2]stack.Addr][][][]byte{}, gens: map[stack.Addr]int{}}
 	for i := 0; i < n; i++ {
 		a := stack.Addr(fmt.Sprintf("sim:%c", 'a'+i))
@@ -217,7 +209,7 @@ func TestCompositionsAgree(t *testing.T) {
 	}
 }
 
-func mustConfigure(t *testing.T, props string) Choice {
+func mustConfigure(t testing.TB, props string) Choice {
 	ps, err := ParseProps(props)
 	if err != nil {
 		t.Fatal(err)
