@@ -349,7 +349,6 @@ type Bypass struct {
 	vars   []uint64
 	frame  Frame
 	evs    []Event
-	hdr    []byte
 	cur    Event
 	loopEv Event
 	c      struct {
@@ -652,14 +651,29 @@ func (bp *Bypass) applyDown(p *composed, hi, lo int, ev *Event) {
 // emit encodes the compressed header in front of ev.Msg and hands the
 // datagram to the boundary below.
 func (bp *Bypass) emit(p *composed, ev *Event) {
-	h := append(bp.hdr[:0], compMagic, compVersion)
-	h = binary.BigEndian.AppendUint32(h, p.id)
-	for _, v := range bp.vars[:p.nvar] {
-		h = binary.AppendUvarint(h, v)
+	vars := bp.vars[:p.nvar]
+	n := compPrefix
+	for _, v := range vars {
+		n += uvarintLen(v)
 	}
-	bp.hdr = h
-	copy(ev.Msg.Push(len(h)), h)
+	h := ev.Msg.Push(n)
+	h[0], h[1] = compMagic, compVersion
+	binary.BigEndian.PutUint32(h[2:], p.id)
+	at := compPrefix
+	for _, v := range vars {
+		at += binary.PutUvarint(h[at:], v)
+	}
 	bp.s.exit(-1, Down, *ev)
+}
+
+// uvarintLen is how many bytes binary.PutUvarint writes for v.
+func uvarintLen(v uint64) int {
+	n := 1
+	for v >= 0x80 {
+		v >>= 7
+		n++
+	}
+	return n
 }
 
 // loopUp carries the self-delivered copy of a cast up from the loop layer.
