@@ -502,7 +502,7 @@ func (bp *Bypass) Counters() []Counter {
 
 // try runs ev through the bypass if its case has one and every CCP holds.
 // It reports whether it took the event (the full stack must not).
-func (bp *Bypass) try(dir Dir, ev Event) bool {
+func (bp *Bypass) try(dir Dir, ev *Event) bool {
 	if dir == Down {
 		if !bp.enabled {
 			return false
@@ -517,7 +517,7 @@ func (bp *Bypass) try(dir Dir, ev Event) bool {
 		if p == nil {
 			return false
 		}
-		bp.cur = ev
+		bp.cur = *ev
 		ok := bp.down(p, &bp.cur)
 		bp.cur.drop()
 		return ok
@@ -525,7 +525,7 @@ func (bp *Bypass) try(dir Dir, ev Event) bool {
 	if ev.Type != EDeliver || ev.Msg == nil {
 		return false
 	}
-	bp.cur = ev
+	bp.cur = *ev
 	ok := bp.receive(&bp.cur)
 	bp.cur.drop()
 	bp.frame.clearRx()

@@ -151,7 +151,7 @@ func (s *Scheduler) Inject(dir Dir, ev Event) { s.run(dir, ev, s.process) }
 func (s *Scheduler) SetBypass(bp *Bypass) { s.setBypass(bp, s.at) }
 
 func (s *Scheduler) process(dir Dir, ev Event) {
-	if s.bp != nil && s.bp.try(dir, ev) {
+	if s.bp != nil && s.bp.try(dir, &ev) {
 		return
 	}
 	if dir == Down {
@@ -221,7 +221,7 @@ func (c *Composed) Inject(dir Dir, ev Event) { c.run(dir, ev, c.process) }
 func (c *Composed) SetBypass(bp *Bypass) { c.setBypass(bp, c.deliver) }
 
 func (c *Composed) process(dir Dir, ev Event) {
-	if c.bp != nil && c.bp.try(dir, ev) {
+	if c.bp != nil && c.bp.try(dir, &ev) {
 		return
 	}
 	if dir == Down {
