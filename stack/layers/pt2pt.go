@@ -652,7 +652,7 @@ type p2pMemoEntry struct {
 // known returns the peer a fast path is for, or nil.
 func (p *Pt2pt) known(a stack.Addr) *p2pPeer {
 	for i := range p.memo {
-		if e := &p.memo[i]; e.q != nil && e.a == a {
+		if e := &p.memo[i]; e.q != nil && sameAddr(e.a, a) {
 			return e.q
 		}
 	}

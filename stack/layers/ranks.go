@@ -36,12 +36,17 @@ func newRanks(members []stack.Addr) ranks {
 	return k
 }
 
+// sameAddr is a == b, recognising the same string (as the transports hand
+// over, one per source address) by its pointer, without the call that
+// comparing bytes makes.
+func sameAddr(a, b stack.Addr) bool {
+	return len(a) == len(b) && (unsafe.StringData(string(a)) == unsafe.StringData(string(b)) || a == b)
+}
+
 // of returns a's rank, and false if a is not a member.
 func (k *ranks) of(a stack.Addr) (int, bool) {
 	for i := range k.memo {
-		// The same string (as the transports hand over) is recognised by
-		// its pointer, without the call that comparing bytes makes.
-		if e := &k.memo[i]; e.set && len(e.a) == len(a) && (unsafe.StringData(string(e.a)) == unsafe.StringData(string(a)) || e.a == a) {
+		if e := &k.memo[i]; e.set && sameAddr(e.a, a) {
 			return e.r, true
 		}
 	}
