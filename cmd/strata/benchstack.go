@@ -43,11 +43,14 @@ func benchStackCmd() *cobra.Command {
 
 1. Code latency with no network (the Ensemble paper's Table 1): a message of
    4, 24, 100 and 1000 bytes down through the reliable point-to-point stack
-   (bottom, pt2pt, top), up through the receiver's, and the ack back;
-   imperative and functional compositions; ns and allocations per message.
-   Also the 13-layer virtually synchronous total-order stack (Total,
-   Membership): a cast from the sequencer to one other member, with its
-   order entry and acknowledgements (4, 100, 1000 bytes).
+   (bottom, pt2pt, top), up through the receiver's, and the ack back; ns
+   and allocations per message. Also the 4-layer reliable multicast stack
+   (top, mnak, pt2pt, bottom; a cast to one other member) and the 13-layer
+   virtually synchronous total-order stack (Total, Membership; three
+   members, a cast from one that is not the sequencer, then its order
+   entry and acknowledgements), 4, 100 and 1000 bytes. Four modes: the
+   imperative and functional compositions, the bypass (stack.Optimize, with
+   its generated code) and the bypass's generic loops alone.
 
 2. Round trips on loopback between two processes: Strata's RPC stack
    (Reliable, Fragment, RPC) over UDP and TCP; a raw-socket echo of the same
