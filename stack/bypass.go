@@ -132,15 +132,16 @@ type Frame struct {
 	rxFull bool
 }
 
-// reset readies f for a path of p. The other fields are left as those
+// reset readies f for a path of p. Its vars are the bypass's, set once
+// (Optimize). The other fields are left as those
 // who set them leave them: V is set for each layer (Enter), KeepHdr and
 // KeepBody are taken by down, the loop's fields cleared after loopUp and
 // the received datagram's after receive (clearLoop, clearRx). (Field by
 // field: assigning a whole Frame, or an Event, to the bypass's scratch
 // costs a bulk copy with write barriers, a measurable part of a fast
 // path.)
-func (f *Frame) reset(p *composed, vars []uint64, plen int) {
-	f.p, f.vars, f.layer, f.plen = p, vars, 0, plen
+func (f *Frame) reset(p *composed, plen int) {
+	f.p, f.layer, f.plen = p, 0, plen
 }
 
 func (f *Frame) clearLoop() { f.keepHdr, f.keepBody, f.kept, f.keepAbove = nil, nil, false, 0 }
@@ -444,6 +445,7 @@ func Optimize(layers []Layer) (*Bypass, error) {
 	}
 	// Each layer's slice of the shared field array, made once (vars no
 	// longer moves).
+	bp.frame.vars = bp.vars
 	for _, p := range bp.paths {
 		if p == nil {
 			continue
@@ -544,7 +546,7 @@ func (bp *Bypass) down(p *composed, ev *Event) bool {
 	n := len(p.paths)
 	plen := ev.Msg.Len()
 	f := &bp.frame
-	f.reset(p, bp.vars, plen)
+	f.reset(p, plen)
 	lo := 0
 	if p.mcast >= 0 {
 		lo = p.mcast
@@ -686,7 +688,7 @@ func uvarintLen(v uint64) int {
 func (bp *Bypass) loopUp(p *composed, ev *Event, payload, keepHdr []byte) {
 	up := p.up
 	f := &bp.frame
-	f.reset(up, bp.vars, len(payload))
+	f.reset(up, len(payload))
 	f.keepHdr, f.keepBody, f.kept, f.keepAbove = keepHdr, payload, true, p.mcast
 	if i := bp.ccpUp(up, p.loop+1, ev); i >= 0 {
 		bp.c.loopMiss++
@@ -860,7 +862,7 @@ func (p *composed) headerLen(from int) int {
 // upCCP evaluates the CCPs of p for ev; it returns the first layer whose
 // CCP is false, or -1 if all hold.
 func (bp *Bypass) upCCP(p *composed, ev *Event, plen int) int {
-	bp.frame.reset(p, bp.vars, plen)
+	bp.frame.reset(p, plen)
 	return bp.ccpUp(p, 0, ev)
 }
 
@@ -906,7 +908,7 @@ func (bp *Bypass) decode(data []byte) (*composed, int, error) {
 		}
 	}
 	if p == nil {
-		return nil, 0, fmt.Errorf("%w: unknown path %08x", ErrCompressed, binary.BigEndian.Uint32(data[2:]))
+		return nil, 0, fmt.Errorf("%w: unknown path %08x", ErrCompressed, id)
 	}
 	at := compPrefix
 	for k, size := range p.vsize {

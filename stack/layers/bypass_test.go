@@ -321,11 +321,7 @@ func TestBypassEquivalence(t *testing.T) {
 		}
 	}
 	for _, specs := range stacks {
-		var names []string
-		for _, s := range specs {
-			names = append(names, s.Name)
-		}
-		key := strings.Join(names, ",")
+		key := specNames(specs)
 		for _, v := range []struct{ fn, generic bool }{{false, false}, {true, false}, {false, true}, {true, true}} {
 			if v.generic && !fused[key] {
 				continue

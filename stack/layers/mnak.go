@@ -89,29 +89,27 @@ func (o *mnakOut) hdr() []byte {
 	return o.hbuf[:o.hlen:o.hlen]
 }
 
-// keep fills o (zero, in place: its inline bytes are where they stay)
-// for a cast whose headers above are h, or, if f is not nil, those the
-// bypass's frame f holds for the layers above it; its payload is msg's.
-// (Two arguments rather than a function that appends the headers: a
-// closure costs the fast path a call it need not make.)
-func (o *mnakOut) keep(h []byte, f *stack.Frame, msg *stack.Msg) {
-	hlen := len(h)
-	if f != nil {
-		hlen = f.HeaderLen(1)
+// room returns where o (zero, in place: its inline bytes are where they
+// stay) keeps hlen bytes of headers: its inline buffer, or a new one.
+// The caller appends the headers and hands the result to setHeaders.
+func (o *mnakOut) room(hlen int) []byte {
+	if hlen <= mnakInline {
+		return o.hbuf[:0]
 	}
-	b := o.hbuf[:0]
-	if hlen > mnakInline {
-		b = make([]byte, 0, hlen)
-	}
-	if f != nil {
-		b = f.AppendHeaders(b, 1)
-	} else {
-		b = append(b, h...)
-	}
-	if hlen > mnakInline {
+	return make([]byte, 0, hlen)
+}
+
+// setHeaders records the headers appended to room's buffer.
+func (o *mnakOut) setHeaders(b []byte) {
+	if len(b) > mnakInline {
 		o.hbig = b
 	}
 	o.hlen = len(b)
+}
+
+// keepPayload keeps msg's payload: the sender's buffer, joined if it
+// came in parts.
+func (o *mnakOut) keepPayload(msg *stack.Msg) {
 	switch len(msg.Payload) {
 	case 0:
 	case 1:
@@ -258,7 +256,8 @@ func (m *Mnak) cast(ev stack.Event, out stack.Emitter) {
 	m.c.casts++
 	h := ev.Msg.Headers()
 	o := m.push()
-	o.keep(h, nil, ev.Msg)
+	o.setHeaders(append(o.room(len(h)), h...))
+	o.keepPayload(ev.Msg)
 	ev.Msg.Free()
 	for i, a := range m.members {
 		if i != m.self {
@@ -472,7 +471,8 @@ func (m *Mnak) fastCast(ev *stack.Event, f *stack.Frame) {
 	m.sent++
 	m.c.casts++
 	o := m.push()
-	o.keep(nil, f, ev.Msg)
+	o.setHeaders(f.AppendHeaders(o.room(f.HeaderLen(1)), 1))
+	o.keepPayload(ev.Msg)
 	f.KeepHdr, f.KeepBody = o.hdr(), o.body
 	f.V[0], f.V[1] = m.view, m.sent
 }
