@@ -87,6 +87,14 @@ type Path struct {
 	// differs from the send path (the point-to-point layers pass such a
 	// copy unnumbered); nil: the same.
 	Unrel *Path
+	// Calls (SendDown): the layer takes ECall and EResponse on this path
+	// too. A layer with a header turns them into the ESend its full
+	// handler emits (an RPC layer); one without passes them on unchanged,
+	// as its full handler does. The bypass takes them only where the
+	// layers above the highest one with a header all pass them and that
+	// one turns them into sends; the CCPs of the layers below see them
+	// before that Apply runs.
+	Calls bool
 	// Mark (up) sets ev.Seq as the layer does on the path, without
 	// changing state: the CCPs of the layers above see the event as the
 	// full stack would hand it to them. It runs again before the layer's
@@ -143,6 +151,12 @@ type Frame struct {
 func (f *Frame) reset(p *composed, plen int) {
 	f.p, f.layer, f.plen = p, 0, plen
 }
+
+// Calls reports whether calls and responses take the send paths
+// (Path.Calls): an RPC layer's up CCP lets requests and responses pass
+// only then (the layers above would otherwise expect headers the sender's
+// full stack did not push on them).
+func (f *Frame) Calls() bool { return f.p.calls }
 
 func (f *Frame) clearLoop() { f.keepHdr, f.keepBody, f.kept, f.keepAbove = nil, nil, false, 0 }
 func (f *Frame) clearRx()   { f.rx, f.rxHdr, f.rxFull = nil, 0, false }
@@ -230,8 +244,9 @@ type composed struct {
 	// layer's first (they tell kinds of message apart: a datagram of
 	// another kind fails at once); vars: the varying fields, in order
 	consts, vars []fieldAt
-	mcast        int // the Fanout layer (cast cases), else -1
-	loop         int // the Loop layer (CastDown), else -1
+	mcast        int  // the Fanout layer (cast cases), else -1
+	calls        bool // send paths: calls and responses take them (Path.Calls)
+	loop         int  // the Loop layer (CastDown), else -1
 	up           *composed
 	key          string // signature (see fused.go)
 	chain        Chain  // generated code for the path, or nil: the generic loops
@@ -424,6 +439,10 @@ func Optimize(layers []Layer) (*Bypass, error) {
 		if down == nil || up == nil {
 			continue
 		}
+		if kind.down == SendDown {
+			down.calls = takesCalls(down.paths)
+			up.calls = down.calls
+		}
 		h := fnv.New32a()
 		fmt.Fprint(h, kind.down.String())
 		for i := range n {
@@ -460,6 +479,20 @@ func Optimize(layers []Layer) (*Bypass, error) {
 		}
 	}
 	return bp, nil
+}
+
+// takesCalls reports whether a SendDown path takes ECall and EResponse
+// (Path.Calls): the layers from the top down to the first with a header
+// all take them, and that one makes them sends.
+func takesCalls(paths []*Path) bool {
+	for i := len(paths) - 1; i >= 0; i-- {
+		if q := paths[i]; !q.Calls {
+			return false
+		} else if len(q.Hdr) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 func layerName(l Layer) string {
@@ -513,6 +546,11 @@ func (bp *Bypass) try(dir Dir, ev *Event) bool {
 		switch ev.Type {
 		case ESend:
 			p = bp.paths[SendDown]
+		case ECall, EResponse:
+			// Sends with an RPC header, in a stack with an RPC layer.
+			if p = bp.paths[SendDown]; p != nil && !p.calls {
+				p = nil
+			}
 		case ECast:
 			p = bp.paths[CastDown]
 		}

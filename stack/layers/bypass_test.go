@@ -36,11 +36,16 @@ func (r *rec) Top(ev stack.Event)    { r.top = append(r.top, ev) }
 func (r *rec) Bottom(ev stack.Event) { r.bottom = append(r.bottom, ev) }
 
 type twin struct {
-	addr    stack.Addr
-	a, b    stack.Runner
-	ra, rb  rec
-	timerAt time.Duration // earliest requested timer, -1 none
-	dead    bool
+	addr stack.Addr
+	// RPC stacks: requests this member received and has not answered,
+	// its calls without a reply, and its next call id
+	requests []stack.Event
+	calls    []uint64
+	nextID   uint64
+	a, b     stack.Runner
+	ra, rb   rec
+	timerAt  time.Duration // earliest requested timer, -1 none
+	dead     bool
 }
 
 type flight struct {
@@ -55,7 +60,11 @@ type equivWorld struct {
 	twins []*twin
 	net   []flight
 	group bool
-	steps int
+	rpc   bool // the stack has the request/response layer
+	// fastRPC counts the calls, responses, requests and replies the
+	// bypass took
+	fastRPC map[stack.Type]int
+	steps   int
 }
 
 func newEquivWorld(t testing.TB, rng *rand.Rand, specs []stack.Spec, n int, functional bool) *equivWorld {
@@ -65,10 +74,13 @@ func newEquivWorld(t testing.TB, rng *rand.Rand, specs []stack.Spec, n int, func
 // newEquivWorldGeneric is newEquivWorld whose optimized copies run the
 // bypass's generic loops (generic) rather than its generated code.
 func newEquivWorldGeneric(t testing.TB, rng *rand.Rand, specs []stack.Spec, n int, functional, generic bool) *equivWorld {
-	w := &equivWorld{t: t, rng: rng}
+	w := &equivWorld{t: t, rng: rng, fastRPC: map[stack.Type]int{}}
 	for _, s := range specs {
-		if s.Name == "mnak" {
+		switch s.Name {
+		case "mnak":
 			w.group = true
+		case "rpc":
+			w.rpc = true
 		}
 	}
 	members := make([]stack.Addr, n)
@@ -114,7 +126,21 @@ func (w *equivWorld) injectPair(tw *twin, dir stack.Dir, ea, eb stack.Event) {
 	w.steps++
 	ea.Now, eb.Now = w.now, w.now
 	tw.a.Inject(dir, ea)
+	var hits uint64
+	if w.rpc {
+		hits = bypassHits(tw.b.Bypass())
+	}
 	tw.b.Inject(dir, eb)
+	if w.rpc && bypassHits(tw.b.Bypass()) > hits {
+		if eb.Type == stack.ECall || eb.Type == stack.EResponse {
+			w.fastRPC[eb.Type]++
+		}
+		for _, ev := range tw.rb.top {
+			if ev.Type == stack.ERequest || ev.Type == stack.EReply {
+				w.fastRPC[ev.Type]++
+			}
+		}
+	}
 	what := fmt.Sprintf("step %d, %s %v %v", w.steps, tw.addr, dir, ea)
 	if err := w.compare(tw); err != nil {
 		w.t.Fatalf("%s: %v", what, err)
@@ -136,7 +162,27 @@ func (w *equivWorld) injectPair(tw *twin, dir stack.Dir, ea, eb stack.Event) {
 			}
 		}
 	}
+	// What the application sees of RPC (the copies agree: compared).
+	for _, ev := range tw.ra.top {
+		switch ev.Type {
+		case stack.ERequest:
+			tw.requests = append(tw.requests, stack.Event{Peer: ev.Peer, ID: ev.ID})
+		case stack.EReply:
+			tw.calls = slices.DeleteFunc(tw.calls, func(id uint64) bool { return id == ev.ID })
+		}
+	}
 	tw.ra, tw.rb = rec{}, rec{}
+}
+
+// bypassHits is how many events the bypass took.
+func bypassHits(bp *stack.Bypass) uint64 {
+	var n uint64
+	for _, c := range bp.Counters() {
+		if strings.HasSuffix(c.Name, "_hits") {
+			n += c.Value
+		}
+	}
+	return n
 }
 
 func (w *equivWorld) compare(tw *twin) error {
@@ -187,6 +233,8 @@ func (w *equivWorld) step() {
 	live := slices.DeleteFunc(slices.Clone(w.twins), func(tw *twin) bool { return tw.dead })
 	tw := live[rng.IntN(len(live))]
 	switch r := rng.IntN(100); {
+	case r < 25 && w.rpc && rng.IntN(3) > 0:
+		w.rpcStep(tw)
 	case r < 25:
 		size := rng.IntN(80)
 		if rng.IntN(10) == 0 {
@@ -232,6 +280,35 @@ func (w *equivWorld) step() {
 		// Cut a process off for good: the others suspect it.
 		tw.dead = true
 	default:
+	}
+}
+
+// rpcStep makes tw call a member, answer a request it received, or
+// cancel a call.
+func (w *equivWorld) rpcStep(tw *twin) {
+	rng := w.rng
+	switch k := rng.IntN(10); {
+	case k < 4 && len(tw.requests) > 0:
+		i := rng.IntN(len(tw.requests))
+		req := tw.requests[i]
+		tw.requests = slices.Delete(tw.requests, i, i+1)
+		w.inject(tw, stack.Down, stack.Event{Type: stack.EResponse, Peer: req.Peer, ID: req.ID, Msg: stack.NewMsg(bodyOf(rng, rng.IntN(80)))})
+	case k == 4 && len(tw.calls) > 0:
+		w.inject(tw, stack.Down, stack.Event{Type: stack.ECancel, ID: tw.calls[rng.IntN(len(tw.calls))]})
+	default:
+		id := tw.nextID + 1
+		if rng.IntN(20) > 0 { // else a duplicate id, refused
+			tw.nextID++
+			tw.calls = append(tw.calls, id)
+		}
+		// Deadlines from a few milliseconds (some expire: the clock
+		// moves 1-5 ms a step) to far beyond the run.
+		deadline := w.now + time.Duration(1+rng.IntN(40))*time.Millisecond
+		if rng.IntN(4) == 0 {
+			deadline = w.now + time.Hour
+		}
+		to := w.twins[rng.IntN(len(w.twins))].addr
+		w.inject(tw, stack.Down, stack.Event{Type: stack.ECall, Peer: to, ID: id, Time: deadline, Msg: stack.NewMsg(bodyOf(rng, rng.IntN(80)))})
 	}
 }
 
@@ -346,6 +423,15 @@ func TestBypassEquivalence(t *testing.T) {
 					t.Logf("seed %d: %v", seed, sum)
 					if hits == 0 {
 						t.Fatalf("seed %d: the bypass was never taken", seed)
+					}
+					// Where the request/response layer sits right under
+					// the top, calls and responses take the bypass.
+					if n := len(specs); n > 1 && specs[n-2].Name == "rpc" {
+						for _, ty := range []stack.Type{stack.ECall, stack.EResponse, stack.ERequest, stack.EReply} {
+							if w.fastRPC[ty] == 0 {
+								t.Fatalf("seed %d: no %v took the bypass (%v)", seed, ty, w.fastRPC)
+							}
+						}
 					}
 					if want := fused[key] && !v.generic; (sum["fused_paths"] > 0) != want {
 						t.Fatalf("seed %d: fused paths %d, want generated code %v", seed, sum["fused_paths"], want)

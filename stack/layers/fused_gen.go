@@ -169,23 +169,32 @@ func (c *fz_532087b5_send_up_2c1f531659753b3c) ApplyUp(lo, hi int, ev *stack.Eve
 }
 
 // rpc, send-down: bottom, pt2pt, frag, rpc, top (bottom first)
-type fz_5e693eb3_send_down_19676caa5b4cb41c struct {
+type fz_2363ce8f_send_down_f52a92e754598bf8 struct {
 	p  []*stack.Path
 	l0 *Bottom
 	l1 *Pt2pt
 	l2 *Frag
+	l3 *Rpc
 	l4 *Top
 }
 
 func init() {
-	stack.RegisterChain("5e693eb3-send-down-19676caa5b4cb41c", func(ls []stack.Layer, p []*stack.Path) stack.Chain {
-		return &fz_5e693eb3_send_down_19676caa5b4cb41c{p: p, l0: ls[0].(*Bottom), l1: ls[1].(*Pt2pt), l2: ls[2].(*Frag), l4: ls[4].(*Top)}
+	stack.RegisterChain("2363ce8f-send-down-f52a92e754598bf8", func(ls []stack.Layer, p []*stack.Path) stack.Chain {
+		return &fz_2363ce8f_send_down_f52a92e754598bf8{p: p, l0: ls[0].(*Bottom), l1: ls[1].(*Pt2pt), l2: ls[2].(*Frag), l3: ls[3].(*Rpc), l4: ls[4].(*Top)}
 	})
 }
 
-func (c *fz_5e693eb3_send_down_19676caa5b4cb41c) CCPDown(hi, lo int, ev *stack.Event, f *stack.Frame) int {
+func (c *fz_2363ce8f_send_down_f52a92e754598bf8) CCPDown(hi, lo int, ev *stack.Event, f *stack.Frame) int {
 	switch hi {
-	case 4, 3, 2:
+	case 4, 3:
+		if lo > 3 {
+			return -1
+		}
+		if !c.l3.fastSendCCP(ev, f) {
+			return 3
+		}
+		fallthrough
+	case 2:
 		if lo > 2 {
 			return -1
 		}
@@ -204,7 +213,7 @@ func (c *fz_5e693eb3_send_down_19676caa5b4cb41c) CCPDown(hi, lo int, ev *stack.E
 	return -1
 }
 
-func (c *fz_5e693eb3_send_down_19676caa5b4cb41c) ApplyDown(hi, lo int, ev *stack.Event, f *stack.Frame) {
+func (c *fz_2363ce8f_send_down_f52a92e754598bf8) ApplyDown(hi, lo int, ev *stack.Event, f *stack.Frame) {
 	switch hi {
 	case 4:
 		if lo > 4 {
@@ -212,7 +221,13 @@ func (c *fz_5e693eb3_send_down_19676caa5b4cb41c) ApplyDown(hi, lo int, ev *stack
 		}
 		c.l4.fastDown(ev, f)
 		fallthrough
-	case 3, 2:
+	case 3:
+		if lo > 3 {
+			return
+		}
+		c.l3.fastSend(ev, f.Enter(3))
+		fallthrough
+	case 2:
 		if lo > 2 {
 			return
 		}
@@ -232,7 +247,7 @@ func (c *fz_5e693eb3_send_down_19676caa5b4cb41c) ApplyDown(hi, lo int, ev *stack
 	}
 }
 
-func (c *fz_5e693eb3_send_down_19676caa5b4cb41c) CCPUp(lo int, ev *stack.Event, f *stack.Frame) int {
+func (c *fz_2363ce8f_send_down_f52a92e754598bf8) CCPUp(lo int, ev *stack.Event, f *stack.Frame) int {
 	switch lo {
 	case 0, 1:
 		if !c.l1.fastSendCCP(ev, f) {
@@ -243,11 +258,16 @@ func (c *fz_5e693eb3_send_down_19676caa5b4cb41c) CCPUp(lo int, ev *stack.Event, 
 		if !c.l2.fastWholeCCP(ev, f.Enter(2)) {
 			return 2
 		}
+		fallthrough
+	case 3:
+		if !c.l3.fastSendCCP(ev, f) {
+			return 3
+		}
 	}
 	return -1
 }
 
-func (c *fz_5e693eb3_send_down_19676caa5b4cb41c) ApplyUp(lo, hi int, ev *stack.Event, f *stack.Frame) bool {
+func (c *fz_2363ce8f_send_down_f52a92e754598bf8) ApplyUp(lo, hi int, ev *stack.Event, f *stack.Frame) bool {
 	switch lo {
 	case 0:
 		if hi <= 0 {
@@ -267,7 +287,13 @@ func (c *fz_5e693eb3_send_down_19676caa5b4cb41c) ApplyUp(lo, hi int, ev *stack.E
 		}
 		c.l2.fastWhole(ev, f)
 		fallthrough
-	case 3, 4:
+	case 3:
+		if hi <= 3 {
+			return false
+		}
+		c.l3.fastSend(ev, f.Enter(3))
+		fallthrough
+	case 4:
 		if hi <= 4 {
 			return false
 		}
@@ -277,22 +303,31 @@ func (c *fz_5e693eb3_send_down_19676caa5b4cb41c) ApplyUp(lo, hi int, ev *stack.E
 }
 
 // rpc, send-up: bottom, pt2pt, frag, rpc, top (bottom first)
-type fz_5e693eb3_send_up_76a1b0893b2b5073 struct {
+type fz_2363ce8f_send_up_5436d88d02cc469b struct {
 	p  []*stack.Path
 	l0 *Bottom
 	l1 *Pt2pt
+	l3 *Rpc
 	l4 *Top
 }
 
 func init() {
-	stack.RegisterChain("5e693eb3-send-up-76a1b0893b2b5073", func(ls []stack.Layer, p []*stack.Path) stack.Chain {
-		return &fz_5e693eb3_send_up_76a1b0893b2b5073{p: p, l0: ls[0].(*Bottom), l1: ls[1].(*Pt2pt), l4: ls[4].(*Top)}
+	stack.RegisterChain("2363ce8f-send-up-5436d88d02cc469b", func(ls []stack.Layer, p []*stack.Path) stack.Chain {
+		return &fz_2363ce8f_send_up_5436d88d02cc469b{p: p, l0: ls[0].(*Bottom), l1: ls[1].(*Pt2pt), l3: ls[3].(*Rpc), l4: ls[4].(*Top)}
 	})
 }
 
-func (c *fz_5e693eb3_send_up_76a1b0893b2b5073) CCPDown(hi, lo int, ev *stack.Event, f *stack.Frame) int {
+func (c *fz_2363ce8f_send_up_5436d88d02cc469b) CCPDown(hi, lo int, ev *stack.Event, f *stack.Frame) int {
 	switch hi {
-	case 4, 3, 2, 1:
+	case 4, 3:
+		if lo > 3 {
+			return -1
+		}
+		if !c.l3.fastRecvCCP(ev, f.Enter(3)) {
+			return 3
+		}
+		fallthrough
+	case 2, 1:
 		if lo > 1 {
 			return -1
 		}
@@ -303,7 +338,7 @@ func (c *fz_5e693eb3_send_up_76a1b0893b2b5073) CCPDown(hi, lo int, ev *stack.Eve
 	return -1
 }
 
-func (c *fz_5e693eb3_send_up_76a1b0893b2b5073) ApplyDown(hi, lo int, ev *stack.Event, f *stack.Frame) {
+func (c *fz_2363ce8f_send_up_5436d88d02cc469b) ApplyDown(hi, lo int, ev *stack.Event, f *stack.Frame) {
 	switch hi {
 	case 4:
 		if lo > 4 {
@@ -311,7 +346,13 @@ func (c *fz_5e693eb3_send_up_76a1b0893b2b5073) ApplyDown(hi, lo int, ev *stack.E
 		}
 		c.l4.fastUp(ev, f)
 		fallthrough
-	case 3, 2, 1:
+	case 3:
+		if lo > 3 {
+			return
+		}
+		c.l3.fastRecv(ev, f.Enter(3))
+		fallthrough
+	case 2, 1:
 		if lo > 1 {
 			return
 		}
@@ -325,17 +366,22 @@ func (c *fz_5e693eb3_send_up_76a1b0893b2b5073) ApplyDown(hi, lo int, ev *stack.E
 	}
 }
 
-func (c *fz_5e693eb3_send_up_76a1b0893b2b5073) CCPUp(lo int, ev *stack.Event, f *stack.Frame) int {
+func (c *fz_2363ce8f_send_up_5436d88d02cc469b) CCPUp(lo int, ev *stack.Event, f *stack.Frame) int {
 	switch lo {
 	case 0, 1:
 		if !c.l1.fastRecvCCP(ev, f.Enter(1)) {
 			return 1
 		}
+		fallthrough
+	case 2, 3:
+		if !c.l3.fastRecvCCP(ev, f.Enter(3)) {
+			return 3
+		}
 	}
 	return -1
 }
 
-func (c *fz_5e693eb3_send_up_76a1b0893b2b5073) ApplyUp(lo, hi int, ev *stack.Event, f *stack.Frame) bool {
+func (c *fz_2363ce8f_send_up_5436d88d02cc469b) ApplyUp(lo, hi int, ev *stack.Event, f *stack.Frame) bool {
 	switch lo {
 	case 0:
 		if hi <= 0 {
@@ -349,7 +395,13 @@ func (c *fz_5e693eb3_send_up_76a1b0893b2b5073) ApplyUp(lo, hi int, ev *stack.Eve
 		}
 		c.l1.fastRecv(ev, f.Enter(1))
 		fallthrough
-	case 2, 3, 4:
+	case 2, 3:
+		if hi <= 3 {
+			return false
+		}
+		c.l3.fastRecv(ev, f.Enter(3))
+		fallthrough
+	case 4:
 		if hi <= 4 {
 			return false
 		}
@@ -1928,24 +1980,33 @@ func (c *fz_36b5e929_cast_up_d32c0d846d4ca263) ApplyUp(lo, hi int, ev *stack.Eve
 }
 
 // flow, send-down: bottom, pt2pt, frag, pt2ptw, rpc, top (bottom first)
-type fz_247b45a1_send_down_c01c20a73e71db35 struct {
+type fz_581a506d_send_down_e91febc6ec6b90f3 struct {
 	p  []*stack.Path
 	l0 *Bottom
 	l1 *Pt2pt
 	l2 *Frag
 	l3 *Pt2ptw
+	l4 *Rpc
 	l5 *Top
 }
 
 func init() {
-	stack.RegisterChain("247b45a1-send-down-c01c20a73e71db35", func(ls []stack.Layer, p []*stack.Path) stack.Chain {
-		return &fz_247b45a1_send_down_c01c20a73e71db35{p: p, l0: ls[0].(*Bottom), l1: ls[1].(*Pt2pt), l2: ls[2].(*Frag), l3: ls[3].(*Pt2ptw), l5: ls[5].(*Top)}
+	stack.RegisterChain("581a506d-send-down-e91febc6ec6b90f3", func(ls []stack.Layer, p []*stack.Path) stack.Chain {
+		return &fz_581a506d_send_down_e91febc6ec6b90f3{p: p, l0: ls[0].(*Bottom), l1: ls[1].(*Pt2pt), l2: ls[2].(*Frag), l3: ls[3].(*Pt2ptw), l4: ls[4].(*Rpc), l5: ls[5].(*Top)}
 	})
 }
 
-func (c *fz_247b45a1_send_down_c01c20a73e71db35) CCPDown(hi, lo int, ev *stack.Event, f *stack.Frame) int {
+func (c *fz_581a506d_send_down_e91febc6ec6b90f3) CCPDown(hi, lo int, ev *stack.Event, f *stack.Frame) int {
 	switch hi {
-	case 5, 4, 3:
+	case 5, 4:
+		if lo > 4 {
+			return -1
+		}
+		if !c.l4.fastSendCCP(ev, f) {
+			return 4
+		}
+		fallthrough
+	case 3:
 		if lo > 3 {
 			return -1
 		}
@@ -1972,7 +2033,7 @@ func (c *fz_247b45a1_send_down_c01c20a73e71db35) CCPDown(hi, lo int, ev *stack.E
 	return -1
 }
 
-func (c *fz_247b45a1_send_down_c01c20a73e71db35) ApplyDown(hi, lo int, ev *stack.Event, f *stack.Frame) {
+func (c *fz_581a506d_send_down_e91febc6ec6b90f3) ApplyDown(hi, lo int, ev *stack.Event, f *stack.Frame) {
 	switch hi {
 	case 5:
 		if lo > 5 {
@@ -1980,7 +2041,13 @@ func (c *fz_247b45a1_send_down_c01c20a73e71db35) ApplyDown(hi, lo int, ev *stack
 		}
 		c.l5.fastDown(ev, f)
 		fallthrough
-	case 4, 3:
+	case 4:
+		if lo > 4 {
+			return
+		}
+		c.l4.fastSend(ev, f.Enter(4))
+		fallthrough
+	case 3:
 		if lo > 3 {
 			return
 		}
@@ -2006,7 +2073,7 @@ func (c *fz_247b45a1_send_down_c01c20a73e71db35) ApplyDown(hi, lo int, ev *stack
 	}
 }
 
-func (c *fz_247b45a1_send_down_c01c20a73e71db35) CCPUp(lo int, ev *stack.Event, f *stack.Frame) int {
+func (c *fz_581a506d_send_down_e91febc6ec6b90f3) CCPUp(lo int, ev *stack.Event, f *stack.Frame) int {
 	switch lo {
 	case 0, 1:
 		if !c.l1.fastSendCCP(ev, f) {
@@ -2022,11 +2089,16 @@ func (c *fz_247b45a1_send_down_c01c20a73e71db35) CCPUp(lo int, ev *stack.Event, 
 		if !c.l3.fastSendCCP(ev, f.Enter(3)) {
 			return 3
 		}
+		fallthrough
+	case 4:
+		if !c.l4.fastSendCCP(ev, f) {
+			return 4
+		}
 	}
 	return -1
 }
 
-func (c *fz_247b45a1_send_down_c01c20a73e71db35) ApplyUp(lo, hi int, ev *stack.Event, f *stack.Frame) bool {
+func (c *fz_581a506d_send_down_e91febc6ec6b90f3) ApplyUp(lo, hi int, ev *stack.Event, f *stack.Frame) bool {
 	switch lo {
 	case 0:
 		if hi <= 0 {
@@ -2052,7 +2124,13 @@ func (c *fz_247b45a1_send_down_c01c20a73e71db35) ApplyUp(lo, hi int, ev *stack.E
 		}
 		c.l3.fastSend(ev, f.Enter(3))
 		fallthrough
-	case 4, 5:
+	case 4:
+		if hi <= 4 {
+			return false
+		}
+		c.l4.fastSend(ev, f.Enter(4))
+		fallthrough
+	case 5:
 		if hi <= 5 {
 			return false
 		}
@@ -2062,23 +2140,32 @@ func (c *fz_247b45a1_send_down_c01c20a73e71db35) ApplyUp(lo, hi int, ev *stack.E
 }
 
 // flow, send-up: bottom, pt2pt, frag, pt2ptw, rpc, top (bottom first)
-type fz_247b45a1_send_up_813548f79fc51e56 struct {
+type fz_581a506d_send_up_dbf1f08e75377e74 struct {
 	p  []*stack.Path
 	l0 *Bottom
 	l1 *Pt2pt
 	l3 *Pt2ptw
+	l4 *Rpc
 	l5 *Top
 }
 
 func init() {
-	stack.RegisterChain("247b45a1-send-up-813548f79fc51e56", func(ls []stack.Layer, p []*stack.Path) stack.Chain {
-		return &fz_247b45a1_send_up_813548f79fc51e56{p: p, l0: ls[0].(*Bottom), l1: ls[1].(*Pt2pt), l3: ls[3].(*Pt2ptw), l5: ls[5].(*Top)}
+	stack.RegisterChain("581a506d-send-up-dbf1f08e75377e74", func(ls []stack.Layer, p []*stack.Path) stack.Chain {
+		return &fz_581a506d_send_up_dbf1f08e75377e74{p: p, l0: ls[0].(*Bottom), l1: ls[1].(*Pt2pt), l3: ls[3].(*Pt2ptw), l4: ls[4].(*Rpc), l5: ls[5].(*Top)}
 	})
 }
 
-func (c *fz_247b45a1_send_up_813548f79fc51e56) CCPDown(hi, lo int, ev *stack.Event, f *stack.Frame) int {
+func (c *fz_581a506d_send_up_dbf1f08e75377e74) CCPDown(hi, lo int, ev *stack.Event, f *stack.Frame) int {
 	switch hi {
-	case 5, 4, 3:
+	case 5, 4:
+		if lo > 4 {
+			return -1
+		}
+		if !c.l4.fastRecvCCP(ev, f.Enter(4)) {
+			return 4
+		}
+		fallthrough
+	case 3:
 		if lo > 3 {
 			return -1
 		}
@@ -2097,7 +2184,7 @@ func (c *fz_247b45a1_send_up_813548f79fc51e56) CCPDown(hi, lo int, ev *stack.Eve
 	return -1
 }
 
-func (c *fz_247b45a1_send_up_813548f79fc51e56) ApplyDown(hi, lo int, ev *stack.Event, f *stack.Frame) {
+func (c *fz_581a506d_send_up_dbf1f08e75377e74) ApplyDown(hi, lo int, ev *stack.Event, f *stack.Frame) {
 	switch hi {
 	case 5:
 		if lo > 5 {
@@ -2105,7 +2192,13 @@ func (c *fz_247b45a1_send_up_813548f79fc51e56) ApplyDown(hi, lo int, ev *stack.E
 		}
 		c.l5.fastUp(ev, f)
 		fallthrough
-	case 4, 3:
+	case 4:
+		if lo > 4 {
+			return
+		}
+		c.l4.fastRecv(ev, f.Enter(4))
+		fallthrough
+	case 3:
 		if lo > 3 {
 			return
 		}
@@ -2125,7 +2218,7 @@ func (c *fz_247b45a1_send_up_813548f79fc51e56) ApplyDown(hi, lo int, ev *stack.E
 	}
 }
 
-func (c *fz_247b45a1_send_up_813548f79fc51e56) CCPUp(lo int, ev *stack.Event, f *stack.Frame) int {
+func (c *fz_581a506d_send_up_dbf1f08e75377e74) CCPUp(lo int, ev *stack.Event, f *stack.Frame) int {
 	switch lo {
 	case 0, 1:
 		if !c.l1.fastRecvCCP(ev, f.Enter(1)) {
@@ -2136,11 +2229,16 @@ func (c *fz_247b45a1_send_up_813548f79fc51e56) CCPUp(lo int, ev *stack.Event, f 
 		if !c.l3.fastRecvCCP(ev, f.Enter(3)) {
 			return 3
 		}
+		fallthrough
+	case 4:
+		if !c.l4.fastRecvCCP(ev, f.Enter(4)) {
+			return 4
+		}
 	}
 	return -1
 }
 
-func (c *fz_247b45a1_send_up_813548f79fc51e56) ApplyUp(lo, hi int, ev *stack.Event, f *stack.Frame) bool {
+func (c *fz_581a506d_send_up_dbf1f08e75377e74) ApplyUp(lo, hi int, ev *stack.Event, f *stack.Frame) bool {
 	switch lo {
 	case 0:
 		if hi <= 0 {
@@ -2160,7 +2258,13 @@ func (c *fz_247b45a1_send_up_813548f79fc51e56) ApplyUp(lo, hi int, ev *stack.Eve
 		}
 		c.l3.fastRecv(ev, f.Enter(3))
 		fallthrough
-	case 4, 5:
+	case 4:
+		if hi <= 4 {
+			return false
+		}
+		c.l4.fastRecv(ev, f.Enter(4))
+		fallthrough
+	case 5:
 		if hi <= 5 {
 			return false
 		}

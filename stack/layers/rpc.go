@@ -27,6 +27,14 @@ type Rpc struct {
 	pending map[uint64]*rpcCall
 	byTime  rpcHeap
 	free    []*rpcCall // answered calls' records, for the next calls
+	// armed: a timer for armedAt was requested since the last ETimer (the
+	// node keeps only its earliest request until it fires, and layers
+	// request again after every ETimer). A call whose deadline is not
+	// before armedAt needs no request of its own: when that timer fires,
+	// the layer requests the earliest deadline again. So a stream of calls
+	// requests a timer about once per timer expiry, not once per call.
+	armed   bool
+	armedAt time.Duration
 	c       struct{ calls, replies, timeouts, canceled, late, requests, responses, malformed uint64 }
 }
 
@@ -79,19 +87,13 @@ func (r *Rpc) Down(ev stack.Event, out stack.Emitter) {
 			r.c.malformed++
 			return
 		}
-		var c *rpcCall
-		if k := len(r.free); k > 0 {
-			c, r.free = r.free[k-1], r.free[:k-1]
-			*c = rpcCall{id: ev.ID, deadline: ev.Time}
-		} else {
-			c = &rpcCall{id: ev.ID, deadline: ev.Time}
-		}
-		r.pending[ev.ID] = c
-		heap.Push(&r.byTime, c)
-		r.c.calls++
+		r.call(ev.ID, ev.Time)
 		push(ev.Msg, rpcReq, ev.ID)
 		out.Down(stack.Event{Type: stack.ESend, Peer: ev.Peer, Msg: ev.Msg, Now: ev.Now})
-		out.Down(stack.Event{Type: stack.ETimerReq, Time: ev.Time, Now: ev.Now})
+		if !r.armed || ev.Time < r.armedAt {
+			r.armed, r.armedAt = true, ev.Time
+			out.Down(stack.Event{Type: stack.ETimerReq, Time: ev.Time, Now: ev.Now})
+		}
 	case stack.ECancel:
 		if c, ok := r.pending[ev.ID]; ok {
 			r.remove(c)
@@ -108,6 +110,20 @@ func (r *Rpc) Down(ev stack.Event, out stack.Emitter) {
 	default:
 		out.Down(ev)
 	}
+}
+
+// call records a call awaiting its reply.
+func (r *Rpc) call(id uint64, deadline time.Duration) {
+	var c *rpcCall
+	if k := len(r.free); k > 0 {
+		c, r.free = r.free[k-1], r.free[:k-1]
+		*c = rpcCall{id: id, deadline: deadline}
+	} else {
+		c = &rpcCall{id: id, deadline: deadline}
+	}
+	r.pending[id] = c
+	heap.Push(&r.byTime, c)
+	r.c.calls++
 }
 
 func (r *Rpc) remove(c *rpcCall) {
@@ -152,8 +168,10 @@ func (r *Rpc) Up(ev stack.Event, out stack.Emitter) {
 			r.c.timeouts++
 			out.Up(stack.Event{Type: stack.EReply, ID: id, Err: stack.ErrTimeout, Now: ev.Now})
 		}
-		if r.byTime.Len() > 0 {
-			out.Down(stack.Event{Type: stack.ETimerReq, Time: r.byTime[0].deadline, Now: ev.Now})
+		r.armed = r.byTime.Len() > 0
+		if r.armed {
+			r.armedAt = r.byTime[0].deadline
+			out.Down(stack.Event{Type: stack.ETimerReq, Time: r.armedAt, Now: ev.Now})
 		}
 		out.Up(ev)
 	default:
@@ -171,8 +189,78 @@ func (r *Rpc) Counters() []stack.Counter {
 		stack.C("responses_sent", r.c.responses), stack.C("malformed", r.c.malformed)}
 }
 
-var rpcOnewayFields = []stack.Field{stack.Const("kind", 1, rpcOneway), stack.Const("id", 8, 0)}
+// rpcFields is the header on the send paths: calls, responses and
+// one-way messages take them, told apart by kind (so both fields vary).
+// Casts carry the one-way header, constant.
+var (
+	rpcFields       = []stack.Field{stack.Var("kind", 1), stack.Var("id", 8)}
+	rpcOnewayFields = []stack.Field{stack.Const("kind", 1, rpcOneway), stack.Const("id", 8, 0)}
+)
 
-// FastPath implements stack.Fast: one-way messages pass with a constant
-// header (requests and responses are not among the four cases).
-func (r *Rpc) FastPath(c stack.Case) *stack.Path { return &stack.Path{Hdr: rpcOnewayFields} }
+// FastPath implements stack.Fast. On the send paths the common case is a
+// one-way message, a call (not a duplicate id, and no timer to request:
+// one at or before its deadline is armed), a response, a request
+// arriving, or a response to a pending call arriving: everything but
+// cancellations, timeouts and late or malformed responses.
+func (r *Rpc) FastPath(c stack.Case) *stack.Path {
+	switch c {
+	case stack.SendDown:
+		return &stack.Path{Hdr: rpcFields, CCP: r.fastSendCCP, Apply: r.fastSend, Calls: true}
+	case stack.SendUp:
+		return &stack.Path{Hdr: rpcFields, CCP: r.fastRecvCCP, Apply: r.fastRecv}
+	}
+	return &stack.Path{Hdr: rpcOnewayFields}
+}
+
+func (r *Rpc) fastSendCCP(ev *stack.Event, _ *stack.Frame) bool {
+	if ev.Type != stack.ECall {
+		return true // ESend, EResponse (the bypass takes no other)
+	}
+	_, dup := r.pending[ev.ID]
+	return !dup && r.armed && ev.Time >= r.armedAt
+}
+
+// fastSend is Down's ECall, EResponse and ESend: the event continues as
+// the ESend the full path emits.
+func (r *Rpc) fastSend(ev *stack.Event, f *stack.Frame) {
+	v := f.V
+	switch ev.Type {
+	case stack.ECall:
+		r.call(ev.ID, ev.Time)
+		v[0], v[1] = rpcReq, ev.ID
+	case stack.EResponse:
+		r.c.responses++
+		v[0], v[1] = rpcResp, ev.ID
+	default:
+		v[0], v[1] = rpcOneway, 0
+	}
+	ev.Type, ev.ID, ev.Time = stack.ESend, 0, 0
+}
+
+func (r *Rpc) fastRecvCCP(ev *stack.Event, f *stack.Frame) bool {
+	switch f.V[0] {
+	case rpcOneway:
+		return true
+	case rpcReq:
+		return f.Calls()
+	case rpcResp:
+		_, ok := r.pending[f.V[1]]
+		return ok && f.Calls()
+	}
+	return false // malformed: counted by the full path
+}
+
+// fastRecv is Up's EDeliver of a request or of the response to a pending
+// call: the event goes up as the ERequest or EReply the full path makes.
+func (r *Rpc) fastRecv(ev *stack.Event, f *stack.Frame) {
+	kind, id := f.V[0], f.V[1]
+	switch kind {
+	case rpcReq:
+		r.c.requests++
+		ev.Type, ev.ID = stack.ERequest, id
+	case rpcResp:
+		r.remove(r.pending[id])
+		r.c.replies++
+		ev.Type, ev.ID = stack.EReply, id
+	}
+}

@@ -32,7 +32,8 @@ func (t *Top) Counters() []stack.Counter {
 // FastPath implements stack.Fast.
 func (t *Top) FastPath(c stack.Case) *stack.Path {
 	if c == stack.SendDown || c == stack.CastDown {
-		return &stack.Path{Apply: t.fastDown}
+		// Calls and responses pass down as any event does.
+		return &stack.Path{Apply: t.fastDown, Calls: c == stack.SendDown}
 	}
 	return &stack.Path{Apply: t.fastUp}
 }
