@@ -51,6 +51,7 @@ fuzz: setup
 	$(GO) test ./stack/layers -run '^$$' -fuzz FuzzBypassDatagram -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 	$(GO) test ./stack/layers -run '^$$' -fuzz FuzzBypassTrace -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 	$(GO) test ./stack -run '^$$' -fuzz FuzzSplitBundle -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
+	$(GO) test ./stack -run '^$$' -fuzz FuzzVar -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 	$(GO) test ./wor -run '^$$' -fuzz FuzzDecodeRequest -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 	$(GO) test ./wor -run '^$$' -fuzz FuzzDecodeResponse -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
 	$(GO) test ./wor -run '^$$' -fuzz FuzzDecodeBatches -fuzztime $(FUZZTIME) -fuzzminimizetime 1s

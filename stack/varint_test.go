@@ -1,0 +1,54 @@
+package stack
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// The compressed header's field encoding round-trips every value, at the
+// length varLen promises, and refuses what is cut short.
+func TestVarRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	vals := []uint64{0, 1, 1<<7 - 1, 1 << 7, 1<<14 - 1, 1 << 14, 1<<29 - 1, 1 << 29, 1<<60 + 12345, math.MaxUint64}
+	for range 10000 {
+		vals = append(vals, rng.Uint64()>>rng.IntN(64))
+	}
+	var buf [9]byte
+	for _, v := range vals {
+		n := putVar(buf[:], v)
+		if n != varLen(v) {
+			t.Fatalf("%d: wrote %d bytes, varLen says %d", v, n, varLen(v))
+		}
+		got, m := getVar(buf[:n])
+		if got != v || m != n {
+			t.Fatalf("%d: read back %d (%d bytes of %d)", v, got, m, n)
+		}
+		if n > 1 {
+			if _, m := getVar(buf[:n-1]); m != 0 {
+				t.Fatalf("%d: read %d bytes from %d of %d", v, m, n-1, n)
+			}
+		}
+	}
+	for tag := 0xe1; tag <= 0xff; tag++ {
+		if _, m := getVar([]byte{byte(tag), 0, 0, 0, 0, 0, 0, 0, 0}); m != 0 {
+			t.Fatalf("tag %#x accepted", tag)
+		}
+	}
+}
+
+func FuzzVar(f *testing.F) {
+	f.Add([]byte{0x80, 1})
+	f.Add([]byte{0xe0, 1, 2, 3, 4, 5, 6, 7, 8})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		v, n := getVar(b)
+		if n == 0 {
+			return
+		}
+		// What it read re-encodes to a form that reads back the same.
+		var buf [9]byte
+		if got, _ := getVar(buf[:putVar(buf[:], v)]); got != v {
+			t.Fatalf("%x: read %d, re-encoded reads %d", b[:n], v, got)
+		}
+	})
+}
