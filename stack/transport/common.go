@@ -196,6 +196,51 @@ func (t *turn) assist(done func() bool, d time.Duration) bool {
 	return true
 }
 
+// serial lets one receiver call run at a time across a transport's
+// reader goroutines, and lets a goroutine waiting for its turn give up
+// when the transport closes (the receiver may itself call Close, which
+// waits for the readers). Uncontended, taking and leaving a turn is an
+// atomic compare-and-swap and two atomic operations: a buffered channel
+// used as the semaphore cost each frame a select and a receive, four
+// runtime lock operations.
+type serial struct {
+	mu      sync.Mutex
+	waiting atomic.Int32
+	free    chan struct{} // capacity 1: a turn was left while someone waited
+}
+
+func (s *serial) init() { s.free = make(chan struct{}, 1) }
+
+// enter takes the turn, or reports false if done closes first.
+func (s *serial) enter(done <-chan struct{}) bool {
+	if s.mu.TryLock() {
+		return true
+	}
+	// Counted before trying again, so that a leave that misses this try
+	// sees the count and leaves a token.
+	s.waiting.Add(1)
+	defer s.waiting.Add(-1)
+	for !s.mu.TryLock() {
+		select {
+		case <-s.free:
+		case <-done:
+			return false
+		}
+	}
+	return true
+}
+
+// leave gives the turn up, waking a waiter if there is one.
+func (s *serial) leave() {
+	s.mu.Unlock()
+	if s.waiting.Load() > 0 {
+		select {
+		case s.free <- struct{}{}:
+		default: // a token is there already
+		}
+	}
+}
+
 // errStepped is what a busy-polling reader returns when it stepped aside
 // for a caller that receives in its place (stack.Assister).
 var errStepped = errors.New("transport: reader stepped aside")

@@ -59,7 +59,8 @@ type TCP struct {
 	ctx    context.Context // canceled by Close: aborts dials
 	cancel context.CancelFunc
 	done   chan struct{} // closed by Close
-	rsem   chan struct{} // capacity 1: serializes receiver calls, abandoned on done
+	rturn  serial        // one receiver call at a time, abandoned on done
+	start  time.Time     // the origin of now
 	hello  []byte        // our hello frame payload
 	receiver
 	batcher
@@ -97,10 +98,11 @@ const flatMax = 2048
 // conn is one connection, dialed or accepted; frames flow both ways on it.
 // Its reader marks it dead when the peer closes it.
 type conn struct {
-	c         *net.TCPConn
-	dead      atomic.Bool
-	lastWrite time.Time // guarded by the peer's mu
-	deadline  time.Time // the write deadline set on c (guarded by the peer's mu)
+	c    *net.TCPConn
+	dead atomic.Bool
+	// on the transport's monotonic clock (TCP.now), guarded by the peer's
+	// mu: the last write, and the write deadline set on c
+	lastWrite, deadline time.Duration
 	// wv: writeFrame's vector, in the connection so that writev's
 	// consuming it moves no slice header to the heap per frame
 	wv net.Buffers
@@ -146,6 +148,10 @@ func (t *TCP) startReading(ic *conn, r io.Reader, br *bufio.Reader, from stack.A
 	}
 }
 
+// now reads the transport's monotonic clock: only the monotonic reading
+// (time.Now reads the wall clock as well, a second clock read per frame).
+func (t *TCP) now() time.Duration { return time.Since(t.start) }
+
 // idleCheck is how long a connection must have been idle before Send
 // checks that the peer has not closed it (one non-blocking peek).
 const idleCheck = time.Millisecond
@@ -187,10 +193,11 @@ func ListenTCPOpts(addr string, opt TCPOptions) (*TCP, error) {
 		local: stack.Addr("tcp:" + ln.Addr().String()),
 		opt:   opt,
 		done:  make(chan struct{}),
-		rsem:  make(chan struct{}, 1),
 		peers: map[stack.Addr]*peer{},
 		conns: map[*net.TCPConn]struct{}{},
 	}
+	t.rturn.init()
+	t.start = time.Now()
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	t.hello = []byte(helloMagic + string(t.local))
 	t.g.start(t.acceptLoop)
@@ -224,12 +231,12 @@ func (t *TCP) Send(to stack.Addr, vec [][]byte) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	now := time.Now()
+	now := t.now()
 	if oc := p.oc; oc != nil {
 		// The reader marks a connection dead when the peer closes it, but
 		// it may not have run yet; an idle connection is checked directly
 		// (a peer that restarted while we were idle costs no frame).
-		if oc.dead.Load() || (now.Sub(oc.lastWrite) > idleCheck && peerClosed(oc.c)) {
+		if oc.dead.Load() || (now-oc.lastWrite > idleCheck && peerClosed(oc.c)) {
 			t.dropConn(oc.c)
 			p.oc = nil
 		}
@@ -242,7 +249,7 @@ func (t *TCP) Send(to stack.Addr, vec [][]byte) error {
 		}
 		p.oc = oc
 		p.rx.Store(oc)
-		now = time.Now()
+		now = t.now()
 	}
 	binary.BigEndian.PutUint32(p.hdr[:], uint32(n))
 	if n+len(p.hdr) <= flatMax {
@@ -273,10 +280,10 @@ func (t *TCP) Send(to stack.Addr, vec [][]byte) error {
 // would cost a timer update each). One buffer goes with write(2), several
 // with writev(2) (WriteTo consumes oc.wv, a copy of the slice header,
 // leaving bufs' length alone).
-func (t *TCP) writeFrame(oc *conn, bufs net.Buffers, now time.Time) error {
-	if now.Add(t.opt.WriteTimeout / 2).After(oc.deadline) {
-		oc.deadline = now.Add(t.opt.WriteTimeout)
-		if err := oc.c.SetWriteDeadline(oc.deadline); err != nil {
+func (t *TCP) writeFrame(oc *conn, bufs net.Buffers, now time.Duration) error {
+	if now+t.opt.WriteTimeout/2 > oc.deadline {
+		oc.deadline = now + t.opt.WriteTimeout
+		if err := oc.c.SetWriteDeadline(t.start.Add(oc.deadline)); err != nil {
 			return err
 		}
 	}
@@ -341,7 +348,7 @@ func (t *TCP) dial(to stack.Addr, hostport string) (*conn, error) {
 	t.mu.Unlock()
 	var hdr [4]byte
 	binary.BigEndian.PutUint32(hdr[:], uint32(len(t.hello)))
-	now := time.Now()
+	now := t.now()
 	if err := t.writeFrame(oc, net.Buffers{hdr[:], t.hello}, now); err != nil {
 		t.dropConn(tc)
 		return nil, fmt.Errorf("dial %s: hello: %w", hostport, err)
@@ -427,7 +434,7 @@ func (t *TCP) serve(c *net.TCPConn) {
 	if err := c.SetReadDeadline(time.Time{}); err != nil {
 		return
 	}
-	ic := &conn{c: c, lastWrite: time.Now()}
+	ic := &conn{c: c, lastWrite: t.now()}
 	t.startReading(ic, r, br, from)
 	// Adopt the connection for sending unless a sender holds the peer:
 	// that sender may be blocked writing to the peer, whose reader may be
@@ -625,13 +632,11 @@ func (t *TCP) readHello(br *bufio.Reader, c *net.TCPConn) (stack.Addr, error) {
 // deliver hands a frame to the receiver, one call at a time per transport.
 // It reports false once the transport is closing.
 func (t *TCP) deliver(from stack.Addr, data []byte) bool {
-	select {
-	case t.rsem <- struct{}{}:
-	case <-t.done:
+	if !t.rturn.enter(t.done) {
 		t.stats.dropped.Add(1)
 		return false
 	}
-	defer func() { <-t.rsem }()
+	defer t.rturn.leave()
 	if t.closing.Load() {
 		t.stats.dropped.Add(1)
 		return false
