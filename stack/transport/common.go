@@ -150,10 +150,10 @@ type turn struct {
 	// (receive and deliver until done or until)
 	gone  func() bool
 	pause func()
-	hold  func(done func() bool, until time.Time) bool
+	hold  func(done func() bool, b budget) bool
 }
 
-func (t *turn) init(gone func() bool, pause func(), hold func(func() bool, time.Time) bool) {
+func (t *turn) init(gone func() bool, pause func(), hold func(func() bool, budget) bool) {
 	t.wake, t.gone, t.pause, t.hold = make(chan struct{}, 1), gone, pause, hold
 }
 
@@ -180,15 +180,15 @@ func (t *turn) assist(done func() bool, d time.Duration) bool {
 		default:
 		}
 	}()
-	until := time.Now().Add(d)
+	b := budget{d: d}
 	for !done() {
 		if t.mu.TryLock() {
 			// (No defer: one inside a loop is allocated, call by call.)
-			ok := t.hold(done, until)
+			ok := t.hold(done, b)
 			t.mu.Unlock()
 			return ok
 		}
-		if t.gone() || time.Now().After(until) {
+		if t.gone() || b.spent() {
 			return done()
 		}
 		t.pause()
@@ -239,6 +239,35 @@ func (s *serial) leave() {
 		default: // a token is there already
 		}
 	}
+}
+
+// budget bounds a polling loop to about d. It reads the clock only every
+// budgetCheck-th time it is asked, starting the time at the first read: a
+// clock read here costs about as much as an empty poll, and a caller that
+// waits for its reply typically polls once or twice. A loop so bounded
+// may poll up to 2·budgetCheck times more than d allows.
+type budget struct {
+	d     time.Duration
+	until time.Time
+	n     uint32
+	over  bool
+}
+
+const budgetCheck = 8
+
+// spent counts one poll and reports whether the time is up (once up, it
+// stays up).
+func (b *budget) spent() bool {
+	b.n++
+	if b.over || b.n%budgetCheck != 0 {
+		return b.over
+	}
+	now := time.Now()
+	if b.until.IsZero() {
+		b.until = now.Add(b.d)
+	}
+	b.over = now.After(b.until) || b.d <= 0
+	return b.over
 }
 
 // errStepped is what a busy-polling reader returns when it stepped aside

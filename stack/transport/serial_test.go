@@ -3,6 +3,7 @@ package transport
 import (
 	"sync"
 	"testing"
+	"time"
 )
 
 // One holder at a time (the race detector sees the plain counter), every
@@ -47,4 +48,34 @@ func TestSerial(t *testing.T) {
 		t.Fatal("a waiter took the turn while it was held")
 	}
 	s.leave()
+}
+
+// A budget looks at the clock every budgetCheck-th poll; once spent it
+// stays spent; a long one is not spent by polls alone.
+func TestBudget(t *testing.T) {
+	b := budget{d: 0}
+	for i := 1; i < budgetCheck; i++ {
+		if b.spent() {
+			t.Fatalf("spent after %d polls, before its first look at the clock", i)
+		}
+	}
+	if !b.spent() {
+		t.Fatal("a zero budget not spent at its first look at the clock")
+	}
+	if !b.spent() {
+		t.Fatal("a spent budget came back")
+	}
+	long := budget{d: time.Hour}
+	for i := 0; i < 100*budgetCheck; i++ {
+		if long.spent() {
+			t.Fatalf("an hour's budget spent after %d polls", i+1)
+		}
+	}
+	short := budget{d: time.Millisecond}
+	for !short.spent() {
+		time.Sleep(100 * time.Microsecond)
+	}
+	if short.until.IsZero() || time.Now().Before(short.until) {
+		t.Fatal("spent before its time")
+	}
 }

@@ -24,9 +24,9 @@ import (
 // poller retries a non-blocking read under RawConn.Read for up to spin.
 // Its function is made once, so that a read does not allocate.
 type poller struct {
-	rc    syscall.RawConn
-	spin  time.Duration
-	until time.Time
+	rc     syscall.RawConn
+	spin   time.Duration
+	budget budget // the current read's
 	// try makes one non-blocking attempt on fd; it reports false when
 	// nothing was waiting (EAGAIN).
 	try   func(fd int) bool
@@ -52,10 +52,7 @@ func newPoller(rc syscall.RawConn, spin time.Duration, try func(fd int) bool) *p
 				p.stepped = true
 				return true
 			}
-			now := time.Now()
-			if p.until.IsZero() {
-				p.until = now.Add(p.spin)
-			} else if now.After(p.until) {
+			if p.budget.spent() {
 				return false // sleep until readable, then f runs again
 			}
 			// Between attempts this processor's other goroutines (a
@@ -92,7 +89,7 @@ func (p *poller) attempt() (bool, error) {
 // read makes attempts until one takes something or fails; the error is
 // the connection's (closed, deadline), not the attempt's.
 func (p *poller) read() error {
-	p.until = time.Time{}
+	p.budget = budget{d: p.spin}
 	p.stepped = false
 	return p.rc.Read(p.f)
 }

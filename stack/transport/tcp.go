@@ -139,7 +139,7 @@ func (t *TCP) startReading(ic *conn, r io.Reader, br *bufio.Reader, from stack.A
 		ic.sr = sr
 		sr.setStepAside(&ic.turn.want)
 		ic.turn.init(func() bool { return t.closing.Load() || ic.dead.Load() }, sr.pause,
-			func(done func() bool, until time.Time) bool { return t.assistLocked(ic, done, until) })
+			func(done func() bool, b budget) bool { return t.assistLocked(ic, done, b) })
 	}
 	ic.deliverBuffered = func() {
 		for ; ic.data != nil && ic.ok; ic.data = t.bufferedFrame(ic.br) {
@@ -516,8 +516,8 @@ func (t *TCP) Assist(from stack.Addr, done func() bool, d time.Duration) bool {
 }
 
 // assistLocked reads and delivers ic's frames, holding ic.turn, until done
-// or until.
-func (t *TCP) assistLocked(ic *conn, done func() bool, until time.Time) bool {
+// or b is spent.
+func (t *TCP) assistLocked(ic *conn, done func() bool, b budget) bool {
 	for {
 		switch t.receiveFrames(ic, true) {
 		case frameEnd:
@@ -530,7 +530,7 @@ func (t *TCP) assistLocked(ic *conn, done func() bool, until time.Time) bool {
 			if done() {
 				return true
 			}
-			if time.Now().After(until) {
+			if b.spent() {
 				return false
 			}
 			ic.sr.pause()

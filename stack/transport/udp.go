@@ -298,8 +298,9 @@ func (u *UDP) Assist(_ stack.Addr, done func() bool, d time.Duration) bool {
 	return u.turn.assist(done, d)
 }
 
-// assistLocked polls and delivers, holding the turn, until done or until.
-func (u *UDP) assistLocked(done func() bool, until time.Time) bool {
+// assistLocked polls and delivers, holding the turn, until done or b is
+// spent.
+func (u *UDP) assistLocked(done func() bool, b budget) bool {
 	for {
 		k, err := u.spin.recvNow()
 		if err != nil {
@@ -318,7 +319,7 @@ func (u *UDP) assistLocked(done func() bool, until time.Time) bool {
 			return true
 		}
 		if k == 0 {
-			if time.Now().After(until) {
+			if b.spent() {
 				return false
 			}
 			u.spin.pause()
