@@ -153,9 +153,9 @@ func (f *Frame) reset(p *composed, plen int) {
 }
 
 // Calls reports whether calls and responses take the send paths
-// (Path.Calls): an RPC layer's up CCP lets requests and responses pass
-// only then (the layers above would otherwise expect headers the sender's
-// full stack did not push on them).
+// (Path.Calls). An RPC layer's up CCP admits requests and responses only
+// then: elsewhere a layer above it pushes its header on sends but not on
+// calls, so a request arrives without the headers the up path would pop.
 func (f *Frame) Calls() bool { return f.p.calls }
 
 func (f *Frame) clearLoop() { f.keepHdr, f.keepBody, f.kept, f.keepAbove = nil, nil, false, 0 }
