@@ -24,7 +24,7 @@ import (
 type Case uint8
 
 const (
-	SendDown Case = iota // ESend from the application to the network
+	SendDown Case = iota // ESend (and, in RPC stacks, ECall and EResponse) to the network
 	CastDown             // ECast from the application to the network
 	SendUp               // EDeliver of a point-to-point message
 	CastUp               // EDeliver of a cast
@@ -40,7 +40,7 @@ func (c Case) down() bool { return c == SendDown || c == CastDown }
 // Field is one field of a layer's header on a fast path, as the full stack
 // writes it: Size bytes, big-endian. A Const field has the same Value on
 // every message that takes the path (its CCP fixes it) and is dropped from
-// the compressed header; a varying field travels as a uvarint.
+// the compressed header; a varying field travels in a prefix varint (putVar).
 type Field struct {
 	Name  string
 	Size  int // 1, 2, 4 or 8
@@ -347,19 +347,21 @@ const (
 )
 
 // The varying fields' encoding: the first byte's top bits give the length,
-// so that a field is read or written with one load or store instead of a
-// byte-by-byte loop (a uvarint of an incarnation number, a timestamp in
-// nanoseconds, takes nine rounds; pt2pt sends two per message). Big-endian
-// after the tag:
+// so that a field is read or written with a load or store or two instead
+// of a byte-by-byte loop (a uvarint of an incarnation number, a timestamp
+// in nanoseconds, takes nine rounds; pt2pt sends two per message). Up to
+// 28 bits it is as long as a uvarint. Big-endian after the tag bits:
 //
-//	0xxxxxxx                       7 bits
-//	10xxxxxx + 1 byte             14 bits
-//	110xxxxx + 3 bytes            29 bits
-//	11100000 + 8 bytes            64 bits
+//	0xxxxxxx                        7 bits
+//	10xxxxxx + 1 byte              14 bits
+//	110xxxxx + 2 bytes             21 bits
+//	1110xxxx + 3 bytes             28 bits
+//	11110000 + 8 bytes             64 bits
 const (
 	var2Tag = 0x80
-	var4Tag = 0xc0
-	var9Tag = 0xe0
+	var3Tag = 0xc0
+	var4Tag = 0xe0
+	var9Tag = 0xf0
 )
 
 // varLen is how many bytes putVar writes for v.
@@ -369,7 +371,9 @@ func varLen(v uint64) int {
 		return 1
 	case v < 1<<14:
 		return 2
-	case v < 1<<29:
+	case v < 1<<21:
+		return 3
+	case v < 1<<28:
 		return 4
 	}
 	return 9
@@ -385,7 +389,12 @@ func putVar(b []byte, v uint64) int {
 	case v < 1<<14:
 		binary.BigEndian.PutUint16(b, uint16(v)|var2Tag<<8)
 		return 2
-	case v < 1<<29:
+	case v < 1<<21:
+		_ = b[2]
+		b[0] = byte(v>>16) | var3Tag
+		binary.BigEndian.PutUint16(b[1:], uint16(v))
+		return 3
+	case v < 1<<28:
 		binary.BigEndian.PutUint32(b, uint32(v)|var4Tag<<24)
 		return 4
 	}
@@ -404,16 +413,21 @@ func getVar(b []byte) (v uint64, n int) {
 	switch t := b[0]; {
 	case t < var2Tag:
 		return uint64(t), 1
-	case t < var4Tag:
+	case t < var3Tag:
 		if len(b) < 2 {
 			return 0, 0
 		}
-		return uint64(binary.BigEndian.Uint16(b) &^ (var2Tag << 8)), 2
+		return uint64(binary.BigEndian.Uint16(b) & 0x3fff), 2
+	case t < var4Tag:
+		if len(b) < 3 {
+			return 0, 0
+		}
+		return uint64(t&0x1f)<<16 | uint64(binary.BigEndian.Uint16(b[1:])), 3
 	case t < var9Tag:
 		if len(b) < 4 {
 			return 0, 0
 		}
-		return uint64(binary.BigEndian.Uint32(b) &^ (var9Tag << 24)), 4
+		return uint64(binary.BigEndian.Uint32(b) & 0x0fffffff), 4
 	case t == var9Tag:
 		if len(b) < 9 {
 			return 0, 0

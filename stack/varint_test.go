@@ -1,6 +1,7 @@
 package stack
 
 import (
+	"encoding/binary"
 	"math"
 	"math/rand/v2"
 	"testing"
@@ -10,7 +11,7 @@ import (
 // length varLen promises, and refuses what is cut short.
 func TestVarRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	vals := []uint64{0, 1, 1<<7 - 1, 1 << 7, 1<<14 - 1, 1 << 14, 1<<29 - 1, 1 << 29, 1<<60 + 12345, math.MaxUint64}
+	vals := []uint64{0, 1, 1<<7 - 1, 1 << 7, 1<<14 - 1, 1 << 14, 1<<21 - 1, 1 << 21, 1<<28 - 1, 1 << 28, 1<<60 + 12345, math.MaxUint64}
 	for range 10000 {
 		vals = append(vals, rng.Uint64()>>rng.IntN(64))
 	}
@@ -24,13 +25,17 @@ func TestVarRoundTrip(t *testing.T) {
 		if got != v || m != n {
 			t.Fatalf("%d: read back %d (%d bytes of %d)", v, got, m, n)
 		}
+		// Up to 28 bits, as long as a uvarint.
+		if v < 1<<28 && n != uvarintLen(v) {
+			t.Fatalf("%d: %d bytes, a uvarint takes %d", v, n, uvarintLen(v))
+		}
 		if n > 1 {
 			if _, m := getVar(buf[:n-1]); m != 0 {
 				t.Fatalf("%d: read %d bytes from %d of %d", v, m, n-1, n)
 			}
 		}
 	}
-	for tag := 0xe1; tag <= 0xff; tag++ {
+	for tag := 0xf1; tag <= 0xff; tag++ {
 		if _, m := getVar([]byte{byte(tag), 0, 0, 0, 0, 0, 0, 0, 0}); m != 0 {
 			t.Fatalf("tag %#x accepted", tag)
 		}
@@ -39,7 +44,8 @@ func TestVarRoundTrip(t *testing.T) {
 
 func FuzzVar(f *testing.F) {
 	f.Add([]byte{0x80, 1})
-	f.Add([]byte{0xe0, 1, 2, 3, 4, 5, 6, 7, 8})
+	f.Add([]byte{0xf0, 1, 2, 3, 4, 5, 6, 7, 8})
+	f.Add([]byte{0xc1, 2, 3})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		v, n := getVar(b)
 		if n == 0 {
@@ -51,4 +57,9 @@ func FuzzVar(f *testing.F) {
 			t.Fatalf("%x: read %d, re-encoded reads %d", b[:n], v, got)
 		}
 	})
+}
+
+func uvarintLen(v uint64) int {
+	var b [10]byte
+	return binary.PutUvarint(b[:], v)
 }
