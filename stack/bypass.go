@@ -455,6 +455,7 @@ type Bypass struct {
 	// injections made while it runs); events live here so that taking
 	// their address for the layers' functions does not allocate
 	vars   []uint64
+	hdr    []byte // a cast's compressed header, for its copies
 	frame  Frame
 	evs    []Event
 	cur    Event
@@ -730,6 +731,10 @@ func (bp *Bypass) down(p *composed, ev *Event) bool {
 	if len(evs) == 0 {
 		first.Free()
 	}
+	// Where no layer below the multicast layer has a varying field (the
+	// copies pass the point-to-point layers unnumbered), every copy's
+	// compressed header is the same: encoded once, copied into the rest.
+	same := p.off[p.mcast] == 0 && len(evs) > 1
 	for k := range evs {
 		e := &evs[k]
 		if k == 0 {
@@ -738,7 +743,15 @@ func (bp *Bypass) down(p *composed, ev *Event) bool {
 			e.Msg = NewMsg(payload)
 		}
 		bp.applyDown(p, p.mcast-1, 0, e)
-		bp.emit(p, e)
+		switch {
+		case same && k > 0:
+			copy(e.Msg.Push(len(bp.hdr)), bp.hdr)
+		case same:
+			bp.hdr = append(bp.hdr[:0], bp.encode(p, e.Msg)...)
+		default:
+			bp.encode(p, e.Msg)
+		}
+		bp.s.exit(-1, Down, *e)
 		e.drop()
 	}
 	if p.loop >= 0 {
@@ -783,19 +796,25 @@ func (bp *Bypass) applyDown(p *composed, hi, lo int, ev *Event) {
 // emit encodes the compressed header in front of ev.Msg and hands the
 // datagram to the boundary below.
 func (bp *Bypass) emit(p *composed, ev *Event) {
+	bp.encode(p, ev.Msg)
+	bp.s.exit(-1, Down, *ev)
+}
+
+// encode pushes the compressed header in front of m and returns it.
+func (bp *Bypass) encode(p *composed, m *Msg) []byte {
 	vars := bp.vars[:p.nvar]
 	n := compPrefix
 	for _, v := range vars {
 		n += varLen(v)
 	}
-	h := ev.Msg.Push(n)
+	h := m.Push(n)
 	h[0], h[1] = compMagic, compVersion
 	binary.BigEndian.PutUint32(h[2:], p.id)
 	at := compPrefix
 	for _, v := range vars {
 		at += putVar(h[at:], v)
 	}
-	bp.s.exit(-1, Down, *ev)
+	return h
 }
 
 // loopUp carries the self-delivered copy of a cast up from the loop layer.
