@@ -122,9 +122,6 @@ func (o *mnakOut) keepPayload(msg *stack.Msg) {
 	}
 }
 
-// push appends an empty entry for the next cast and returns it.
-func (m *Mnak) push() *mnakOut { return m.out.push() }
-
 // mnakOuts is a queue of mnakOut in fixed chunks that are never reused
 // or moved: an entry's inline bytes stay where they were written (see
 // mnakOut), and a cast costs no copying of the entries before it, as a
@@ -255,7 +252,7 @@ func (m *Mnak) cast(ev stack.Event, out stack.Emitter) {
 	m.sent++
 	m.c.casts++
 	h := ev.Msg.Headers()
-	o := m.push()
+	o := m.out.push()
 	o.setHeaders(append(o.room(len(h)), h...))
 	o.keepPayload(ev.Msg)
 	ev.Msg.Free()
@@ -470,7 +467,7 @@ func (m *Mnak) fastMark(ev *stack.Event, f *stack.Frame)    { ev.Seq = f.V[1] }
 func (m *Mnak) fastCast(ev *stack.Event, f *stack.Frame) {
 	m.sent++
 	m.c.casts++
-	o := m.push()
+	o := m.out.push()
 	o.setHeaders(f.AppendHeaders(o.room(f.HeaderLen(1)), 1))
 	o.keepPayload(ev.Msg)
 	f.KeepHdr, f.KeepBody = o.hdr(), o.body

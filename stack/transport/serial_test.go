@@ -71,11 +71,13 @@ func TestBudget(t *testing.T) {
 			t.Fatalf("an hour's budget spent after %d polls", i+1)
 		}
 	}
-	short := budget{d: time.Millisecond}
-	for !short.spent() {
-		time.Sleep(100 * time.Microsecond)
+	// Its time starts no earlier than its first poll: spent only once d
+	// has passed since then.
+	short := budget{d: 5 * time.Millisecond}
+	start := time.Now()
+	for !short.spent() { // polls as fast as a loop can (5 ms of them)
 	}
-	if short.until.IsZero() || time.Now().Before(short.until) {
-		t.Fatal("spent before its time")
+	if el := time.Since(start); el < short.d {
+		t.Fatalf("spent %v after its first poll, before its %v", el, short.d)
 	}
 }
