@@ -455,7 +455,6 @@ type Bypass struct {
 	// injections made while it runs); events live here so that taking
 	// their address for the layers' functions does not allocate
 	vars   []uint64
-	hdr    []byte // a cast's compressed header, for its copies
 	frame  Frame
 	evs    []Event
 	cur    Event
@@ -731,28 +730,37 @@ func (bp *Bypass) down(p *composed, ev *Event) bool {
 	if len(evs) == 0 {
 		first.Free()
 	}
-	// Where no layer below the multicast layer has a varying field (the
-	// copies pass the point-to-point layers unnumbered), every copy's
-	// compressed header is the same: encoded once, copied into the rest.
-	same := p.off[p.mcast] == 0 && len(evs) > 1
-	for k := range evs {
-		e := &evs[k]
-		if k == 0 {
-			e.Msg = first
-		} else {
-			e.Msg = NewMsg(payload)
+	if p.off[p.mcast] == 0 {
+		// No layer below the multicast layer has a varying field (the
+		// copies pass the point-to-point layers unnumbered): every copy
+		// is the same datagram, so they share one message, encoded once
+		// (Msg.share). The layers below update their state for each copy
+		// before it is encoded, as they see a copy of its own.
+		for k := range evs {
+			evs[k].Msg = first
+			bp.applyDown(p, p.mcast-1, 0, &evs[k])
 		}
-		bp.applyDown(p, p.mcast-1, 0, e)
-		switch {
-		case same && k > 0:
-			copy(e.Msg.Push(len(bp.hdr)), bp.hdr)
-		case same:
-			bp.hdr = append(bp.hdr[:0], bp.encode(p, e.Msg)...)
-		default:
+		if len(evs) > 0 {
+			bp.encode(p, first)
+			first.share(len(evs) - 1)
+		}
+		for k := range evs {
+			bp.s.exit(-1, Down, evs[k])
+			evs[k].drop()
+		}
+	} else {
+		for k := range evs {
+			e := &evs[k]
+			if k == 0 {
+				e.Msg = first
+			} else {
+				e.Msg = NewMsg(payload)
+			}
+			bp.applyDown(p, p.mcast-1, 0, e)
 			bp.encode(p, e.Msg)
+			bp.s.exit(-1, Down, *e)
+			e.drop()
 		}
-		bp.s.exit(-1, Down, *e)
-		e.drop()
 	}
 	if p.loop >= 0 {
 		bp.loopUp(p, &bp.loopEv, payload, keepHdr)

@@ -3,6 +3,7 @@ package stack
 import (
 	"errors"
 	"sync"
+	"sync/atomic"
 )
 
 // headroom is the header space a new Msg reserves; enough for every
@@ -22,6 +23,9 @@ type Msg struct {
 	head    int
 	Payload [][]byte
 	room    []byte // the pooled header buffer, kept while buf holds a datagram
+	// refs counts the holders besides the first (share): each Frees it,
+	// and the last one's Free returns it to the pool.
+	refs atomic.Int32
 }
 
 var msgPool = sync.Pool{New: func() any {
@@ -52,10 +56,27 @@ func Received(data []byte) *Msg {
 // Free returns m to the pool. Neither m nor slices it returned may be used
 // afterwards (a received datagram's bytes stay with whoever owns them).
 func (m *Msg) Free() {
+	if m.refs.Load() != 0 {
+		// Shared: only the last holder's Free counts. (Zero means this
+		// is the last one: the others' Frees brought it down.)
+		if m.refs.Add(-1) >= 0 {
+			return
+		}
+		m.refs.Store(0)
+	}
 	clear(m.Payload)
 	m.Payload = m.Payload[:0]
 	m.buf = nil
 	msgPool.Put(m)
+}
+
+// share gives m to k more holders, each of which will Free it; none may
+// change it (Push, Pop) from then on. The bypass shares a cast's copies
+// that are the same datagram.
+func (m *Msg) share(k int) {
+	if k > 0 {
+		m.refs.Add(int32(k))
+	}
 }
 
 // Push reserves n header bytes in front of the message and returns them

@@ -2,6 +2,7 @@ package stack
 
 import (
 	"bytes"
+	"sync"
 	"testing"
 )
 
@@ -54,6 +55,40 @@ func TestKeepSurvivesReuse(t *testing.T) {
 		}
 		if !bytes.Equal(got, want) {
 			t.Errorf("%s: kept bytes changed after Free and reuse: %q, want %q", c.name, got, want)
+		}
+	}
+}
+
+// TestShareFree: a message shared with k more holders goes back to the
+// pool (Free clears its buffer) at the last of the k+1 Frees and not
+// before, also when the holders free it at once.
+func TestShareFree(t *testing.T) {
+	for _, k := range []int{0, 1, 2, 7} {
+		m := NewMsg([]byte("payload"))
+		copy(m.Push(3), "hdr")
+		m.share(k)
+		for i := 0; i < k; i++ {
+			m.Free()
+			if m.buf == nil || !bytes.Equal(m.Bytes(), []byte("hdrpayload")) {
+				t.Fatalf("k=%d: recycled after %d of %d frees", k, i+1, k+1)
+			}
+		}
+		m.Free()
+		if m.buf != nil || m.refs.Load() != 0 {
+			t.Fatalf("k=%d: not recycled after the last free (refs %d)", k, m.refs.Load())
+		}
+	}
+	for round := 0; round < 200; round++ {
+		m := NewMsg([]byte("x"))
+		m.share(7)
+		var wg sync.WaitGroup
+		for range 8 {
+			wg.Add(1)
+			go func() { defer wg.Done(); m.Free() }()
+		}
+		wg.Wait()
+		if m.buf != nil || m.refs.Load() != 0 {
+			t.Fatalf("round %d: 8 concurrent frees of a message shared 8 ways left buf %v refs %d", round, m.buf != nil, m.refs.Load())
 		}
 	}
 }

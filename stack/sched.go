@@ -96,6 +96,11 @@ func (s *base) run(dir Dir, ev Event, process func(Dir, Event)) {
 	}
 	s.busy = true
 	process(dir, ev)
+	s.drain(process)
+}
+
+// drain processes the injections made meanwhile and ends the run.
+func (s *base) drain(process func(Dir, Event)) {
 	for len(s.pending) > 0 {
 		in := s.pending[0]
 		s.pending = s.pending[1:]
@@ -145,7 +150,19 @@ func NewScheduler(layers []Layer, b Boundary, trace Tracer) *Scheduler {
 }
 
 // Inject implements Runner.
-func (s *Scheduler) Inject(dir Dir, ev Event) { s.run(dir, ev, s.process) }
+func (s *Scheduler) Inject(dir Dir, ev Event) {
+	if s.bp != nil && !s.busy {
+		// The common case, without copying the event through run and
+		// process on its way to the bypass.
+		s.busy = true
+		if !s.bp.try(dir, &ev) {
+			s.full(dir, ev)
+		}
+		s.drain(s.process)
+		return
+	}
+	s.run(dir, ev, s.process)
+}
 
 // SetBypass attaches bp (see Optimize).
 func (s *Scheduler) SetBypass(bp *Bypass) { s.setBypass(bp, s.at) }
@@ -154,6 +171,11 @@ func (s *Scheduler) process(dir Dir, ev Event) {
 	if s.bp != nil && s.bp.try(dir, &ev) {
 		return
 	}
+	s.full(dir, ev)
+}
+
+// full runs ev through the layers from the top (Down) or bottom (Up).
+func (s *Scheduler) full(dir Dir, ev Event) {
 	if dir == Down {
 		s.at(len(s.layers)-1, Down, ev)
 	} else {

@@ -81,8 +81,15 @@ func (q *totalHeld) put(n uint64, ev *stack.Event) {
 		}
 	}
 	if i == len(q.ents) {
-		q.ents = append(q.ents, totalEnt{n: n})
-		q.ents[i].ev = *ev
+		if i < cap(q.ents) {
+			// In place: appending a zero entry and then the event would
+			// write the entry twice.
+			q.ents = q.ents[:i+1]
+			e := &q.ents[i]
+			e.n, e.ev = n, *ev
+			return
+		}
+		q.ents = append(q.ents, totalEnt{n, *ev})
 		return
 	}
 	q.ents = slices.Insert(q.ents, i, totalEnt{n, *ev})
