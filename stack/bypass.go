@@ -745,7 +745,7 @@ func (bp *Bypass) down(p *composed, ev *Event) bool {
 			first.share(len(evs) - 1)
 		}
 		for k := range evs {
-			bp.s.exit(-1, Down, evs[k])
+			bp.s.exitRef(-1, Down, &evs[k])
 			evs[k].drop()
 		}
 	} else {
@@ -758,7 +758,7 @@ func (bp *Bypass) down(p *composed, ev *Event) bool {
 			}
 			bp.applyDown(p, p.mcast-1, 0, e)
 			bp.encode(p, e.Msg)
-			bp.s.exit(-1, Down, *e)
+			bp.s.exitRef(-1, Down, e)
 			e.drop()
 		}
 	}
@@ -805,7 +805,7 @@ func (bp *Bypass) applyDown(p *composed, hi, lo int, ev *Event) {
 // datagram to the boundary below.
 func (bp *Bypass) emit(p *composed, ev *Event) {
 	bp.encode(p, ev.Msg)
-	bp.s.exit(-1, Down, *ev)
+	bp.s.exitRef(-1, Down, ev)
 }
 
 // encode pushes the compressed header in front of m and returns it.
@@ -852,7 +852,7 @@ func (bp *Bypass) loopUp(p *composed, ev *Event, payload, keepHdr []byte) {
 // unless a layer absorbs it.
 func (bp *Bypass) applyUp(p *composed, lo int, ev *Event) {
 	if !bp.applyUpTo(p, lo, len(p.paths), ev) {
-		bp.s.exit(len(p.paths), Up, *ev)
+		bp.s.exitRef(len(p.paths), Up, ev)
 	}
 }
 
