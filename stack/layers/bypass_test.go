@@ -519,17 +519,17 @@ func valueDiff(a, b reflect.Value, path string) string {
 			return ""
 		}
 		if a.Type() == mnakOutsTyp && a.CanAddr() && b.CanAddr() {
-			// The live entries only (a chunk's unused entries are zero
+			// The live entries only (the ring's other entries are zero
 			// in both, and comparing them field by field made the test
-			// several times slower).
+			// several times slower; the arena is scratch memory).
 			qa, qb := (*mnakOuts)(unsafe.Pointer(a.UnsafeAddr())), (*mnakOuts)(unsafe.Pointer(b.UnsafeAddr()))
 			if qa.n != qb.n {
 				return fmt.Sprintf("%s: %d vs %d casts kept", path, qa.n, qb.n)
 			}
 			for i := range qa.n {
 				oa, ob := qa.at(i), qb.at(i)
-				if !bytes.Equal(oa.hdr(), ob.hdr()) || !bytes.Equal(oa.body, ob.body) {
-					return fmt.Sprintf("%s[%d]: kept casts differ: %x %x vs %x %x", path, i, oa.hdr(), oa.body, ob.hdr(), ob.body)
+				if !bytes.Equal(oa.hdr, ob.hdr) || !bytes.Equal(oa.body, ob.body) {
+					return fmt.Sprintf("%s[%d]: kept casts differ: %x %x vs %x %x", path, i, oa.hdr, oa.body, ob.hdr, ob.body)
 				}
 			}
 			return ""
