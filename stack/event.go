@@ -81,9 +81,10 @@ type Event struct {
 	// Seq is set on the EDeliver of a cast: the origin's cast number (1,
 	// 2, ...); 0 for point-to-point messages.
 	Seq uint64
-	// Stable is EStable's vector: entry i counts the casts of member i
-	// that every member has delivered.
-	Stable []uint64
+	// Stable is EStable's vector (Stability reads it): entry i counts the
+	// casts of member i that every member has delivered. A pointer: events
+	// are copied often, and a slice here would be a seventh of one.
+	Stable *[]uint64
 	// View is EView's new view. An EView going up with Peer set ends at
 	// once: the member leaves it to rejoin the group through Peer (a merge
 	// of partitions), and stays blocked until then.
@@ -144,4 +145,12 @@ func (ev *Event) zero() {
 	ev.Type, ev.Unreliable, ev.Peer, ev.Msg = 0, false, "", nil
 	ev.Time, ev.Now, ev.ID, ev.Err, ev.Seq = 0, 0, 0, nil, 0
 	ev.Stable, ev.View = nil, nil
+}
+
+// Stability returns EStable's vector, nil if the event has none.
+func (ev *Event) Stability() []uint64 {
+	if ev.Stable == nil {
+		return nil
+	}
+	return *ev.Stable
 }

@@ -208,7 +208,7 @@ func (w *equivWorld) compare(tw *twin) error {
 	for i := range ra.top {
 		ea, eb := ra.top[i], rb.top[i]
 		if ea.Type != eb.Type || ea.Peer != eb.Peer || ea.Seq != eb.Seq || ea.ID != eb.ID || !reflect.DeepEqual(ea.View, eb.View) ||
-			!reflect.DeepEqual(ea.Stable, eb.Stable) || fmt.Sprint(ea.Err) != fmt.Sprint(eb.Err) {
+			!reflect.DeepEqual(ea.Stability(), eb.Stability()) || fmt.Sprint(ea.Err) != fmt.Sprint(eb.Err) {
 			return fmt.Errorf("up event %d: full %v, bypass %v", i, ea, eb)
 		}
 		if (ea.Msg == nil) != (eb.Msg == nil) || ea.Msg != nil && !bytes.Equal(ea.Msg.Bytes(), eb.Msg.Bytes()) {

@@ -217,7 +217,7 @@ func (g *Gms) Down(ev stack.Event, out stack.Emitter) {
 		ev.Msg.Push(1)[0] = gmsPass
 		out.Down(ev)
 	case stack.EStable:
-		for o, s := range ev.Stable {
+		for o, s := range ev.Stability() {
 			if o >= len(g.kept) {
 				break
 			}

@@ -63,8 +63,8 @@ func (m *Mflow) Down(ev stack.Event, out stack.Emitter) {
 func (m *Mflow) Up(ev stack.Event, out stack.Emitter) {
 	switch ev.Type {
 	case stack.EStable:
-		if m.rank >= 0 && m.rank < len(ev.Stable) {
-			m.stable = max(m.stable, min(ev.Stable[m.rank], m.sent))
+		if st := ev.Stability(); m.rank >= 0 && m.rank < len(st) {
+			m.stable = max(m.stable, min(st[m.rank], m.sent))
 		}
 		out.Up(ev)
 		m.release(out)

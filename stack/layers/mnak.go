@@ -195,8 +195,8 @@ func (m *Mnak) Down(ev stack.Event, out stack.Emitter) {
 		m.install(ev.View)
 	case stack.EStable:
 		// Every member has delivered our casts up to Stable[self].
-		if m.self >= 0 && m.self < len(ev.Stable) {
-			upto := min(ev.Stable[m.self], m.sent)
+		if st := ev.Stability(); m.self >= 0 && m.self < len(st) {
+			upto := min(st[m.self], m.sent)
 			for m.outBase < upto {
 				m.out.drop()
 				m.outBase++

@@ -182,8 +182,9 @@ func (s *Stable) update(now time.Duration, out stack.Emitter) {
 	}
 	if grew {
 		s.c.updates++
-		out.Down(stack.Event{Type: stack.EStable, Stable: slices.Clone(s.stable), Now: now})
-		out.Up(stack.Event{Type: stack.EStable, Stable: slices.Clone(s.stable), Now: now})
+		down, up := slices.Clone(s.stable), slices.Clone(s.stable)
+		out.Down(stack.Event{Type: stack.EStable, Stable: &down, Now: now})
+		out.Up(stack.Event{Type: stack.EStable, Stable: &up, Now: now})
 	}
 }
 
