@@ -228,6 +228,59 @@ func (f *Frame) Shared(from int) (hdr, body []byte) {
 	return f.rx[at:], nil
 }
 
+// Defer is Shared for a layer that keeps a received message it will
+// rarely need whole (gms keeps every cast until it is stable, for a flush
+// that seldom comes): if the event is a compressed datagram taking the
+// whole up path, it returns the datagram (read-only: the stack owns it)
+// and d, which writes the full-format bytes of the layers from `from` up
+// (relative to the current layer) and the payload only when asked
+// (Deferred.AppendTo). Otherwise ok is false: use Shared.
+func (f *Frame) Defer(from int) (data []byte, d *Deferred, ok bool) {
+	if f.rx == nil || f.rxFull {
+		return nil, nil, false
+	}
+	return f.rx, f.p.deferred[f.layer+from], true
+}
+
+// Deferred expands the datagrams Frame.Defer returns (one per path and
+// layer, made by Optimize).
+type Deferred struct {
+	p    *composed
+	from int
+}
+
+// expand decodes data's compressed header into its varying fields and
+// returns them and the header's length (0 if data does not decode, which
+// cannot happen to a datagram Defer returned: it decoded on receipt).
+func (d *Deferred) expand(data []byte) ([]uint64, int) {
+	vars := make([]uint64, d.p.nvar)
+	n, err := d.p.decodeVars(data, vars)
+	if err != nil {
+		return nil, 0
+	}
+	return vars, n
+}
+
+// Len is the length of what AppendTo appends for data.
+func (d *Deferred) Len(data []byte) int {
+	_, n := d.expand(data)
+	if n == 0 {
+		return 0
+	}
+	return d.p.headerLen(d.from) + len(data) - n
+}
+
+// AppendTo appends to b the full-format headers of the layers from d's up
+// and the payload of data, a datagram Defer returned with d.
+func (d *Deferred) AppendTo(b, data []byte) []byte {
+	vars, n := d.expand(data)
+	if n == 0 {
+		return b
+	}
+	f := Frame{p: d.p, vars: vars, layer: d.from}
+	return append(f.AppendHeaders(b, 0), data[n:]...)
+}
+
 // composed is the bypass of one case: a path per layer, bottom first.
 type composed struct {
 	c       Case
@@ -248,8 +301,9 @@ type composed struct {
 	calls        bool // send paths: calls and responses take them (Path.Calls)
 	loop         int  // the Loop layer (CastDown), else -1
 	up           *composed
-	key          string // signature (see fused.go)
-	chain        Chain  // generated code for the path, or nil: the generic loops
+	deferred     []*Deferred // up paths: Frame.Defer's expanders, by layer
+	key          string      // signature (see fused.go)
+	chain        Chain       // generated code for the path, or nil: the generic loops
 }
 
 type sufVar struct{ off, size, idx int }
@@ -560,6 +614,12 @@ func Optimize(layers []Layer) (*Bypass, error) {
 	for _, p := range bp.paths {
 		if p == nil {
 			continue
+		}
+		if !p.c.down() {
+			p.deferred = make([]*Deferred, len(p.paths)+1)
+			for i := range p.deferred {
+				p.deferred[i] = &Deferred{p: p, from: i}
+			}
 		}
 		p.vs = make([][]uint64, len(p.paths))
 		for i := range p.paths {
@@ -1057,16 +1117,29 @@ func (bp *Bypass) decode(data []byte) (*composed, int, error) {
 	if p == nil {
 		return nil, 0, fmt.Errorf("%w: unknown path %08x", ErrCompressed, id)
 	}
+	at, err := p.decodeVars(data, bp.vars)
+	if err != nil {
+		return nil, 0, err
+	}
+	return p, at, nil
+}
+
+// decodeVars reads the varying fields of data, a compressed datagram of
+// path p, into vars and returns the compressed header's length.
+func (p *composed) decodeVars(data []byte, vars []uint64) (int, error) {
 	at := compPrefix
+	if len(data) < at || binary.BigEndian.Uint32(data[2:]) != p.id {
+		return 0, ErrCompressed
+	}
 	for k, size := range p.vsize {
 		v, n := getVar(data[at:])
 		if n == 0 || (size < 8 && v>>(8*size) != 0) {
-			return nil, 0, ErrCompressed
+			return 0, ErrCompressed
 		}
-		bp.vars[k] = v
+		vars[k] = v
 		at += n
 	}
-	return p, at, nil
+	return at, nil
 }
 
 // parseFull reads a full-format datagram as path p: every constant field

@@ -114,9 +114,30 @@ type gmsProposal struct {
 // gmsKept is a cast kept for flushes: the bytes above this layer, hdr
 // followed by body (the fast path keeps a member's own cast as the
 // headers and payload mnak kept, without copying them).
-type gmsKept struct{ hdr, body []byte }
+//
+// A cast received on the bypass is kept as its compressed datagram, hdr,
+// and def, which writes it out in full (body is nil): it is needed whole
+// only for a flush, and writing the headers of the layers above on every
+// cast cost about a fifth of the cast-up fast path.
+type gmsKept struct {
+	hdr, body []byte
+	def       *stack.Deferred
+}
 
-func (k gmsKept) len() int { return len(k.hdr) + len(k.body) }
+func (k gmsKept) len() int {
+	if k.def != nil {
+		return k.def.Len(k.hdr)
+	}
+	return len(k.hdr) + len(k.body)
+}
+
+// appendTo appends the kept bytes (the headers above gms, the payload).
+func (k gmsKept) appendTo(b []byte) []byte {
+	if k.def != nil {
+		return k.def.AppendTo(b, k.hdr)
+	}
+	return append(append(b, k.hdr...), k.body...)
+}
 
 type gmsReport struct {
 	delivered []uint64
@@ -419,7 +440,7 @@ func (g *Gms) report(id uint64) []byte {
 		b = binary.BigEndian.AppendUint32(b, uint32(len(g.kept[o])))
 		for _, c := range g.kept[o] {
 			b = binary.BigEndian.AppendUint32(b, uint32(c.len()))
-			b = append(append(b, c.hdr...), c.body...)
+			b = c.appendTo(b)
 		}
 	}
 	return b
@@ -796,6 +817,10 @@ func (g *Gms) fastRecvCast(ev *stack.Event, f *stack.Frame) {
 	g.heard(ev.Peer)
 	o, _ := g.rank.of(ev.Peer)
 	g.delivered[o]++
+	if data, d, ok := f.Defer(1); ok {
+		g.kept[o] = append(g.kept[o], gmsKept{hdr: data, def: d})
+		return
+	}
 	h, b := f.Shared(1)
 	if h == nil && b == nil {
 		// The headers above do not fit where the datagram's compressed
@@ -805,7 +830,7 @@ func (g *Gms) fastRecvCast(ev *stack.Event, f *stack.Frame) {
 		h = f.AppendHeaders(h[:0], 1)
 		b = ev.Msg.Body()
 	}
-	g.kept[o] = append(g.kept[o], gmsKept{h, b})
+	g.kept[o] = append(g.kept[o], gmsKept{hdr: h, body: b})
 }
 
 // heard notes that a is alive: its unanswered probes are forgotten (the
