@@ -67,7 +67,7 @@ type equivWorld struct {
 	// membership: the stack has the membership layer, so a member cut off
 	// is excluded in a new view; cut: one was
 	membership, cut bool
-	stateEvery      int // see injectPair
+	stateEvery      int  // see injectPair
 	rpc             bool // the stack has the request/response layer
 	// fastRPC counts the calls, responses, requests and replies the
 	// bypass took
