@@ -510,7 +510,7 @@ func TestBypassEquivalence(t *testing.T) {
 							}
 						}
 					}
-					t.Logf("seed %d: %v", seed, sum)
+					t.Logf("seed %d: %d events, %v", seed, w.steps, sum)
 					if hits == 0 {
 						t.Fatalf("seed %d: the bypass was never taken", seed)
 					}
