@@ -17,8 +17,8 @@ type CodeResult struct {
 	Stack     string  `json:"stack"` // "pt2pt" (bottom, pt2pt, top), "mcast4" (top, mnak, pt2pt, bottom) or "vsync" (Total,Membership: 13 layers)
 	Size      int     `json:"size"`
 	Mode      string  `json:"mode"`          // "imperative", "functional", "bypass" (the imperative stack with Optimize's bypass) or "generic" (the same bypass without its generated code)
-	DownNs    float64 `json:"down_ns"`       // sender: application to transport (the stack's code; the copy onto the wire is not counted)
-	UpNs      float64 `json:"up_ns"`         // a receiver: wire to application (vsync: to the total layer, which holds it for its order entry)
+	DownNs    float64 `json:"down_ns"`       // sender: application to transport (the stack's code: Inject; wrapping the payload in a Msg and the copy onto the wire are not counted)
+	UpNs      float64 `json:"up_ns"`         // a receiver: wire to application (Inject of the datagram, already wrapped in a Msg; vsync: to the total layer, which holds it for its order entry)
 	AckNs     float64 `json:"ack_ns"`        // the rest, per message: acks (vsync: sequencing, order entries, acks at every member)
 	Hits      float64 `json:"bypass_hits"`   // bypass: the fraction of fast-path cases that took it
 	WireBytes int     `json:"wire_bytes"`    // the datagram of one message (payload and headers, compressed in bypass mode)
