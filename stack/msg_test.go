@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"sync"
 	"testing"
+	"unsafe"
 )
 
 // TestKeepSurvivesReuse checks Keep's promise: what it returns stays
@@ -90,5 +91,14 @@ func TestShareFree(t *testing.T) {
 		if m.buf != nil || m.refs.Load() != 0 {
 			t.Fatalf("round %d: 8 concurrent frees of a message shared 8 ways left buf %v refs %d", round, m.buf != nil, m.refs.Load())
 		}
+	}
+}
+
+// TestEventSize: events are copied at every hand-over, so their size is
+// part of every path's cost (event.go keeps the rare fields behind
+// pointers); on 64-bit machines they stay at 96 bytes.
+func TestEventSize(t *testing.T) {
+	if unsafe.Sizeof(uintptr(0)) == 8 && unsafe.Sizeof(Event{}) > 96 {
+		t.Fatalf("Event is %d bytes, more than 96", unsafe.Sizeof(Event{}))
 	}
 }
