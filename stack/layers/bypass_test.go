@@ -774,5 +774,11 @@ func FuzzBypassTrace(f *testing.F) {
 		for w.steps < 300 {
 			w.step()
 		}
+		// A short settle and calm, as in TestBypassEquivalence, so that
+		// the cast fast paths run on the states the trace left.
+		if w.wide {
+			w.settle(equivSettle / 10)
+		}
+		w.calm(10)
 	})
 }
