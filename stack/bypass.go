@@ -249,22 +249,12 @@ type Deferred struct {
 	from int
 }
 
-// expand decodes data's compressed header into its varying fields and
-// returns them and the header's length (0 if data does not decode, which
-// cannot happen to a datagram Defer returned: it decoded on receipt).
-func (d *Deferred) expand(data []byte) ([]uint64, int) {
-	vars := make([]uint64, d.p.nvar)
-	n, err := d.p.decodeVars(data, vars)
-	if err != nil {
-		return nil, 0
-	}
-	return vars, n
-}
-
-// Len is the length of what AppendTo appends for data.
+// Len is the length of what AppendTo appends for data. (Neither can fail
+// on a datagram Defer returned, which decoded on receipt; on any other
+// that does not decode, Len is 0 and AppendTo appends nothing.)
 func (d *Deferred) Len(data []byte) int {
-	_, n := d.expand(data)
-	if n == 0 {
+	n, err := d.p.decodeVars(data, nil)
+	if err != nil {
 		return 0
 	}
 	return d.p.headerLen(d.from) + len(data) - n
@@ -273,8 +263,9 @@ func (d *Deferred) Len(data []byte) int {
 // AppendTo appends to b the full-format headers of the layers from d's up
 // and the payload of data, a datagram Defer returned with d.
 func (d *Deferred) AppendTo(b, data []byte) []byte {
-	vars, n := d.expand(data)
-	if n == 0 {
+	vars := make([]uint64, d.p.nvar)
+	n, err := d.p.decodeVars(data, vars)
+	if err != nil {
 		return b
 	}
 	f := Frame{p: d.p, vars: vars, layer: d.from}
@@ -817,8 +808,7 @@ func (bp *Bypass) down(p *composed, ev *Event) bool {
 				e.Msg = NewMsg(payload)
 			}
 			bp.applyDown(p, p.mcast-1, 0, e)
-			bp.encode(p, e.Msg)
-			bp.s.exitRef(-1, Down, e)
+			bp.emit(p, e)
 			e.drop()
 		}
 	}
@@ -868,8 +858,8 @@ func (bp *Bypass) emit(p *composed, ev *Event) {
 	bp.s.exitRef(-1, Down, ev)
 }
 
-// encode pushes the compressed header in front of m and returns it.
-func (bp *Bypass) encode(p *composed, m *Msg) []byte {
+// encode pushes the compressed header in front of m.
+func (bp *Bypass) encode(p *composed, m *Msg) {
 	vars := bp.vars[:p.nvar]
 	n := compPrefix
 	for _, v := range vars {
@@ -882,7 +872,6 @@ func (bp *Bypass) encode(p *composed, m *Msg) []byte {
 	for _, v := range vars {
 		at += putVar(h[at:], v)
 	}
-	return h
 }
 
 // loopUp carries the self-delivered copy of a cast up from the loop layer.
@@ -1125,7 +1114,8 @@ func (bp *Bypass) decode(data []byte) (*composed, int, error) {
 }
 
 // decodeVars reads the varying fields of data, a compressed datagram of
-// path p, into vars and returns the compressed header's length.
+// path p, into vars (unless nil: only checking them) and returns the
+// compressed header's length.
 func (p *composed) decodeVars(data []byte, vars []uint64) (int, error) {
 	at := compPrefix
 	if len(data) < at || binary.BigEndian.Uint32(data[2:]) != p.id {
@@ -1136,7 +1126,9 @@ func (p *composed) decodeVars(data []byte, vars []uint64) (int, error) {
 		if n == 0 || (size < 8 && v>>(8*size) != 0) {
 			return 0, ErrCompressed
 		}
-		vars[k] = v
+		if vars != nil {
+			vars[k] = v
+		}
 		at += n
 	}
 	return at, nil

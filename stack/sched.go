@@ -81,7 +81,7 @@ func (s *base) exit(i int, dir Dir, ev Event) { s.exitRef(i, dir, &ev) }
 
 // exitRef is exit for an event the caller holds (the bypass's scratch):
 // it is copied once, into the boundary's call, instead of into exit's
-// too (an event is 112 bytes).
+// too (an event is 96 bytes).
 func (s *base) exitRef(i int, dir Dir, ev *Event) {
 	if s.trace != nil {
 		s.trace(i, dir, *ev)
@@ -93,23 +93,25 @@ func (s *base) exitRef(i int, dir Dir, ev *Event) {
 	}
 }
 
-// run calls process for ev and for every injection made meanwhile.
-func (s *base) run(dir Dir, ev Event, process func(Dir, Event)) {
+// run takes ev, and every injection made meanwhile, through the bypass if
+// it takes them, else through the layers (full). (The bypass gets the
+// event by reference: passed on by value, through a function value, each
+// event would be copied once more.)
+func (s *base) run(dir Dir, ev Event, full func(Dir, Event)) {
 	if s.busy {
 		s.pending = append(s.pending, injection{dir, ev})
 		return
 	}
 	s.busy = true
-	process(dir, ev)
-	s.drain(process)
-}
-
-// drain processes the injections made meanwhile and ends the run.
-func (s *base) drain(process func(Dir, Event)) {
+	if s.bp == nil || !s.bp.try(dir, &ev) {
+		full(dir, ev)
+	}
 	for len(s.pending) > 0 {
 		in := s.pending[0]
 		s.pending = s.pending[1:]
-		process(in.dir, in.ev)
+		if s.bp == nil || !s.bp.try(in.dir, &in.ev) {
+			full(in.dir, in.ev)
+		}
 	}
 	s.pending = s.pending[:0]
 	s.busy = false
@@ -155,29 +157,10 @@ func NewScheduler(layers []Layer, b Boundary, trace Tracer) *Scheduler {
 }
 
 // Inject implements Runner.
-func (s *Scheduler) Inject(dir Dir, ev Event) {
-	if s.bp != nil && !s.busy {
-		// The common case, without copying the event through run and
-		// process on its way to the bypass.
-		s.busy = true
-		if !s.bp.try(dir, &ev) {
-			s.full(dir, ev)
-		}
-		s.drain(s.process)
-		return
-	}
-	s.run(dir, ev, s.process)
-}
+func (s *Scheduler) Inject(dir Dir, ev Event) { s.run(dir, ev, s.full) }
 
 // SetBypass attaches bp (see Optimize).
 func (s *Scheduler) SetBypass(bp *Bypass) { s.setBypass(bp, s.at) }
-
-func (s *Scheduler) process(dir Dir, ev Event) {
-	if s.bp != nil && s.bp.try(dir, &ev) {
-		return
-	}
-	s.full(dir, ev)
-}
 
 // full runs ev through the layers from the top (Down) or bottom (Up).
 func (s *Scheduler) full(dir Dir, ev Event) {
@@ -242,15 +225,13 @@ func Compose(layers []Layer, b Boundary, trace Tracer) *Composed {
 }
 
 // Inject implements Runner.
-func (c *Composed) Inject(dir Dir, ev Event) { c.run(dir, ev, c.process) }
+func (c *Composed) Inject(dir Dir, ev Event) { c.run(dir, ev, c.full) }
 
 // SetBypass attaches bp (see Optimize).
 func (c *Composed) SetBypass(bp *Bypass) { c.setBypass(bp, c.deliver) }
 
-func (c *Composed) process(dir Dir, ev Event) {
-	if c.bp != nil && c.bp.try(dir, &ev) {
-		return
-	}
+// full runs ev through the layers from the top (Down) or bottom (Up).
+func (c *Composed) full(dir Dir, ev Event) {
 	if dir == Down {
 		c.deliver(len(c.layers)-1, Down, ev)
 	} else {

@@ -250,7 +250,7 @@ func (w *equivWorld) twin(a stack.Addr) *twin {
 // step does one random thing.
 func (w *equivWorld) step() {
 	rng := w.rng
-	live := slices.DeleteFunc(slices.Clone(w.twins), func(tw *twin) bool { return tw.dead })
+	live := w.live()
 	tw := live[rng.IntN(len(live))]
 	switch r := rng.IntN(100); {
 	case r < 25 && w.rpc && rng.IntN(3) > 0:
@@ -293,6 +293,24 @@ func (w *equivWorld) step() {
 	}
 }
 
+// live returns the members not cut off.
+func (w *equivWorld) live() []*twin {
+	return slices.DeleteFunc(slices.Clone(w.twins), func(tw *twin) bool { return tw.dead })
+}
+
+// finish ends a random trace with the fast paths' common case: a world
+// with a wide cast window settles (long enough for a view change if a
+// member was cut off), then every world runs calm rounds.
+func (w *equivWorld) finish(calm int) {
+	switch {
+	case w.wide && w.cut:
+		w.settle(equivSettle) // a view change
+	case w.wide:
+		w.settle(equivSettle / 10) // losses
+	}
+	w.calm(calm)
+}
+
 // tick moves the clock to the earliest timer (or a little) and fires the
 // timers due.
 func (w *equivWorld) tick(live []*twin) {
@@ -321,7 +339,7 @@ func (w *equivWorld) advance(live []*twin, now time.Duration) {
 // well past SuspectAfter, a member cut off is suspected and excluded (the
 // live ones hear each other's heartbeats every round).
 func (w *equivWorld) settle(rounds int) {
-	live := slices.DeleteFunc(slices.Clone(w.twins), func(tw *twin) bool { return tw.dead })
+	live := w.live()
 	w.stateEvery = 8
 	for range rounds {
 		w.drain()
@@ -350,7 +368,7 @@ func (w *equivWorld) drain() {
 // (or, without a group layer, sends), every datagram is delivered in
 // order, and every few rounds the clock moves to the next timer.
 func (w *equivWorld) calm(rounds int) {
-	live := slices.DeleteFunc(slices.Clone(w.twins), func(tw *twin) bool { return tw.dead })
+	live := w.live()
 	for r := range rounds {
 		tw := live[w.rng.IntN(len(live))]
 		body := stack.NewMsg(bodyOf(w.rng, w.rng.IntN(100)))
@@ -493,13 +511,7 @@ func TestBypassEquivalence(t *testing.T) {
 					for w.steps < equivSteps {
 						w.step()
 					}
-					switch {
-					case w.wide && w.cut:
-						w.settle(equivSettle) // a view change
-					case w.wide:
-						w.settle(equivSettle / 10) // losses
-					}
-					w.calm(equivCalm)
+					w.finish(equivCalm)
 					hits := uint64(0)
 					sum := map[string]uint64{}
 					for _, tw := range w.twins {
@@ -774,11 +786,8 @@ func FuzzBypassTrace(f *testing.F) {
 		for w.steps < 300 {
 			w.step()
 		}
-		// A short settle and calm, as in TestBypassEquivalence, so that
-		// the cast fast paths run on the states the trace left.
-		if w.wide {
-			w.settle(equivSettle / 10)
-		}
-		w.calm(10)
+		// As in TestBypassEquivalence (calm rounds fewer), so that the
+		// cast fast paths run on the states the trace left.
+		w.finish(10)
 	})
 }

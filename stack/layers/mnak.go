@@ -94,7 +94,9 @@ func (o *mnakOut) keepPayload(msg *stack.Msg) {
 // costs no copying of the entries before it (as a slice that drops from
 // the front and appends at the back would) and no fresh memory but its
 // headers' bytes in the arena (entries kept in chunks that were never
-// reused cost the cast-down fast path about 20 ns a cast, measured).
+// reused, a fresh 100 KiB every 1,024 casts, took about 20 ns a cast in
+// a CPU profile of the cast-down fast path; an end-to-end A/B could not
+// tell the two apart).
 type mnakOuts struct {
 	ring  []mnakOut // its length is zero or a power of two
 	head  int       // the oldest entry's index in ring

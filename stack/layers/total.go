@@ -81,14 +81,6 @@ func (q *totalHeld) put(n uint64, ev *stack.Event) {
 		}
 	}
 	if i == len(q.ents) {
-		if i < cap(q.ents) {
-			// In place: appending a zero entry and then the event would
-			// write the entry twice.
-			q.ents = q.ents[:i+1]
-			e := &q.ents[i]
-			e.n, e.ev = n, *ev
-			return
-		}
 		q.ents = append(q.ents, totalEnt{n, *ev})
 		return
 	}
