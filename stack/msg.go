@@ -24,8 +24,11 @@ type Msg struct {
 	Payload [][]byte
 	room    []byte // the pooled header buffer, kept while buf holds a datagram
 	// refs counts the holders besides the first (share): each Frees it,
-	// and the last one's Free returns it to the pool.
-	refs atomic.Int32
+	// and the last one's Free returns it to the pool. Read and changed
+	// atomically once shared; share sets it with a plain store (an atomic
+	// add costs a locked instruction on every cast) before any other
+	// holder has it.
+	refs int32
 }
 
 var msgPool = sync.Pool{New: func() any {
@@ -56,13 +59,13 @@ func Received(data []byte) *Msg {
 // Free returns m to the pool. Neither m nor slices it returned may be used
 // afterwards (a received datagram's bytes stay with whoever owns them).
 func (m *Msg) Free() {
-	if m.refs.Load() != 0 {
+	if atomic.LoadInt32(&m.refs) != 0 {
 		// Shared: only the last holder's Free counts. (Zero means this
 		// is the last one: the others' Frees brought it down.)
-		if m.refs.Add(-1) >= 0 {
+		if atomic.AddInt32(&m.refs, -1) >= 0 {
 			return
 		}
-		m.refs.Store(0)
+		atomic.StoreInt32(&m.refs, 0)
 	}
 	clear(m.Payload)
 	m.Payload = m.Payload[:0]
@@ -72,10 +75,11 @@ func (m *Msg) Free() {
 
 // share gives m to k more holders, each of which will Free it; none may
 // change it (Push, Pop) from then on. The bypass shares a cast's copies
-// that are the same datagram.
+// that are the same datagram. m must not be shared yet, nor held by
+// anyone else: share is called before m is handed on.
 func (m *Msg) share(k int) {
 	if k > 0 {
-		m.refs.Add(int32(k))
+		m.refs = int32(k)
 	}
 }
 

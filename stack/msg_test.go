@@ -3,6 +3,7 @@ package stack
 import (
 	"bytes"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"unsafe"
 )
@@ -75,8 +76,8 @@ func TestShareFree(t *testing.T) {
 			}
 		}
 		m.Free()
-		if m.buf != nil || m.refs.Load() != 0 {
-			t.Fatalf("k=%d: not recycled after the last free (refs %d)", k, m.refs.Load())
+		if m.buf != nil || atomic.LoadInt32(&m.refs) != 0 {
+			t.Fatalf("k=%d: not recycled after the last free (refs %d)", k, atomic.LoadInt32(&m.refs))
 		}
 	}
 	for round := 0; round < 200; round++ {
@@ -88,8 +89,8 @@ func TestShareFree(t *testing.T) {
 			go func() { defer wg.Done(); m.Free() }()
 		}
 		wg.Wait()
-		if m.buf != nil || m.refs.Load() != 0 {
-			t.Fatalf("round %d: 8 concurrent frees of a message shared 8 ways left buf %v refs %d", round, m.buf != nil, m.refs.Load())
+		if m.buf != nil || atomic.LoadInt32(&m.refs) != 0 {
+			t.Fatalf("round %d: 8 concurrent frees of a message shared 8 ways left buf %v refs %d", round, m.buf != nil, atomic.LoadInt32(&m.refs))
 		}
 	}
 }

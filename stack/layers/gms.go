@@ -124,6 +124,14 @@ type gmsKept struct {
 	def       *stack.Deferred
 }
 
+// keep appends an empty entry to origin o's kept casts and returns it, for
+// the caller to fill in place (cheaper than appending a literal, which is
+// assembled on the stack and copied out).
+func (g *Gms) keep(o int) *gmsKept {
+	g.kept[o] = append(g.kept[o], gmsKept{})
+	return &g.kept[o][len(g.kept[o])-1]
+}
+
 func (k gmsKept) len() int {
 	if k.def != nil {
 		return k.def.Len(k.hdr)
@@ -818,7 +826,8 @@ func (g *Gms) fastRecvCast(ev *stack.Event, f *stack.Frame) {
 	o, _ := g.rank.of(ev.Peer)
 	g.delivered[o]++
 	if data, d, ok := f.Defer(1); ok {
-		g.kept[o] = append(g.kept[o], gmsKept{hdr: data, def: d})
+		k := g.keep(o)
+		k.hdr, k.def = data, d
 		return
 	}
 	h, b := f.Shared(1)
@@ -830,7 +839,8 @@ func (g *Gms) fastRecvCast(ev *stack.Event, f *stack.Frame) {
 		h = f.AppendHeaders(h[:0], 1)
 		b = ev.Msg.Body()
 	}
-	g.kept[o] = append(g.kept[o], gmsKept{hdr: h, body: b})
+	k := g.keep(o)
+	k.hdr, k.body = h, b
 }
 
 // heard notes that a is alive: its unanswered probes are forgotten (the

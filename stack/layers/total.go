@@ -81,7 +81,12 @@ func (q *totalHeld) put(n uint64, ev *stack.Event) {
 		}
 	}
 	if i == len(q.ents) {
-		q.ents = append(q.ents, totalEnt{n, *ev})
+		// Grown first, then filled in place: a composite literal is
+		// assembled on the stack field by field and then copied out in
+		// wider moves, which stall on the fields just stored.
+		q.ents = append(q.ents, totalEnt{})
+		e := &q.ents[i]
+		e.n, e.ev = n, *ev
 		return
 	}
 	q.ents = slices.Insert(q.ents, i, totalEnt{n, *ev})
