@@ -6,12 +6,17 @@ export GOFLAGS := -buildvcs=false
 # An older Go fetches the toolchain go.mod names through the module proxy.
 export GOTOOLCHAIN := auto
 
-.PHONY: all build setup lint test test-long fuzz bench-journal bench-stack bench-mcast bench-wor bench-nfs bench-mpcal bench-geo up demo clean
+.PHONY: all build setup lint test test-long fuzz pgo bench-journal bench-stack bench-mcast bench-wor bench-nfs bench-mpcal bench-geo up demo clean
 
 all: build
 
+# go build optimizes with cmd/strata/default.pgo (profile-guided); `make
+# pgo` regenerates it after hot code changes.
 build: setup
 	$(GO) build -o $(BIN)/strata ./cmd/strata
+
+pgo: setup
+	GO=$(GO) scripts/pgo.sh
 
 # Installs what the build and tests need on a fresh Debian machine.
 setup:
@@ -27,12 +32,14 @@ lint: setup
 	  else echo "staticcheck did not install; skipped"; fi
 
 # Every test, with the race detector. Crash tests are time-bounded.
+# -pgo=off: the profile changes how code is optimized, not what it does,
+# and compiling cmd/strata's test with it would build every package twice.
 test: lint
-	$(GO) test -race -timeout 25m ./...
+	$(GO) test -pgo=off -race -timeout 25m ./...
 	# The transports again on one processor, where goroutines interleave
 	# differently (this found a reader waiting on a blocked writer).
-	GOMAXPROCS=1 $(GO) test -race -timeout 5m ./stack/transport ./internal/sbench
-	GOMAXPROCS=1 $(GO) test -race -timeout 5m -run 'TestReal|TestStrataRoundTrip' ./stack/layers ./internal/stackbench
+	GOMAXPROCS=1 $(GO) test -pgo=off -race -timeout 5m ./stack/transport ./internal/sbench
+	GOMAXPROCS=1 $(GO) test -pgo=off -race -timeout 5m -run 'TestReal|TestStrataRoundTrip' ./stack/layers ./internal/stackbench
 
 # Longer crash/kill campaigns (not in CI).
 test-long: setup
