@@ -303,7 +303,7 @@ func median(rs []stackbench.CodeResult, f func(stackbench.CodeResult) float64) f
 
 func runStackBench(ctx context.Context, cmd *cobra.Command, asJSON, jg, codeOnly bool, n, size, rounds, codeN int, callers []int, kinds []string, cpus []int, busyPoll time.Duration, procs int) error {
 	progress := cmd.ErrOrStderr()
-	rep := &stackReport{Bench: "stack", Ratios: map[string]float64{}, Extra: map[string]float64{}, ExtraP50: map[string]float64{}, Peer: map[string]any{}}
+	rep := &stackReport{Bench: "stack", Results: []stackbench.RTTResult{}, Ratios: map[string]float64{}, Extra: map[string]float64{}, ExtraP50: map[string]float64{}, Peer: map[string]any{}}
 	// Every cell runs once per round, modes alternating within a cell;
 	// the table shows each cell's median round.
 	cells := map[string][]stackbench.CodeResult{}
