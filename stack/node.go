@@ -572,7 +572,10 @@ func (n *Node) sendVec(to Addr, vec [][]byte) {
 }
 
 // Bottom implements Boundary: the transport and the clock.
-func (n *Node) Bottom(ev Event) {
+func (n *Node) Bottom(ev Event) { n.BottomRef(&ev) }
+
+// BottomRef implements RefBoundary.
+func (n *Node) BottomRef(ev *Event) {
 	switch ev.Type {
 	case ESend:
 		// Queued for flushLocked as it is: layers never keep a message
@@ -611,6 +614,9 @@ func (n *Node) schedule(at time.Duration) {
 // Top implements Boundary: events for the application, dispatched after
 // the stack finishes.
 func (n *Node) Top(ev Event) { n.out = append(n.out, ev) }
+
+// TopRef implements RefBoundary.
+func (n *Node) TopRef(ev *Event) { n.out = append(n.out, *ev) }
 
 func (n *Node) dispatch(ev Event) {
 	n.mu.Lock()

@@ -7,6 +7,17 @@ type Boundary interface {
 	Bottom(ev Event)
 }
 
+// RefBoundary is a Boundary that can also take an event by reference,
+// which the bypass uses for the events it builds in its own scratch space
+// (an event is 96 bytes; a cast leaves as one per member). TopRef and
+// BottomRef do what Top and Bottom do with *ev; they must not keep ev or
+// change it.
+type RefBoundary interface {
+	Boundary
+	TopRef(ev *Event)
+	BottomRef(ev *Event)
+}
+
 // Tracer observes every event as it is handed to a layer (layer index,
 // bottom = 0) or leaves the stack (layer -1 below the bottom, len(layers)
 // above the top).
@@ -57,10 +68,16 @@ type injection struct {
 type base struct {
 	layers  []Layer
 	b       Boundary
+	rb      RefBoundary // b, if it takes events by reference
 	trace   Tracer
 	busy    bool
 	pending []injection
 	bp      *Bypass
+}
+
+func newBase(layers []Layer, b Boundary, trace Tracer) base {
+	rb, _ := b.(RefBoundary)
+	return base{layers: layers, b: b, rb: rb, trace: trace}
 }
 
 // SetBypass makes bp (from Optimize on the same layers) the runner's fast
@@ -77,14 +94,34 @@ func (s *base) Bypass() *Bypass { return s.bp }
 
 func (s *base) Layers() []Layer { return s.layers }
 
-func (s *base) exit(i int, dir Dir, ev Event) { s.exitRef(i, dir, &ev) }
+// exit hands ev, which left the stack at layer i, to the boundary. By
+// value: ev is on the caller's stack, and handing its address to the
+// boundary would move it to the heap.
+func (s *base) exit(i int, dir Dir, ev Event) {
+	if s.trace != nil {
+		s.trace(i, dir, ev)
+	}
+	if dir == Down {
+		s.b.Bottom(ev)
+	} else {
+		s.b.Top(ev)
+	}
+}
 
-// exitRef is exit for an event the caller holds (the bypass's scratch):
-// it is copied once, into the boundary's call, instead of into exit's
-// too (an event is 96 bytes).
+// exitRef is exit for an event the caller holds in the heap (the
+// bypass's scratch): not copied at all if the boundary takes events by
+// reference, else once, into the boundary's call.
 func (s *base) exitRef(i int, dir Dir, ev *Event) {
 	if s.trace != nil {
 		s.trace(i, dir, *ev)
+	}
+	if s.rb != nil {
+		if dir == Down {
+			s.rb.BottomRef(ev)
+		} else {
+			s.rb.TopRef(ev)
+		}
+		return
 	}
 	if dir == Down {
 		s.b.Bottom(*ev)
@@ -148,7 +185,7 @@ func (o *schedOut) Up(ev Event)   { o.s.emitted = append(o.s.emitted, item{o.i +
 
 // NewScheduler builds the imperative composition of layers (bottom first).
 func NewScheduler(layers []Layer, b Boundary, trace Tracer) *Scheduler {
-	s := &Scheduler{base: base{layers: layers, b: b, trace: trace}}
+	s := &Scheduler{base: newBase(layers, b, trace)}
 	s.outs = make([]schedOut, len(layers))
 	for i := range s.outs {
 		s.outs[i] = schedOut{s, i}
@@ -216,7 +253,7 @@ func (o *compOut) Up(ev Event)   { o.c.deliver(o.i+1, Up, ev) }
 
 // Compose builds the functional composition of layers (bottom first).
 func Compose(layers []Layer, b Boundary, trace Tracer) *Composed {
-	c := &Composed{base: base{layers: layers, b: b, trace: trace}}
+	c := &Composed{base: newBase(layers, b, trace)}
 	c.outs = make([]compOut, len(layers))
 	for i := range c.outs {
 		c.outs[i] = compOut{c, i}

@@ -52,14 +52,18 @@ func (f *frameBoundary) take() {
 	}
 }
 
-func (f *frameBoundary) Top(ev stack.Event) {
+func (f *frameBoundary) Top(ev stack.Event)    { f.TopRef(&ev) }
+func (f *frameBoundary) Bottom(ev stack.Event) { f.BottomRef(&ev) }
+
+// TopRef and BottomRef implement stack.RefBoundary, as Node does.
+func (f *frameBoundary) TopRef(ev *stack.Event) {
 	if ev.Type == stack.EDeliver {
 		f.got++
 		ev.Msg.Free()
 	}
 }
 
-func (f *frameBoundary) Bottom(ev stack.Event) {
+func (f *frameBoundary) BottomRef(ev *stack.Event) {
 	if ev.Type == stack.ESend {
 		if f.m != nil {
 			f.m.Free() // a second frame in one step: only the last is carried

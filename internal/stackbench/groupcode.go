@@ -28,7 +28,11 @@ type frame struct {
 	b  []byte
 }
 
-func (f *framesBoundary) Top(ev stack.Event) {
+func (f *framesBoundary) Top(ev stack.Event)    { f.TopRef(&ev) }
+func (f *framesBoundary) Bottom(ev stack.Event) { f.BottomRef(&ev) }
+
+// TopRef and BottomRef implement stack.RefBoundary, as Node does.
+func (f *framesBoundary) TopRef(ev *stack.Event) {
 	if ev.Type == stack.EDeliver {
 		f.got++
 	}
@@ -37,7 +41,7 @@ func (f *framesBoundary) Top(ev stack.Event) {
 	}
 }
 
-func (f *framesBoundary) Bottom(ev stack.Event) {
+func (f *framesBoundary) BottomRef(ev *stack.Event) {
 	if ev.Type == stack.ESend {
 		// Grown, then filled in place (a literal copied in would stall
 		// on its fields just stored; this is timed with the stack).
