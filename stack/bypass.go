@@ -495,6 +495,7 @@ type Bypass struct {
 	lastUp  *composed            // the last one decode found (a cache)
 	enabled bool
 	s       *base
+	rb      RefBoundary // the runner's boundary, if it takes events by reference
 	full    func(layer int, dir Dir, ev Event)
 	// scratch (the bypass is never re-entered: the runner queues
 	// injections made while it runs); events live here so that taking
@@ -796,7 +797,7 @@ func (bp *Bypass) down(p *composed, ev *Event) bool {
 			first.share(len(evs) - 1)
 		}
 		for k := range evs {
-			bp.s.exitRef(-1, Down, &evs[k])
+			bp.exit(Down, &evs[k])
 			evs[k].drop()
 		}
 	} else {
@@ -855,7 +856,7 @@ func (bp *Bypass) applyDown(p *composed, hi, lo int, ev *Event) {
 // datagram to the boundary below.
 func (bp *Bypass) emit(p *composed, ev *Event) {
 	bp.encode(p, ev.Msg)
-	bp.s.exitRef(-1, Down, ev)
+	bp.exit(Down, ev)
 }
 
 // encode pushes the compressed header in front of m.
@@ -872,6 +873,25 @@ func (bp *Bypass) encode(p *composed, m *Msg) {
 	for _, v := range vars {
 		at += putVar(h[at:], v)
 	}
+}
+
+// exit hands one of the bypass's scratch events to the boundary: by
+// reference if it takes them so (no tracer: a tracer sees every event
+// by value), else through the runner's exitRef.
+func (bp *Bypass) exit(dir Dir, ev *Event) {
+	if bp.rb != nil && bp.s.trace == nil {
+		if dir == Down {
+			bp.rb.BottomRef(ev)
+		} else {
+			bp.rb.TopRef(ev)
+		}
+		return
+	}
+	i := -1
+	if dir == Up {
+		i = len(bp.s.layers)
+	}
+	bp.s.exitRef(i, dir, ev)
 }
 
 // loopUp carries the self-delivered copy of a cast up from the loop layer.
@@ -901,7 +921,7 @@ func (bp *Bypass) loopUp(p *composed, ev *Event, payload, keepHdr []byte) {
 // unless a layer absorbs it.
 func (bp *Bypass) applyUp(p *composed, lo int, ev *Event) {
 	if !bp.applyUpTo(p, lo, len(p.paths), ev) {
-		bp.s.exitRef(len(p.paths), Up, ev)
+		bp.exit(Up, ev)
 	}
 }
 
