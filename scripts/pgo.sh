@@ -8,7 +8,7 @@
 # RPC round trips and the group multicast over real sockets (the server and
 # member processes write their own profiles), the journal, and the
 # write-once registers. Run it after changing hot code; a stale profile
-# still builds, it only optimizes less. Takes about ten minutes.
+# still builds, it only optimizes less. Takes about a minute and a half.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 GO=${GO:-go}

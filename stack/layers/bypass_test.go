@@ -544,6 +544,16 @@ func TestBypassEquivalence(t *testing.T) {
 							}
 						}
 					}
+					// A flush writes out the casts gms kept compressed
+					// without allocating (Deferred.AppendTo's field
+					// buffer is small enough for the stack); checked
+					// once per world, where one is still kept.
+					if k := deferredKept(w); k != nil {
+						buf := make([]byte, 0, 4096)
+						if a := testing.AllocsPerRun(20, func() { buf = k.appendTo(buf[:0]) }); a != 0 {
+							t.Fatalf("seed %d: writing out a kept compressed cast allocates %.1f times", seed, a)
+						}
+					}
 					if want := fused[key] && !v.generic; (sum["fused_paths"] > 0) != want {
 						t.Fatalf("seed %d: fused paths %d, want generated code %v", seed, sum["fused_paths"], want)
 					}
@@ -551,6 +561,27 @@ func TestBypassEquivalence(t *testing.T) {
 			})
 		}
 	}
+}
+
+// deferredKept returns a cast some member's gms keeps compressed (as the
+// bypass received it), or nil.
+func deferredKept(w *equivWorld) *gmsKept {
+	for _, tw := range w.twins {
+		for _, l := range tw.b.Layers() {
+			g, ok := l.(*Gms)
+			if !ok {
+				continue
+			}
+			for o := range g.kept {
+				for i := range g.kept[o] {
+					if g.kept[o][i].def != nil {
+						return &g.kept[o][i]
+					}
+				}
+			}
+		}
+	}
+	return nil
 }
 
 func specNames(specs []stack.Spec) string {
