@@ -263,7 +263,16 @@ func (d *Deferred) Len(data []byte) int {
 // AppendTo appends to b the full-format headers of the layers from d's up
 // and the payload of data, a datagram Defer returned with d.
 func (d *Deferred) AppendTo(b, data []byte) []byte {
-	vars := make([]uint64, d.p.nvar)
+	// The fields in a buffer on the stack: a flush writes out every cast
+	// gms kept, and some group paths have more varying fields than a
+	// make of variable length keeps off the heap (32 bytes: four).
+	var buf [16]uint64
+	vars := buf[:0]
+	if d.p.nvar <= len(buf) {
+		vars = buf[:d.p.nvar]
+	} else {
+		vars = make([]uint64, d.p.nvar)
+	}
 	n, err := d.p.decodeVars(data, vars)
 	if err != nil {
 		return b

@@ -35,6 +35,17 @@ type rec struct {
 func (r *rec) Top(ev stack.Event)    { r.top = append(r.top, ev) }
 func (r *rec) Bottom(ev stack.Event) { r.bottom = append(r.bottom, ev) }
 
+// refRec is rec that also takes events by reference (stack.RefBoundary),
+// as Node does, so that the bypassed twin's exits take that way; refs
+// counts them.
+type refRec struct {
+	rec
+	refs int
+}
+
+func (r *refRec) TopRef(ev *stack.Event)    { r.refs++; r.top = append(r.top, *ev) }
+func (r *refRec) BottomRef(ev *stack.Event) { r.refs++; r.bottom = append(r.bottom, *ev) }
+
 type twin struct {
 	addr stack.Addr
 	// RPC stacks: requests this member received and has not answered,
@@ -43,7 +54,8 @@ type twin struct {
 	calls    []uint64
 	nextID   uint64
 	a, b     stack.Runner
-	ra, rb   rec
+	ra       rec
+	rb       refRec
 	timerAt  time.Duration // earliest requested timer, -1 none
 	dead     bool
 }
@@ -191,7 +203,7 @@ func (w *equivWorld) injectPair(tw *twin, dir stack.Dir, ea, eb stack.Event) {
 			tw.calls = slices.DeleteFunc(tw.calls, func(id uint64) bool { return id == ev.ID })
 		}
 	}
-	tw.ra, tw.rb = rec{}, rec{}
+	tw.ra, tw.rb.rec = rec{}, rec{}
 }
 
 // bypassHits is how many events the bypass took.
@@ -525,6 +537,13 @@ func TestBypassEquivalence(t *testing.T) {
 					t.Logf("seed %d: %d events, %v", seed, w.steps, sum)
 					if hits == 0 {
 						t.Fatalf("seed %d: the bypass was never taken", seed)
+					}
+					refs := 0
+					for _, tw := range w.twins {
+						refs += tw.rb.refs
+					}
+					if refs == 0 {
+						t.Fatalf("seed %d: the bypass never handed an event to the boundary by reference", seed)
 					}
 					// Where the request/response layer sits right under
 					// the top, calls and responses take the bypass.
