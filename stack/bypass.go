@@ -267,7 +267,7 @@ func (d *Deferred) AppendTo(b, data []byte) []byte {
 	// gms kept, and some group paths have more varying fields than a
 	// make of variable length keeps off the heap (32 bytes: four).
 	var buf [16]uint64
-	vars := buf[:0]
+	var vars []uint64
 	if d.p.nvar <= len(buf) {
 		vars = buf[:d.p.nvar]
 	} else {
