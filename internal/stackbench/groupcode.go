@@ -16,9 +16,9 @@ import (
 // from then on (a stack may keep a received datagram), so buffers are never
 // reused.
 type framesBoundary struct {
-	frames, alt []frame
-	spare       [][]byte
-	got         int
+	frames, alt  []frame
+	small, large [][]byte // set-aside buffers: smallFrame bytes, and a full cast's
+	got          int
 }
 
 // frame is one datagram: m until wire copies it into b.
@@ -58,11 +58,18 @@ func (f *framesBoundary) wire() {
 		if fr.m == nil {
 			continue
 		}
-		// As the transports do, leave stack.RxSpare behind the datagram.
+		// As the transports do, leave stack.RxSpare behind the datagram,
+		// in a buffer about its size: a header-only datagram gets a small
+		// one (the transports allocate each the datagram's length plus
+		// the spare; one of a cast's size for every datagram would make
+		// several times their garbage, and the collections it drives
+		// would be measured with the stacks).
 		need := fr.m.Len() + stack.RxSpare
 		var b []byte
-		if n := len(f.spare); n > 0 && cap(f.spare[n-1]) >= need {
-			b, f.spare = f.spare[n-1][:0], f.spare[:n-1]
+		if n := len(f.small); need <= smallFrame && n > 0 {
+			b, f.small = f.small[n-1][:0], f.small[:n-1]
+		} else if n := len(f.large); n > 0 && cap(f.large[n-1]) >= need {
+			b, f.large = f.large[n-1][:0], f.large[:n-1]
 		} else {
 			b = make([]byte, 0, need)
 		}
@@ -72,16 +79,24 @@ func (f *framesBoundary) wire() {
 	}
 }
 
-// topUp sets aside buffers of size bytes for the next frames.
+// topUp sets aside n small buffers and n of size bytes for the next
+// frames.
 func (f *framesBoundary) topUp(n, size int) {
-	for len(f.spare) < n {
-		f.spare = append(f.spare, make([]byte, 0, size))
+	for len(f.small) < n {
+		f.small = append(f.small, make([]byte, 0, smallFrame))
+	}
+	for len(f.large) < n {
+		f.large = append(f.large, make([]byte, 0, size))
 	}
 }
 
 // frameRoom bounds the headers of the datagrams the group stacks send here
 // (wire copies a longer one into a buffer of its own).
 const frameRoom = 96
+
+// smallFrame is the buffer for a datagram of headers alone (an order
+// entry, an acknowledgement, gossip) and the spare behind it.
+const smallFrame = frameRoom + stack.RxSpare
 
 // member is one process of a hand-carried group.
 type member struct {
