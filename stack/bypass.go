@@ -458,8 +458,10 @@ func putVar(b []byte, v uint64) int {
 	return 9
 }
 
-// getVar reads what putVar writes; n is 0 if b is too short or the tag is
-// unknown.
+// getVar reads what putVar writes; n is 0 if b is too short, the tag is
+// unknown, or the value has a shorter form (putVar writes each value one
+// way only, so a datagram's compressed header is canonical: what decodes
+// re-encodes to the same bytes).
 func getVar(b []byte) (v uint64, n int) {
 	if len(b) == 0 {
 		return 0, 0
@@ -471,24 +473,29 @@ func getVar(b []byte) (v uint64, n int) {
 		if len(b) < 2 {
 			return 0, 0
 		}
-		return uint64(binary.BigEndian.Uint16(b) & 0x3fff), 2
+		v, n = uint64(binary.BigEndian.Uint16(b)&0x3fff), 2
 	case t < var4Tag:
 		if len(b) < 3 {
 			return 0, 0
 		}
-		return uint64(t&0x1f)<<16 | uint64(binary.BigEndian.Uint16(b[1:])), 3
+		v, n = uint64(t&0x1f)<<16|uint64(binary.BigEndian.Uint16(b[1:])), 3
 	case t < var9Tag:
 		if len(b) < 4 {
 			return 0, 0
 		}
-		return uint64(binary.BigEndian.Uint32(b) & 0x0fffffff), 4
+		v, n = uint64(binary.BigEndian.Uint32(b)&0x0fffffff), 4
 	case t == var9Tag:
 		if len(b) < 9 {
 			return 0, 0
 		}
-		return binary.BigEndian.Uint64(b[1:]), 9
+		v, n = binary.BigEndian.Uint64(b[1:]), 9
+	default:
+		return 0, 0
 	}
-	return 0, 0
+	if varLen(v) != n {
+		return 0, 0 // overlong
+	}
+	return v, n
 }
 
 // ErrCompressed is returned for a compressed header that does not decode:
