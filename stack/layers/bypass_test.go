@@ -79,6 +79,8 @@ type equivWorld struct {
 	// membership: the stack has the membership layer, so a member cut off
 	// is excluded in a new view; cut: one was
 	membership, cut bool
+	traced          int  // exits the optimized copies' tracer saw (newEquivWorldTraced)
+	exits           int  // exits of the optimized copies' stacks
 	stateEvery      int  // see injectPair
 	rpc             bool // the stack has the request/response layer
 	// fastRPC counts the calls, responses, requests and replies the
@@ -94,6 +96,14 @@ func newEquivWorld(t testing.TB, rng *rand.Rand, specs []stack.Spec, n int, func
 // newEquivWorldGeneric is newEquivWorld whose optimized copies run the
 // bypass's generic loops (generic) rather than its generated code.
 func newEquivWorldGeneric(t testing.TB, rng *rand.Rand, specs []stack.Spec, n int, functional, generic bool) *equivWorld {
+	return newEquivWorldTraced(t, rng, specs, n, functional, generic, false)
+}
+
+// newEquivWorldTraced is newEquivWorldGeneric whose optimized copies, if
+// traced, run with a tracer (which makes the bypass hand its exits to
+// the boundary by value, through the runner); w.traced counts the exits
+// it saw.
+func newEquivWorldTraced(t testing.TB, rng *rand.Rand, specs []stack.Spec, n int, functional, generic, traced bool) *equivWorld {
 	w := &equivWorld{t: t, rng: rng, fastRPC: map[stack.Type]int{}}
 	for _, s := range specs {
 		switch s.Name {
@@ -126,7 +136,16 @@ func newEquivWorldGeneric(t testing.TB, rng *rand.Rand, specs []stack.Spec, n in
 			t.Fatal(err)
 		}
 		tw.a.Bypass().SetEnabled(false)
-		if tw.b, err = stack.NewRunner(Build(specs, cfg), &tw.rb, nil, functional, true); err != nil {
+		var tr stack.Tracer
+		if traced {
+			nl := len(specs)
+			tr = func(layer int, dir stack.Dir, ev stack.Event) {
+				if layer < 0 || layer >= nl {
+					w.traced++
+				}
+			}
+		}
+		if tw.b, err = stack.NewRunner(Build(specs, cfg), &tw.rb, tr, functional, true); err != nil {
 			t.Fatal(err)
 		}
 		if generic {
@@ -203,6 +222,7 @@ func (w *equivWorld) injectPair(tw *twin, dir stack.Dir, ea, eb stack.Event) {
 			tw.calls = slices.DeleteFunc(tw.calls, func(id uint64) bool { return id == ev.ID })
 		}
 	}
+	w.exits += len(tw.rb.top) + len(tw.rb.bottom)
 	tw.ra, tw.rb.rec = rec{}, rec{}
 }
 
@@ -579,6 +599,41 @@ func TestBypassEquivalence(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestBypassEquivalenceTraced runs the comparison with a tracer on the
+// optimized copies: the bypass then hands its exits to the boundary by
+// value, through the runner, which traces them (it hands them by
+// reference only untraced). Outputs must be the same either way, and the
+// tracer must see every event that leaves the stack.
+func TestBypassEquivalenceTraced(t *testing.T) {
+	for _, fs := range fusedStacks {
+		specs := specsFor(t, fs.props, fs.named)
+		t.Run(specNames(specs), func(t *testing.T) {
+			for _, seed := range seeds(t, 1) {
+				rng := rand.New(rand.NewPCG(seed, 98))
+				w := newEquivWorldTraced(t, rng, specs, 2+rng.IntN(3), seed%2 == 0, false, true)
+				for w.steps < equivSteps/4 {
+					w.step()
+				}
+				w.finish(equivCalm)
+				hits, refs := uint64(0), 0
+				for _, tw := range w.twins {
+					hits += bypassHits(tw.b.Bypass())
+					refs += tw.rb.refs
+				}
+				if hits == 0 {
+					t.Fatalf("seed %d: the bypass was never taken", seed)
+				}
+				if refs != 0 {
+					t.Fatalf("seed %d: %d exits by reference past the tracer", seed, refs)
+				}
+				if w.exits == 0 || w.traced != w.exits {
+					t.Fatalf("seed %d: the tracer saw %d of %d exits", seed, w.traced, w.exits)
+				}
+			}
+		})
 	}
 }
 
