@@ -425,11 +425,25 @@ func (n *Node) inject(dir Dir, ev Event) error {
 
 // step runs ev through the stack and queues what reaches the top for the
 // application. Caller holds mu.
+//
+// A layer that panics has a bug, and leaves the stack in a state nothing
+// should run on: the node closes itself and releases mu, so that the
+// panic reaches whoever recovers or the runtime, which prints it and
+// exits, instead of the deferred calls on its way (a Close, a batch's
+// flush) waiting forever for the lock.
 func (n *Node) step(dir Dir, ev Event) {
+	done := false
+	defer func() {
+		if !done {
+			n.closed = true
+			n.mu.Unlock()
+		}
+	}()
 	n.run.Inject(dir, ev)
 	n.pending = append(n.pending, n.out...)
 	clear(n.out)
 	n.out = n.out[:0]
+	done = true
 }
 
 // deliverLocked hands the queued top events to the application, unless
