@@ -186,3 +186,62 @@ func TestNoFalseSuspicionUnderCPULoad(t *testing.T) {
 		}
 	}
 }
+
+// Every member leaves at once, the coordinator included: each Leave
+// returns. (A member whose leave request was on its way to a coordinator
+// that left meanwhile takes over as coordinator and must then complete
+// its own leave.)
+func TestEveryoneLeavesAtOnce(t *testing.T) {
+	for _, n := range []int{2, 3} {
+		t.Run(fmt.Sprint(n), func(t *testing.T) {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			defer cancel()
+			var ms []*Member
+			for i := range n {
+				contact := stack.Addr("")
+				if i > 0 {
+					contact = ms[0].Addr()
+				}
+				m, err := Join(ctx, "bye", opts(contact))
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer m.Close()
+				ms = append(ms, m)
+			}
+			for _, m := range ms {
+				waitView(t, m, n)
+			}
+			errs := make(chan error, n)
+			for _, m := range ms {
+				go func() { errs <- m.Leave(ctx) }()
+			}
+			for range ms {
+				if err := <-errs; err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// A member asks to leave just as its coordinator crashes: it suspects the
+// coordinator, takes over, and completes its own leave.
+func TestLeaveAfterCoordinatorCrash(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	a, err := Join(ctx, "bye", opts(""))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Join(ctx, "bye", opts(a.Addr()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	waitView(t, b, 2)
+	a.Close()
+	if err := b.Leave(ctx); err != nil {
+		t.Fatal(err)
+	}
+}

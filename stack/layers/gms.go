@@ -638,6 +638,12 @@ func (g *Gms) maybeChange(now time.Duration, out stack.Emitter) {
 	if g.coord != g.cfg.Local || !g.joined || g.exited {
 		return
 	}
+	if g.leaving {
+		// Asked to leave before this member coordinated (its request
+		// went to a coordinator that failed or left meanwhile): it now
+		// decides its own leave.
+		g.leaves[g.cfg.Local] = true
+	}
 	var stay, leave []stack.Addr
 	for _, m := range g.view.Members {
 		switch {
@@ -647,6 +653,14 @@ func (g *Gms) maybeChange(now time.Duration, out stack.Emitter) {
 		default:
 			stay = append(stay, m)
 		}
+	}
+	if len(stay) == 0 && len(leave) > 1 {
+		// Everyone leaves: the others first, told by a view of this
+		// member alone, as any leaver is; this member then leaves that
+		// view on its own (were it to exit at once, the others would
+		// wait for a view that never comes).
+		leave = slices.DeleteFunc(leave, func(m stack.Addr) bool { return m == g.cfg.Local })
+		stay = []stack.Addr{g.cfg.Local}
 	}
 	var joins []stack.Addr
 	for a := range g.joins {
