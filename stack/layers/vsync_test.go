@@ -24,6 +24,7 @@ type vsyncLog struct {
 	in     map[viewKey][][]byte // view -> deliveries in that view, in order
 	viewID viewKey
 	dead   bool
+	exited bool // EExit: it left the group
 }
 
 func (l *vsyncLog) deliver(b []byte) {
@@ -48,12 +49,13 @@ func (l *vsyncLog) current() *stack.View {
 
 // vsyncRun: a group of 3-5 members on a faulty simulated network casts
 // random messages (total order); one member crashes or is partitioned away
-// (sometimes the coordinator), a new process joins through a random
+// (sometimes the coordinator), up to two others leave politely (at once or
+// apart, the coordinator too), a new process joins through a random
 // member, casts go on.
 // Checks: members that install a view ID agree on its members; members
 // that move together from one view to the next delivered the same casts in
-// the same order in it; no cast is delivered twice; every surviving member
-// ends in the same view (the survivors and the joiner) and delivers a
+// the same order in it; no cast is delivered twice; every leaver is let
+// out (EExit); every surviving member ends in the same view (the survivors and the joiner) and delivers a
 // burst of casts made there, far larger than the cast window (flow control
 // kept its credit through the churn).
 func vsyncRun(t *testing.T, seed uint64, opts stack.NodeOptions) error {
@@ -75,8 +77,13 @@ func vsyncRun(t *testing.T, seed uint64, opts stack.NodeOptions) error {
 		logs[a] = l
 		nd.OnDeliver(func(_ stack.Addr, b []byte) { l.deliver(b) })
 		nd.OnEvent(func(ev stack.Event) {
-			if ev.Type == stack.EView {
+			switch {
+			case ev.Type == stack.EView && ev.View.Rank(a) >= 0:
 				l.view(ev.View)
+			case ev.Type == stack.EExit:
+				// (A leaver's last EView, the view it is not in, is
+				// not one it moved to.)
+				l.exited = true
 			}
 		})
 	}
@@ -94,12 +101,33 @@ func vsyncRun(t *testing.T, seed uint64, opts stack.NodeOptions) error {
 	victim := members[rng.IntN(n)]
 	partition := rng.IntN(2) == 0
 	joiner := stack.Addr("sim:j")
+	// Up to two members other than the victim leave politely (the
+	// coordinator among them, sometimes), at the same step or apart; one
+	// member, besides the victim, always stays.
+	leaveAt := map[stack.Addr]int{}
+	others := slices.DeleteFunc(slices.Clone(members), func(a stack.Addr) bool { return a == victim })
+	rng.Shuffle(len(others), func(i, j int) { others[i], others[j] = others[j], others[i] })
+	at := rng.IntN(40)
+	for _, a := range others[:min(rng.IntN(3), len(others)-1)] {
+		if rng.IntN(2) == 0 {
+			at = rng.IntN(40)
+		}
+		leaveAt[a] = at
+	}
 	defer func() {
-		t.Logf("run: %d members, victim %s at step %d (partition %v), join at step %d; net %+v", n, victim, crashAt, partition, joinAt, c.net.Stats())
+		t.Logf("run: %d members, victim %s at step %d (partition %v), join at step %d, leaves %v; net %+v", n, victim, crashAt, partition, joinAt, leaveAt, c.net.Stats())
 	}()
 	for step := 0; step < 40; step++ {
 		castFrom(live[rng.IntN(len(live))])
 		c.net.Run(time.Duration(rng.IntN(6)) * time.Millisecond)
+		for a, at := range leaveAt {
+			if at == step {
+				if err := c.nodes[a].Leave(); err != nil {
+					return fmt.Errorf("%s: leave: %w", a, err)
+				}
+				live = slices.DeleteFunc(live, func(b stack.Addr) bool { return b == a })
+			}
+		}
 		if step == crashAt {
 			if partition {
 				// The victim stays up but is cut off: it goes on alone
@@ -130,7 +158,8 @@ func vsyncRun(t *testing.T, seed uint64, opts stack.NodeOptions) error {
 			jc := cfg
 			// The contact is a member that will not crash (a joiner whose
 			// only contact died would wait for ever).
-			contacts := slices.DeleteFunc(slices.Clone(live), func(a stack.Addr) bool { return a == victim })
+			// Nor one that leaves.
+			contacts := slices.DeleteFunc(slices.Clone(live), func(a stack.Addr) bool { _, leaves := leaveAt[a]; return a == victim || leaves })
 			jc.Local, jc.Members, jc.Contact = joiner, nil, contacts[rng.IntN(len(contacts))]
 			jc.Epoch = uint64(c.net.Now()) + 1
 			nd := stack.NewNode(tr, c.net.Clock(), Build(c.specs, jc), opts)
@@ -139,8 +168,14 @@ func vsyncRun(t *testing.T, seed uint64, opts stack.NodeOptions) error {
 			live = append(live, joiner)
 		}
 	}
-	// Settle: every live process in one view of exactly the live ones.
+	// Settle: every live process in one view of exactly the live ones,
+	// and every leaver out.
 	settled := func() bool {
+		for a := range leaveAt {
+			if !logs[a].exited {
+				return false
+			}
+		}
 		var v *stack.View
 		for _, a := range live {
 			cur := logs[a].current()
@@ -340,8 +375,13 @@ func joinsRun(t *testing.T, seed uint64, opts stack.NodeOptions) error {
 		logs[a] = l
 		nd.OnDeliver(func(_ stack.Addr, b []byte) { l.deliver(b) })
 		nd.OnEvent(func(ev stack.Event) {
-			if ev.Type == stack.EView {
+			switch {
+			case ev.Type == stack.EView && ev.View.Rank(a) >= 0:
 				l.view(ev.View)
+			case ev.Type == stack.EExit:
+				// (A leaver's last EView, the view it is not in, is
+				// not one it moved to.)
+				l.exited = true
 			}
 		})
 	}
