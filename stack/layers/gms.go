@@ -654,19 +654,21 @@ func (g *Gms) maybeChange(now time.Duration, out stack.Emitter) {
 			stay = append(stay, m)
 		}
 	}
-	if len(stay) == 0 && len(leave) > 1 {
-		// Everyone leaves: the others first, told by a view of this
-		// member alone, as any leaver is; this member then leaves that
-		// view on its own (were it to exit at once, the others would
-		// wait for a view that never comes).
-		leave = slices.DeleteFunc(leave, func(m stack.Addr) bool { return m == g.cfg.Local })
-		stay = []stack.Addr{g.cfg.Local}
-	}
 	var joins []stack.Addr
 	for a := range g.joins {
 		joins = append(joins, a)
 	}
 	slices.Sort(joins)
+	if len(stay) == 0 && (len(leave) > 1 || len(joins) > 0) {
+		// Everyone leaves, this member too: the others first, told by a
+		// view of this member alone, as any leaver is (were it to exit
+		// at once, they would wait for a view that never comes); and
+		// processes waiting to join are let in before it goes (a flush
+		// that no member answers would never end). It leaves that view
+		// in a change of its own.
+		leave = slices.DeleteFunc(leave, func(m stack.Addr) bool { return m == g.cfg.Local })
+		stay = []stack.Addr{g.cfg.Local}
+	}
 	members := append(slices.Clone(stay), joins...)
 	rejoin := g.merge
 	if rejoin != "" {

@@ -420,3 +420,88 @@ func joinsRun(t *testing.T, seed uint64, opts stack.NodeOptions) error {
 	}
 	return nil
 }
+
+// TestLeavesWhileJoinPending: the coordinator of a group of two admits a
+// joiner; its other member either leaves as well or has crashed. The
+// coordinator lets the joiner in (and the other member out) before it goes
+// itself: a view change with nobody staying to answer its flush would
+// never end. The joiner ends alone in a view of its own, the leavers out.
+func TestLeavesWhileJoinPending(t *testing.T) {
+	for _, crash := range []bool{false, true} {
+		for _, functional := range []bool{false, true} {
+			leavesWhileJoinPending(t, crash, functional)
+		}
+	}
+}
+
+func leavesWhileJoinPending(t *testing.T, crash, functional bool) {
+	members := simMembers(2)
+	cfg := stack.Config{Members: members, Heartbeat: 10 * time.Millisecond, SuspectAfter: 500 * time.Millisecond, CastWindow: 8,
+		StatusEvery: 10 * time.Millisecond, GossipEvery: 20 * time.Millisecond, RTO: 10 * time.Millisecond, MaxRTO: 100 * time.Millisecond}
+	opts := stack.NodeOptions{Imperative: !functional}
+	c := newCluster(t, 1, 2, "Total,Membership", cfg, opts)
+	exited := map[stack.Addr]bool{}
+	var last *stack.View
+	joiner := stack.Addr("sim:j")
+	watch := func(a stack.Addr, nd *stack.Node) {
+		nd.OnEvent(func(ev stack.Event) {
+			switch ev.Type {
+			case stack.EExit:
+				exited[a] = true
+			case stack.EView:
+				if a == joiner {
+					last = ev.View
+				}
+			}
+		})
+	}
+	for _, a := range members {
+		watch(a, c.nodes[a])
+	}
+	coord, other := members[0], members[1]
+	g := func() *Gms {
+		for _, l := range c.nodes[coord].Layers() {
+			if g, ok := l.(*Gms); ok {
+				return g
+			}
+		}
+		t.Fatal("no gms")
+		return nil
+	}()
+	if crash {
+		c.net.Crash(other)
+		c.nodes[other].Close()
+	}
+	tr, err := c.net.Endpoint(joiner)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jc := cfg
+	jc.Local, jc.Members, jc.Contact, jc.Epoch = joiner, nil, coord, uint64(c.net.Now())+1
+	watch(joiner, stack.NewNode(tr, c.net.Clock(), Build(c.specs, jc), opts))
+	if !c.net.RunUntil(func() bool { return g.joins[joiner] }, time.Minute) {
+		t.Fatal("the coordinator never heard the joiner")
+	}
+	// (The crashed member holds the change up until it is suspected;
+	// then nobody but the leaving coordinator is left to stay.)
+	leavers := []stack.Addr{coord}
+	if !crash {
+		leavers = append(leavers, other)
+	}
+	for _, a := range leavers {
+		if err := c.nodes[a].Leave(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	done := func() bool {
+		for _, a := range leavers {
+			if !exited[a] {
+				return false
+			}
+		}
+		return last != nil && slices.Equal(last.Members, []stack.Addr{joiner})
+	}
+	if !c.net.RunUntil(done, time.Minute) {
+		t.Fatalf("crash=%v functional=%v: exited %v, the joiner's last view %v", crash, functional, exited, last)
+	}
+}
