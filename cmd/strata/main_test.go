@@ -65,6 +65,10 @@ func TestBadFlagsAreClearErrors(t *testing.T) {
 		{"stack", "call", "--to", "udp:127.0.0.1:1", "--busy-poll", "-1s", "x"},
 		{"stack", "serve", "--listen", "udp:127.0.0.1:0", "--busy-poll", "-1s"},
 		{"bench", "stack", "--busy-poll", "-1us", "--code-only"},
+		{"stack", "chat", "g", "--heartbeat", "-1s"},
+		{"stack", "chat", "g", "--suspect", "-1s"},
+		{"stack", "chat", "g", "--heartbeat", "1s", "--suspect", "1500ms"},
+		{"stack", "chat", "g", "--props", "Total"},
 		{"nonsense"},
 	}
 	for _, args := range cases {

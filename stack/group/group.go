@@ -33,7 +33,24 @@ type Options struct {
 	Contact      string        // a member to join through; "" starts the group
 	Props        string        // stack properties; default "Total,Membership"
 	Heartbeat    time.Duration // default 100 ms
-	SuspectAfter time.Duration // default 2 s
+	SuspectAfter time.Duration // default 2 s; at least two heartbeats
+}
+
+// ErrBadOptions is returned by Join for options no group can run with.
+var ErrBadOptions = errors.New("group: bad options")
+
+// check refuses timings the failure detector cannot work with: a negative
+// one, or a suspicion window shorter than two heartbeats (every member
+// would be suspected between heartbeats that arrive on time).
+func (o Options) check() error {
+	if o.Heartbeat < 0 || o.SuspectAfter < 0 {
+		return fmt.Errorf("%w: heartbeat %v and suspicion window %v must not be negative", ErrBadOptions, o.Heartbeat, o.SuspectAfter)
+	}
+	d := stack.Config{Heartbeat: o.Heartbeat, SuspectAfter: o.SuspectAfter}.WithDefaults()
+	if d.SuspectAfter < 2*d.Heartbeat {
+		return fmt.Errorf("%w: a suspicion window of %v is shorter than two heartbeats (%v each)", ErrBadOptions, d.SuspectAfter, d.Heartbeat)
+	}
+	return nil
 }
 
 // Kind is what an Event reports.
@@ -72,6 +89,9 @@ type Member struct {
 // Join joins (or, without a contact, starts) the group and returns once
 // this process is in a view.
 func Join(ctx context.Context, group string, opt Options) (*Member, error) {
+	if err := opt.check(); err != nil {
+		return nil, err
+	}
 	if opt.Listen == "" {
 		opt.Listen = "udp:127.0.0.1:0"
 	}

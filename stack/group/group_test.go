@@ -2,6 +2,7 @@ package group
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"runtime"
 	"slices"
@@ -243,5 +244,22 @@ func TestLeaveAfterCoordinatorCrash(t *testing.T) {
 	a.Close()
 	if err := b.Leave(ctx); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// Timings the failure detector cannot work with are refused up front.
+func TestJoinBadOptions(t *testing.T) {
+	for _, o := range []Options{
+		{Heartbeat: -time.Second},
+		{SuspectAfter: -time.Second},
+		{Heartbeat: time.Second, SuspectAfter: 1500 * time.Millisecond},
+		{SuspectAfter: 150 * time.Millisecond}, // under two default heartbeats
+	} {
+		if m, err := Join(context.Background(), "g", o); !errors.Is(err, ErrBadOptions) {
+			if m != nil {
+				m.Close()
+			}
+			t.Errorf("%+v: %v, want ErrBadOptions", o, err)
+		}
 	}
 }
