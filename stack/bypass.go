@@ -929,7 +929,7 @@ func (bp *Bypass) loopUp(p *composed, ev *Event, payload, keepHdr []byte) {
 		bp.full(p.loop+1, Up, *ev)
 		return
 	}
-	ev.Msg = Received(payload)
+	ev.Msg = receivedLoop(payload)
 	bp.applyUp(up, p.loop+1, ev)
 }
 

@@ -29,12 +29,24 @@ type Msg struct {
 	// add costs a locked instruction on every cast) before any other
 	// holder has it.
 	refs int32
+	// loop: from loopPool, and back there when freed.
+	loop bool
 }
 
-var msgPool = sync.Pool{New: func() any {
+func newPooledMsg() any {
 	b := make([]byte, headroom)
 	return &Msg{buf: b, room: b}
-}}
+}
+
+var msgPool = sync.Pool{New: newPooledMsg}
+
+// loopPool holds the messages that carry casts delivered to their own
+// sender (Bypass.loopUp). They are freed later and elsewhere than the
+// rest (when the cast is delivered, after its order is known), so in a
+// pool of their own the one a cast takes is, more often than not, the
+// previous cast's, still in the pool's cheapest slot; drawn from msgPool
+// they come after the application's message, which took that slot.
+var loopPool = sync.Pool{New: func() any { m := newPooledMsg().(*Msg); m.loop = true; return m }}
 
 // NewMsg returns a message carrying payload (not copied). Free it when done
 // (optional: an unfreed Msg is collected).
@@ -70,7 +82,18 @@ func (m *Msg) Free() {
 	clear(m.Payload)
 	m.Payload = m.Payload[:0]
 	m.buf = nil
+	if m.loop {
+		loopPool.Put(m)
+		return
+	}
 	msgPool.Put(m)
+}
+
+// receivedLoop is Received for a cast delivered to its sender.
+func receivedLoop(data []byte) *Msg {
+	m := loopPool.Get().(*Msg)
+	m.buf, m.head, m.Payload = data, 0, m.Payload[:0]
+	return m
 }
 
 // share gives m to k more holders, each of which will Free it; none may
