@@ -226,6 +226,19 @@ func (p *chatProc) cast(t *testing.T, from, to int) (sent []string) {
 	return sent
 }
 
+// castAll has every process of ps cast lines from .. to and waits until
+// all of ps delivered them all.
+func castAll(t *testing.T, ctx context.Context, ps []*chatProc, from, to int) {
+	t.Helper()
+	var sent []string
+	for _, p := range ps {
+		sent = append(sent, p.cast(t, from, to)...)
+	}
+	for _, p := range ps {
+		waitShow(t, ctx, p, ps, fmt.Sprintf("messages %d-%d of all", from, to), delivered(sent...))
+	}
+}
+
 // checkFIFO fails unless every sender's messages appear in the order sent.
 func checkFIFO(t *testing.T, who string, tr []string) {
 	t.Helper()
@@ -329,13 +342,7 @@ func TestChatRealProcessesSIGKILL(t *testing.T) {
 	defer cancel()
 	ps := startChats(t, ctx, 3)
 	a, b, c := ps[0], ps[1], ps[2]
-	var first []string
-	for _, p := range ps {
-		first = append(first, p.cast(t, 1, 20)...)
-	}
-	for _, p := range ps {
-		waitShow(t, ctx, p, ps, "the first messages", delivered(first...))
-	}
+	castAll(t, ctx, ps, 1, 20)
 	// Everyone casts again; c dies in the middle of it.
 	second := append(a.cast(t, 21, 40), b.cast(t, 21, 40)...)
 	c.cast(t, 21, 40)
@@ -372,13 +379,7 @@ func TestChatRealProcessesPartitionHeals(t *testing.T) {
 	defer cancel()
 	ps := startChats(t, ctx, 3)
 	a, b, c := ps[0], ps[1], ps[2]
-	var first []string
-	for _, p := range ps {
-		first = append(first, p.cast(t, 1, 10)...)
-	}
-	for _, p := range ps {
-		waitShow(t, ctx, p, ps, "the first messages", delivered(first...))
-	}
+	castAll(t, ctx, ps, 1, 10)
 	if err := c.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -416,13 +417,7 @@ func TestChatRealProcessesPartitionHeals(t *testing.T) {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	var third []string
-	for _, p := range ps {
-		third = append(third, p.cast(t, 21, 30)...)
-	}
-	for _, p := range ps {
-		waitShow(t, ctx, p, ps, "the third messages", delivered(third...))
-	}
+	castAll(t, ctx, ps, 21, 30)
 	// a and b need not move together through the merge (one may join
 	// c's side before the other): what holds is virtual synchrony.
 	checkVsync(t, ps)
