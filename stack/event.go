@@ -82,8 +82,9 @@ type Event struct {
 	// 2, ...); 0 for point-to-point messages.
 	Seq uint64
 	// Stable is EStable's vector (Stability reads it): entry i counts the
-	// casts of member i that every member has delivered. A pointer: events
-	// are copied often, and a slice here would make them 112 bytes, not 96.
+	// casts of member i that every member has delivered; read-only (the
+	// events of one update share it). A pointer: events are copied often,
+	// and a slice here would make them 112 bytes, not 96.
 	Stable *[]uint64
 	// View is EView's new view. An EView going up with Peer set ends at
 	// once: the member leaves it to rejoin the group through Peer (a merge

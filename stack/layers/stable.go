@@ -182,9 +182,12 @@ func (s *Stable) update(now time.Duration, out stack.Emitter) {
 	}
 	if grew {
 		s.c.updates++
-		down, up := slices.Clone(s.stable), slices.Clone(s.stable)
-		out.Down(stack.Event{Type: stack.EStable, Stable: &down, Now: now})
-		out.Up(stack.Event{Type: stack.EStable, Stable: &up, Now: now})
+		// One copy for both events: every layer only reads it (mnak and
+		// gms going down, mflow going up), and it is not s.stable, which
+		// changes.
+		v := slices.Clone(s.stable)
+		out.Down(stack.Event{Type: stack.EStable, Stable: &v, Now: now})
+		out.Up(stack.Event{Type: stack.EStable, Stable: &v, Now: now})
 	}
 }
 
