@@ -62,8 +62,10 @@ func NewMsg(payload ...[]byte) *Msg {
 
 // Received wraps a datagram as a message whose headers will be popped. The
 // message refers to data; data is not copied.
-func Received(data []byte) *Msg {
-	m := msgPool.Get().(*Msg)
+func Received(data []byte) *Msg { return receivedFrom(&msgPool, data) }
+
+func receivedFrom(pool *sync.Pool, data []byte) *Msg {
+	m := pool.Get().(*Msg)
 	m.buf, m.head, m.Payload = data, 0, m.Payload[:0]
 	return m
 }
@@ -90,11 +92,7 @@ func (m *Msg) Free() {
 }
 
 // receivedLoop is Received for a cast delivered to its sender.
-func receivedLoop(data []byte) *Msg {
-	m := loopPool.Get().(*Msg)
-	m.buf, m.head, m.Payload = data, 0, m.Payload[:0]
-	return m
-}
+func receivedLoop(data []byte) *Msg { return receivedFrom(&loopPool, data) }
 
 // share gives m to k more holders, each of which will Free it; none may
 // change it (Push, Pop) from then on. The bypass shares a cast's copies

@@ -119,7 +119,6 @@ func startChat(t *testing.T, ctx context.Context, name, join string) *chatProc {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		p.cmd.Process.Signal(syscall.SIGCONT) // a stopped process does not die of SIGKILL until continued on some systems
 		p.cmd.Process.Kill()
 		<-p.done
 	})

@@ -585,14 +585,8 @@ func TestBypassEquivalence(t *testing.T) {
 					}
 					// A flush writes out the casts gms kept compressed
 					// without allocating (Deferred.AppendTo's field
-					// buffer is small enough for the stack); checked
-					// once per world, where one is still kept.
-					if k := deferredKept(w); k != nil {
-						buf := make([]byte, 0, 4096)
-						if a := testing.AllocsPerRun(20, func() { buf = k.appendTo(buf[:0]) }); a != 0 {
-							t.Fatalf("seed %d: writing out a kept compressed cast allocates %.1f times", seed, a)
-						}
-					}
+					// buffer is small enough for the stack).
+					flushAllocsNothing(t, fmt.Sprintf("seed %d", seed), keptCompressed(w))
 					if want := fused[key] && !v.generic; (sum["fused_paths"] > 0) != want {
 						t.Fatalf("seed %d: fused paths %d, want generated code %v", seed, sum["fused_paths"], want)
 					}
@@ -637,25 +631,71 @@ func TestBypassEquivalenceTraced(t *testing.T) {
 	}
 }
 
-// deferredKept returns a cast some member's gms keeps compressed (as the
-// bypass received it), or nil.
-func deferredKept(w *equivWorld) *gmsKept {
+// TestFlushKeptCastAllocatesNothing is TestBypassEquivalence's flush
+// allocation check on fixed seeds and every stack with gms, so that it
+// runs in every run, on the paths with the most varying fields too (there
+// it runs only in the random worlds where a cast is still kept compressed
+// at the end, about a third of them).
+func TestFlushKeptCastAllocatesNothing(t *testing.T) {
+	checked := 0
+	for _, specs := range distinctStacks(t) {
+		if !slices.ContainsFunc(specs, func(s stack.Spec) bool { return s.Name == "gms" }) {
+			continue
+		}
+		for seed := uint64(1); seed <= 6; seed++ {
+			checked += flushKeptCasts(t, specs, seed)
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no world kept a cast compressed: nothing was checked")
+	}
+	t.Logf("%d kept casts written out", checked)
+}
+
+// flushKeptCasts runs a world of specs from seed and writes out every cast
+// its members' gms keep compressed, failing if that allocates; it returns
+// how many it wrote.
+func flushKeptCasts(t *testing.T, specs []stack.Spec, seed uint64) int {
+	rng := rand.New(rand.NewPCG(seed, 99))
+	w := newEquivWorld(t, rng, specs, 2+rng.IntN(3), seed%2 == 0)
+	for w.steps < equivSteps/4 {
+		w.step()
+	}
+	kept := keptCompressed(w)
+	flushAllocsNothing(t, fmt.Sprintf("%s seed %d", specNames(specs), seed), kept)
+	return len(kept)
+}
+
+// flushAllocsNothing fails unless writing out each of ks, as a flush
+// does, allocates nothing.
+func flushAllocsNothing(t *testing.T, what string, ks []*gmsKept) {
+	t.Helper()
+	buf := make([]byte, 0, 4096)
+	for _, k := range ks {
+		if a := testing.AllocsPerRun(5, func() { buf = k.appendTo(buf[:0]) }); a != 0 {
+			t.Fatalf("%s: writing out a kept compressed cast allocates %.1f times", what, a)
+		}
+	}
+}
+
+// keptCompressed returns the casts the members' gms keep compressed (as
+// the bypass received them).
+func keptCompressed(w *equivWorld) []*gmsKept {
+	var out []*gmsKept
 	for _, tw := range w.twins {
 		for _, l := range tw.b.Layers() {
-			g, ok := l.(*Gms)
-			if !ok {
-				continue
-			}
-			for o := range g.kept {
-				for i := range g.kept[o] {
-					if g.kept[o][i].def != nil {
-						return &g.kept[o][i]
+			if g, ok := l.(*Gms); ok {
+				for o := range g.kept {
+					for i := range g.kept[o] {
+						if g.kept[o][i].def != nil {
+							out = append(out, &g.kept[o][i])
+						}
 					}
 				}
 			}
 		}
 	}
-	return nil
+	return out
 }
 
 func specNames(specs []stack.Spec) string {

@@ -40,6 +40,27 @@ func (l *vsyncLog) view(v *stack.View) {
 	}
 }
 
+// watchVsync records what the node at a delivers and the views it
+// installs (after initial, if not nil) in a new log.
+func watchVsync(a stack.Addr, nd *stack.Node, initial *stack.View) *vsyncLog {
+	l := &vsyncLog{in: map[viewKey][][]byte{}}
+	if initial != nil {
+		l.view(initial)
+	}
+	nd.OnDeliver(func(_ stack.Addr, b []byte) { l.deliver(b) })
+	nd.OnEvent(func(ev stack.Event) {
+		switch {
+		case ev.Type == stack.EView && ev.View.Rank(a) >= 0:
+			l.view(ev.View)
+		case ev.Type == stack.EExit:
+			// (A leaver's last EView, the view it is not in, is not
+			// one it moved to.)
+			l.exited = true
+		}
+	})
+	return l
+}
+
 func (l *vsyncLog) current() *stack.View {
 	if len(l.views) == 0 {
 		return nil
@@ -55,9 +76,10 @@ func (l *vsyncLog) current() *stack.View {
 // Checks: members that install a view ID agree on its members; members
 // that move together from one view to the next delivered the same casts in
 // the same order in it; no cast is delivered twice; every leaver is let
-// out (EExit); every surviving member ends in the same view (the survivors and the joiner) and delivers a
-// burst of casts made there, far larger than the cast window (flow control
-// kept its credit through the churn).
+// out (EExit); every surviving member ends in the same view (the
+// survivors and the joiner) and delivers a burst of casts made there, far
+// larger than the cast window (flow control kept its credit through the
+// churn).
 func vsyncRun(t *testing.T, seed uint64, opts stack.NodeOptions) error {
 	rng := rand.New(rand.NewPCG(seed, 11))
 	n := 3 + rng.IntN(3)
@@ -69,24 +91,7 @@ func vsyncRun(t *testing.T, seed uint64, opts stack.NodeOptions) error {
 	faults.Loss /= 3
 	c.net.SetDefault(faults)
 	logs := map[stack.Addr]*vsyncLog{}
-	watch := func(a stack.Addr, nd *stack.Node, initial *stack.View) {
-		l := &vsyncLog{in: map[viewKey][][]byte{}}
-		if initial != nil {
-			l.view(initial)
-		}
-		logs[a] = l
-		nd.OnDeliver(func(_ stack.Addr, b []byte) { l.deliver(b) })
-		nd.OnEvent(func(ev stack.Event) {
-			switch {
-			case ev.Type == stack.EView && ev.View.Rank(a) >= 0:
-				l.view(ev.View)
-			case ev.Type == stack.EExit:
-				// (A leaver's last EView, the view it is not in, is
-				// not one it moved to.)
-				l.exited = true
-			}
-		})
-	}
+	watch := func(a stack.Addr, nd *stack.Node, initial *stack.View) { logs[a] = watchVsync(a, nd, initial) }
 	for _, a := range members {
 		watch(a, c.nodes[a], &stack.View{ID: 1, Members: members})
 	}
@@ -371,19 +376,7 @@ func joinsRun(t *testing.T, seed uint64, opts stack.NodeOptions) error {
 		}
 		nd := stack.NewNode(tr, c.net.Clock(), Build(c.specs, cfg), opts)
 		c.nodes[a] = nd
-		l := &vsyncLog{in: map[viewKey][][]byte{}}
-		logs[a] = l
-		nd.OnDeliver(func(_ stack.Addr, b []byte) { l.deliver(b) })
-		nd.OnEvent(func(ev stack.Event) {
-			switch {
-			case ev.Type == stack.EView && ev.View.Rank(a) >= 0:
-				l.view(ev.View)
-			case ev.Type == stack.EExit:
-				// (A leaver's last EView, the view it is not in, is
-				// not one it moved to.)
-				l.exited = true
-			}
-		})
+		logs[a] = watchVsync(a, nd, nil)
 	}
 	if !c.net.RunUntil(func() bool {
 		for _, a := range addrs {
