@@ -54,6 +54,13 @@ func Replaying(t testing.TB) (uint64, bool) {
 	return v, true
 }
 
+// Chosen reports whether STRATA_SEED or STRATA_SEEDS chooses the seeds
+// rather than the test's defaults (a test that checks how many seeds or
+// iterations ran skips the check then).
+func Chosen() bool {
+	return os.Getenv(SeedVar) != "" || os.Getenv(SeedsVar) != ""
+}
+
 // count returns STRATA_SEEDS and whether it is set.
 func count(t testing.TB) (int, bool) {
 	t.Helper()

@@ -17,10 +17,13 @@ func TestSeeds(t *testing.T) {
 	}
 	t.Setenv(SeedVar, "")
 	t.Setenv(SeedsVar, "")
-	if got := Seeds(t, def...); !slices.Equal(got, def) {
-		t.Errorf("no variable: %v, want the defaults %v", got, def)
+	if got := Seeds(t, def...); !slices.Equal(got, def) || Chosen() {
+		t.Errorf("no variable: %v (chosen %v), want the defaults %v", got, Chosen(), def)
 	}
 	t.Setenv(SeedsVar, "2")
+	if !Chosen() {
+		t.Errorf("%s=2: not Chosen", SeedsVar)
+	}
 	if got := Seeds(t, def...); !slices.Equal(got, def[:2]) {
 		t.Errorf("%s=2: %v, want %v", SeedsVar, got, def[:2])
 	}
