@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"strata/internal/testseed"
 	"strata/journal"
 	"strata/journal/disk"
 	"strata/journal/lockmap"
@@ -227,7 +228,8 @@ func envInt(name string, def int) int {
 // random points (keeping a random subset of the unbarriered writes), recovers
 // (sometimes crashing during recovery too) and checks the recovered state
 // against the model. It runs for STRATA_CRASH_SECONDS (default 45, 5 with
-// -short) or STRATA_CRASH_ITERS iterations.
+// -short) or STRATA_CRASH_ITERS iterations (or STRATA_SEEDS; STRATA_SEED
+// replays one iteration).
 func TestCrashModel(t *testing.T) {
 	seconds := envInt("STRATA_CRASH_SECONDS", 45)
 	if testing.Short() {
@@ -235,26 +237,23 @@ func TestCrashModel(t *testing.T) {
 	}
 	maxIters := envInt("STRATA_CRASH_ITERS", 1<<30)
 	deadline := time.Now().Add(time.Duration(seconds) * time.Second)
-	seed := uint64(time.Now().UnixNano())
-	if s := os.Getenv("STRATA_CRASH_SEED"); s != "" {
-		seed, _ = strconv.ParseUint(s, 10, 64)
-	}
-	t.Logf("seed %d (rerun with STRATA_CRASH_SEED)", seed)
 	var crashes, recoveryCrashes, ops, acked int
 	iter := 0
-	for ; iter < maxIters && time.Now().Before(deadline); iter++ {
-		rng := rand.New(rand.NewPCG(seed, uint64(iter)))
+	// Each iteration has its own seed: a failure's replay runs it alone.
+	for i, seed := range testseed.Stream(t, func(i int) bool { return i < maxIters && time.Now().Before(deadline) }) {
+		iter++
+		rng := rand.New(rand.NewPCG(seed, 0))
 		st, err := crashIteration(rng)
 		crashes += st.crashes
 		recoveryCrashes += st.recoveryCrashes
 		ops += st.ops
 		acked += st.acked
 		if err != nil {
-			t.Fatalf("iteration %d (seed %d): %v", iter, seed, err)
+			t.Fatalf("iteration %d (seed %d): %v", i, seed, err)
 		}
 	}
 	t.Logf("%d iterations, %d crashes (%d during recovery), %d committed ops, %d acknowledged", iter, crashes, recoveryCrashes, ops, acked)
-	if iter < 10 {
+	if iter < 10 && !testseed.Chosen() {
 		t.Fatalf("only %d iterations ran", iter)
 	}
 }
