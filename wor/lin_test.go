@@ -6,13 +6,12 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
 	"github.com/anishathalye/porcupine"
 
+	"strata/internal/testseed"
 	"strata/journal"
 	"strata/journal/disk"
 	"strata/stack"
@@ -81,22 +80,6 @@ var writeOnceModel = porcupine.NondeterministicModel{
 	},
 }
 
-func linSeeds(t *testing.T, n int) []uint64 {
-	if s := os.Getenv("STRATA_SIM_SEED"); s != "" {
-		v, _ := strconv.ParseUint(s, 10, 64)
-		return []uint64{v}
-	}
-	if v, err := strconv.Atoi(os.Getenv("STRATA_SIM_SEEDS")); err == nil && v > 0 {
-		n = v
-	}
-	base := uint64(time.Now().UnixNano())
-	out := make([]uint64, n)
-	for i := range out {
-		out[i] = base + uint64(i)
-	}
-	return out
-}
-
 // TestLinearizableUnderFaults: clients race to write and read a few
 // registers over a simulated network that loses, duplicates, reorders and
 // partitions; every per-address history must be linearizable against a
@@ -115,10 +98,10 @@ func TestLinearizableUnderFaults(t *testing.T) {
 		engine := v.engine
 		t.Run(v.name, func(t *testing.T) {
 			total := 0
-			for _, seed := range linSeeds(t, v.seeds) {
+			for seed := range testseed.Each(t, testseed.Fresh(v.seeds)...) {
 				n, err := linRun(t, seed, engine, v.persistent)
 				if err != nil {
-					t.Fatalf("seed %d (replay: STRATA_SIM_SEED=%d go test ./wor -run %s): %v", seed, seed, t.Name(), err)
+					t.Fatalf("seed %d: %v", seed, err)
 				}
 				total += n
 			}

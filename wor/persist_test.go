@@ -6,6 +6,7 @@ import (
 	"sync"
 	"testing"
 
+	"strata/internal/testseed"
 	"strata/journal"
 	"strata/journal/disk"
 )
@@ -23,7 +24,7 @@ func newJournal(t *testing.T, d disk.Disk) *journal.Journal {
 // crash keeps a random subset of unbarriered writes), and concurrent
 // requests share barriers.
 func TestPersistentStateSurvivesCrashes(t *testing.T) {
-	for iter := 0; iter < 20; iter++ {
+	for iter := range testseed.Each(t, testseed.Range(0, 20)...) { // iter is the seed
 		rng := rand.New(rand.NewPCG(uint64(iter), 77))
 		d := disk.NewCrashDisk(2 + 64 + 256)
 		if err := journal.Format(d, 64); err != nil {

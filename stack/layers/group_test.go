@@ -110,9 +110,9 @@ func checkBody(b []byte) (from, i int) {
 // TestMulticastUnderFaults: reliable FIFO multicast with self delivery and
 // stability, under loss, duplication, reordering and jitter.
 func TestMulticastUnderFaults(t *testing.T) {
-	for _, seed := range seeds(t, 20) {
+	for seed := range seeds(t, 20) {
 		if err := groupRun(t, seed, "Multicast,SelfDelivery", false, stack.NodeOptions{}); err != nil {
-			t.Fatalf("seed %d (replay: STRATA_SIM_SEED=%d go test ./stack/layers -run %s): %v", seed, seed, t.Name(), err)
+			t.Fatalf("seed %d: %v", seed, err)
 		}
 	}
 }
@@ -120,10 +120,10 @@ func TestMulticastUnderFaults(t *testing.T) {
 // TestTotalOrderUnderFaults: the same with total order, in both
 // compositions.
 func TestTotalOrderUnderFaults(t *testing.T) {
-	for _, seed := range seeds(t, 15) {
+	for seed := range seeds(t, 15) {
 		for _, functional := range []bool{false, true} {
 			if err := groupRun(t, seed, "Total", true, stack.NodeOptions{Imperative: !functional}); err != nil {
-				t.Fatalf("seed %d functional=%v (replay: STRATA_SIM_SEED=%d go test ./stack/layers -run %s): %v", seed, functional, seed, t.Name(), err)
+				t.Fatalf("seed %d functional=%v: %v", seed, functional, err)
 			}
 		}
 	}
@@ -132,7 +132,7 @@ func TestTotalOrderUnderFaults(t *testing.T) {
 // TestGroupCompositionsAgree: both compositions emit identical boundary
 // traces for the total-order stack.
 func TestGroupCompositionsAgree(t *testing.T) {
-	for _, seed := range seeds(t, 8) {
+	for seed := range seeds(t, 8) {
 		var traces [2][]string
 		for i, functional := range []bool{false, true} {
 			var tr []string

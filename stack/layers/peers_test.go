@@ -42,7 +42,7 @@ func newPeerPair(t *testing.T, seed uint64, cfgA, cfgB stack.Config) *peerPair {
 // retransmitted until PeerTimeout, then dropped and counted; the sender
 // stops sending to it, and later forgets it.
 func TestPt2ptGivesUpOnSilentPeer(t *testing.T) {
-	for _, seed := range seeds(t, 5) {
+	for seed := range seeds(t, 5) {
 		cfg := stack.Config{RTO: 10 * time.Millisecond, MaxRTO: 200 * time.Millisecond, PeerTimeout: 5 * time.Second}
 		pp := newPeerPair(t, seed, cfg, cfg)
 		pp.b.Close()
@@ -79,7 +79,7 @@ func TestPt2ptGivesUpOnSilentPeer(t *testing.T) {
 // (either side, or both) go on exchanging messages afterwards, each
 // delivered once and in order, under loss, duplication and reordering.
 func TestPt2ptForgottenPeers(t *testing.T) {
-	for _, seed := range seeds(t, 12) {
+	for seed := range seeds(t, 12) {
 		rng := rand.New(rand.NewPCG(seed, 77))
 		short := stack.Config{RTO: 10 * time.Millisecond, MaxRTO: 100 * time.Millisecond, PeerTimeout: time.Second}
 		never := short

@@ -6,39 +6,25 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
+	"iter"
 	"math/rand/v2"
-	"os"
-	"strconv"
 	"testing"
 	"time"
 
+	"strata/internal/testseed"
 	"strata/stack"
 	"strata/stack/sim"
 )
 
-// seeds returns the seeds a property test runs: STRATA_SIM_SEED replays
-// one; otherwise n seeds starting from a fixed base (so CI is stable) plus
-// STRATA_SIM_SEEDS to run more.
-func seeds(t *testing.T, n int) []uint64 {
-	if s := os.Getenv("STRATA_SIM_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("STRATA_SIM_SEED: %v", err)
-		}
-		return []uint64{v}
-	}
-	if s, err := strconv.Atoi(os.Getenv("STRATA_SIM_SEEDS")); err == nil && s > 0 {
-		n = s
-	}
+// seeds yields the seeds a property test runs (testseed: STRATA_SEED
+// replays one, STRATA_SEEDS runs that many): by default n fresh ones, a
+// fifth of them (at least 2) with -short. A failing seed logs its replay
+// command.
+func seeds(t *testing.T, n int) iter.Seq[uint64] {
 	if testing.Short() {
 		n = max(n/5, 2)
 	}
-	out := make([]uint64, n)
-	base := uint64(time.Now().UnixNano())
-	for i := range out {
-		out[i] = base + uint64(i)
-	}
-	return out
+	return testseed.Each(t, testseed.Fresh(n)...)
 }
 
 type cluster struct {
@@ -118,9 +104,9 @@ func randomFaults(rng *rand.Rand) sim.Link {
 // and a partition that heals, every message between live peers is
 // delivered exactly once, in order, intact (fragmented ones reassembled).
 func TestReliableFIFOUnderFaults(t *testing.T) {
-	for _, seed := range seeds(t, 30) {
+	for seed := range seeds(t, 30) {
 		if err := reliableRun(t, seed, stack.NodeOptions{}); err != nil {
-			t.Fatalf("seed %d (replay: STRATA_SIM_SEED=%d go test ./stack/layers -run %s): %v", seed, seed, t.Name(), err)
+			t.Fatalf("seed %d: %v", seed, err)
 		}
 	}
 }
@@ -180,7 +166,7 @@ func reliableRun(t *testing.T, seed uint64, opts stack.NodeOptions) error {
 // composition emit the same events at every node's top and bottom for the
 // same seed.
 func TestCompositionsAgree(t *testing.T) {
-	for _, seed := range seeds(t, 10) {
+	for seed := range seeds(t, 10) {
 		var traces [2][]string
 		for i, functional := range []bool{false, true} {
 			var tr []string
@@ -225,7 +211,7 @@ func mustConfigure(t testing.TB, props string) Choice {
 // once, with the right response before its deadline or ErrTimeout exactly
 // at it, under loss and a partition; cancelled calls report ErrCanceled.
 func TestRPCCompletesOrFailsAtDeadline(t *testing.T) {
-	for _, seed := range seeds(t, 20) {
+	for seed := range seeds(t, 20) {
 		rng := rand.New(rand.NewPCG(seed, 7))
 		c := newCluster(t, seed, 2, "RPC,Fragment", stack.Config{MTU: 400, RTO: 10 * time.Millisecond}, stack.NodeOptions{})
 		c.net.SetMTU(400)
@@ -315,7 +301,7 @@ func TestRPCCompletesOrFailsAtDeadline(t *testing.T) {
 // TestFlowBoundsBuffering: a fast sender to a slow link keeps at most the
 // credit (plus one message) outstanding, and everything still arrives.
 func TestFlowBoundsBuffering(t *testing.T) {
-	for _, seed := range seeds(t, 10) {
+	for seed := range seeds(t, 10) {
 		rng := rand.New(rand.NewPCG(seed, 3))
 		const credit = 8000
 		c := newCluster(t, seed, 2, "Flow,Fragment", stack.Config{MTU: 1000, Credit: credit, RTO: 20 * time.Millisecond}, stack.NodeOptions{})
@@ -361,7 +347,7 @@ func TestFlowBoundsBuffering(t *testing.T) {
 // incarnations a message may arrive twice: the first process may have died
 // before its acknowledgement left; only durable state could prevent that.)
 func TestReceiverRestart(t *testing.T) {
-	for _, seed := range seeds(t, 10) {
+	for seed := range seeds(t, 10) {
 		rng := rand.New(rand.NewPCG(seed, 5))
 		c := newCluster(t, seed, 2, "Reliable,FIFO", stack.Config{RTO: 10 * time.Millisecond, MaxRTO: 50 * time.Millisecond}, stack.NodeOptions{})
 		c.net.SetDefault(randomFaults(rng))

@@ -57,7 +57,7 @@ func listen(t *testing.T, kind, host string) stack.Transport {
 func TestRealSockets(t *testing.T) {
 	for _, kind := range []string{"udp", "tcp"} {
 		for _, host := range []string{"127.0.0.1", "[::1]"} {
-			for _, seed := range seeds(t, 2) {
+			for seed := range seeds(t, 2) {
 				t.Run(fmt.Sprintf("%s/%s/%d", kind, host, seed), func(t *testing.T) { realRun(t, kind, host, seed) })
 			}
 		}

@@ -337,10 +337,10 @@ func checkVsync(logs map[stack.Addr]*vsyncLog) error {
 
 // TestVirtualSynchrony runs vsyncRun on many seeds, in both compositions.
 func TestVirtualSynchrony(t *testing.T) {
-	for _, seed := range seeds(t, 8) {
+	for seed := range seeds(t, 8) {
 		for _, functional := range []bool{false, true} {
 			if err := vsyncRun(t, seed, stack.NodeOptions{Imperative: !functional}); err != nil {
-				t.Fatalf("seed %d functional=%v (replay: STRATA_SIM_SEED=%d go test ./stack/layers -run %s): %v", seed, functional, seed, t.Name(), err)
+				t.Fatalf("seed %d functional=%v: %v", seed, functional, err)
 			}
 		}
 	}
@@ -349,10 +349,10 @@ func TestVirtualSynchrony(t *testing.T) {
 // TestTotalOrderAfterJoins: a group grown by joins (one through a member
 // that is not the coordinator) delivers the same sequence everywhere.
 func TestTotalOrderAfterJoins(t *testing.T) {
-	for _, seed := range seeds(t, 5) {
+	for seed := range seeds(t, 5) {
 		for _, functional := range []bool{false, true} {
 			if err := joinsRun(t, seed, stack.NodeOptions{Imperative: !functional}); err != nil {
-				t.Fatalf("seed %d functional=%v (replay: STRATA_SIM_SEED=%d go test ./stack/layers -run %s): %v", seed, functional, seed, t.Name(), err)
+				t.Fatalf("seed %d functional=%v: %v", seed, functional, err)
 			}
 		}
 	}
