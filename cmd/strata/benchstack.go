@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -165,17 +164,6 @@ Ratios are oriented so that > 1 means Strata is better.`,
 	f.MarkHidden("serve-strata")
 	f.MarkHidden("serve-raw")
 	return c
-}
-
-// stdinContext ends when stdin closes: a server started by the harness
-// stops when the harness goes away.
-func stdinContext(ctx context.Context) context.Context {
-	ctx, cancel := context.WithCancel(ctx)
-	go func() {
-		io.Copy(io.Discard, os.Stdin)
-		cancel()
-	}()
-	return ctx
 }
 
 // server is a child process serving round trips.
@@ -502,8 +490,39 @@ func summarizeStack(rep *stackReport, kinds []string, callers []int, jg bool) {
 	}
 }
 
-// round3 rounds to 3 decimals (half away from zero, negatives too).
-func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+func printCode(w io.Writer, rep *stackReport) {
+	fmt.Fprintf(w, "code latency, no network, ns per message (pt2pt: bottom, pt2pt, top; mcast4: top, mnak, pt2pt,\n")
+	fmt.Fprintf(w, "bottom, a cast to one member; vsync: the Total,Membership stack, 3 members, a cast from a\n")
+	fmt.Fprintf(w, "member that is not the sequencer; rest: sequencing, order entries and acks at every member;\n")
+	fmt.Fprintf(w, "clock: what reading the clock adds to a timed step, measured in place every round and subtracted;\n")
+	fmt.Fprintf(w, "allocs down/up/rest: by the stacks in each step; allocs/msg: all, the harness's frame buffers included; modes: imperative and functional compositions, bypass:\nthe imperative stack with stack.Optimize's bypass and its generated code, generic: the bypass's generic loops)\n\n")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "stack\tbytes\tmode\tdown ns\tup ns\tack/rest ns\tclock ns\tallocs down/up/rest\tallocs/msg\tbypass hits\twire bytes\t")
+	for _, r := range rep.Code {
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%.0f\t%.0f\t%.0f\t%.0f\t%.2f/%.2f/%.2f\t%.3f\t%.2f\t%d\t\n", r.Stack, r.Size, r.Mode, r.DownNs, r.UpNs, r.AckNs, r.ClockNs, r.DownAllocs, r.UpAllocs, r.RestAllocs, r.AllocsOp, r.Hits, r.WireBytes)
+	}
+	tw.Flush()
+	var keys []string
+	for k := range rep.Ratios {
+		if strings.HasPrefix(k, "code-latency") {
+			keys = append(keys, k)
+		}
+	}
+	slices.Sort(keys)
+	if len(keys) > 0 {
+		fmt.Fprintf(w, "\nbypass speed-up (bypass/imperative: imperative ns / bypass ns; bypass/generic: the generated\ncode's gain, generic loops ns / bypass ns)\n")
+		for _, k := range keys {
+			fmt.Fprintf(w, "  %-50s %.2f\n", k, rep.Ratios[k])
+		}
+	}
+}
+
+func jgCPUs(cpus []int) []int {
+	if cpus[0] < 0 {
+		return nil
+	}
+	return cpus
+}
 
 func printStack(w io.Writer, rep *stackReport, kinds []string, callers []int, jg bool, n, size, rounds int) {
 	printCode(w, rep)
@@ -565,43 +584,4 @@ func printStack(w io.Writer, rep *stackReport, kinds []string, callers []int, jg
 			fmt.Fprintf(w, "  %s\n", f)
 		}
 	}
-}
-
-func printCode(w io.Writer, rep *stackReport) {
-	fmt.Fprintf(w, "code latency, no network, ns per message (pt2pt: bottom, pt2pt, top; mcast4: top, mnak, pt2pt,\n")
-	fmt.Fprintf(w, "bottom, a cast to one member; vsync: the Total,Membership stack, 3 members, a cast from a\n")
-	fmt.Fprintf(w, "member that is not the sequencer; rest: sequencing, order entries and acks at every member;\n")
-	fmt.Fprintf(w, "clock: what reading the clock adds to a timed step, measured in place every round and subtracted;\n")
-	fmt.Fprintf(w, "allocs down/up/rest: by the stacks in each step; allocs/msg: all, the harness's frame buffers included; modes: imperative and functional compositions, bypass:\nthe imperative stack with stack.Optimize's bypass and its generated code, generic: the bypass's generic loops)\n\n")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "stack\tbytes\tmode\tdown ns\tup ns\tack/rest ns\tclock ns\tallocs down/up/rest\tallocs/msg\tbypass hits\twire bytes\t")
-	for _, r := range rep.Code {
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%.0f\t%.0f\t%.0f\t%.0f\t%.2f/%.2f/%.2f\t%.3f\t%.2f\t%d\t\n", r.Stack, r.Size, r.Mode, r.DownNs, r.UpNs, r.AckNs, r.ClockNs, r.DownAllocs, r.UpAllocs, r.RestAllocs, r.AllocsOp, r.Hits, r.WireBytes)
-	}
-	tw.Flush()
-	var keys []string
-	for k := range rep.Ratios {
-		if strings.HasPrefix(k, "code-latency") {
-			keys = append(keys, k)
-		}
-	}
-	slices.Sort(keys)
-	if len(keys) > 0 {
-		fmt.Fprintf(w, "\nbypass speed-up (bypass/imperative: imperative ns / bypass ns; bypass/generic: the generated\ncode's gain, generic loops ns / bypass ns)\n")
-		for _, k := range keys {
-			fmt.Fprintf(w, "  %-50s %.2f\n", k, rep.Ratios[k])
-		}
-	}
-}
-
-func jgCPUs(cpus []int) []int {
-	if cpus[0] < 0 {
-		return nil
-	}
-	return cpus
-}
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }

@@ -9,7 +9,6 @@ import (
 	"os/signal"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -171,32 +170,6 @@ process; all share the machine's 2 cores with the clients.`,
 	f.StringVar(&plotPath, "plot", "strata-data/bench/wor-lengths.png", "write the sweep's plot here ('' to skip)")
 	f.BoolVar(&noEtcd, "no-etcd", false, "skip the etcd peer (3 members built from bench/etcd, go.etcd.io/etcd v3.6.16)")
 	return c
-}
-
-// quickDefaults gives the flags a --quick run changes their reduced
-// values, unless the user set them.
-func quickDefaults(cmd *cobra.Command, values map[string]string) error {
-	for name, v := range values {
-		if cmd.Flags().Changed(name) {
-			continue
-		}
-		if err := cmd.Flags().Set(name, v); err != nil {
-			return fmt.Errorf("--quick: --%s: %w", name, err)
-		}
-	}
-	return nil
-}
-
-func parseInts(flag, s string, lo, hi int) ([]int, error) {
-	var out []int
-	for _, f := range strings.Split(s, ",") {
-		v, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || v < lo || v > hi {
-			return nil, fmt.Errorf("%s: %q is not a number in [%d,%d]", flag, f, lo, hi)
-		}
-		out = append(out, v)
-	}
-	return out, nil
 }
 
 // worRatios compares persistent paxos against etcd, round by round: a

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Flag helpers every benchmark command shares.
+
+// quickDefaults gives the flags a --quick run changes their reduced
+// values, unless the user set them.
+func quickDefaults(cmd *cobra.Command, values map[string]string) error {
+	for name, v := range values {
+		if cmd.Flags().Changed(name) {
+			continue
+		}
+		if err := cmd.Flags().Set(name, v); err != nil {
+			return fmt.Errorf("--quick: --%s: %w", name, err)
+		}
+	}
+	return nil
+}
+
+func parseInts(flag, s string, lo, hi int) ([]int, error) {
+	var out []int
+	for _, f := range strings.Split(s, ",") {
+		v, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || v < lo || v > hi {
+			return nil, fmt.Errorf("%s: %q is not a number in [%d,%d]", flag, f, lo, hi)
+		}
+		out = append(out, v)
+	}
+	return out, nil
+}
+
+// stdinContext ends when stdin closes: a server started by the harness
+// stops when the harness goes away.
+func stdinContext(ctx context.Context) context.Context {
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		io.Copy(io.Discard, os.Stdin)
+		cancel()
+	}()
+	return ctx
+}
+
+// round3 rounds to 3 decimals (half away from zero, negatives too).
+func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
