@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"strata/internal/testseed"
 	"strata/stack"
 )
 
@@ -122,9 +123,9 @@ func (panicTB) Fatalf(format string, args ...any) { panic(fmt.Sprintf(format, ar
 func (panicTB) Helper()                           {}
 
 func TestDeterminism(t *testing.T) {
-	differ := 0
-	const seeds = 10
-	for seed := uint64(1); seed <= seeds; seed++ {
+	differ, seeds := 0, 0
+	for seed := range testseed.Each(t, testseed.Range(1, 10)...) {
+		seeds++
 		a, b := script(seed), script(seed)
 		if a != b {
 			t.Fatalf("seed %d: two runs of the same script differ", seed)
@@ -144,7 +145,7 @@ func TestDeterminism(t *testing.T) {
 // Without jitter or reordering a link is FIFO, whatever its loss,
 // duplication, delay and bandwidth, and however sends are spaced.
 func TestFIFO(t *testing.T) {
-	for seed := uint64(1); seed <= 20; seed++ {
+	for seed := range testseed.Each(t, testseed.Range(1, 20)...) {
 		w := newWorld(t, seed, "sim:a", "sim:b")
 		r := w.n.Rand()
 		w.n.SetDefault(Link{Delay: time.Duration(r.Int64N(int64(20 * time.Millisecond))), Loss: 0.2, Dup: 0.2, Bandwidth: int64(r.IntN(3)) * 1e6})
@@ -175,7 +176,7 @@ func TestFIFO(t *testing.T) {
 
 func TestLossRate(t *testing.T) {
 	const total, loss = 10000, 0.3
-	for seed := uint64(1); seed <= 5; seed++ {
+	for seed := range testseed.Each(t, testseed.Range(1, 5)...) {
 		w := newWorld(t, seed, "sim:a", "sim:b")
 		w.n.SetDefault(Link{Delay: time.Millisecond, Loss: loss})
 		for i := range total {
@@ -207,7 +208,7 @@ func TestLossRate(t *testing.T) {
 }
 
 func TestDuplication(t *testing.T) {
-	for seed := uint64(1); seed <= 5; seed++ {
+	for seed := range testseed.Each(t, testseed.Range(1, 5)...) {
 		w := newWorld(t, seed, "sim:a", "sim:b")
 		w.n.SetDefault(Link{Delay: time.Millisecond, Jitter: time.Millisecond, Dup: 0.5})
 		const total = 10000
@@ -263,7 +264,7 @@ func TestReorder(t *testing.T) {
 		{Reorder: 0.1}, // no delay at all: the extra 1ms alone reorders
 		{Delay: 10 * time.Millisecond, Jitter: 5 * time.Millisecond},
 	} {
-		for seed := uint64(1); seed <= 10; seed++ {
+		for seed := range testseed.Each(t, testseed.Range(1, 10)...) {
 			w := newWorld(t, seed, "sim:a", "sim:b")
 			w.n.SetDefault(l)
 			var seq uint64
@@ -326,7 +327,7 @@ func TestBandwidth(t *testing.T) {
 		}
 	}
 
-	for seed := uint64(1); seed <= 5; seed++ {
+	for seed := range testseed.Each(t, testseed.Range(1, 5)...) {
 		w := newWorld(t, seed, "sim:a", "sim:b")
 		w.n.SetLink("sim:a", "sim:b", Link{Delay: 10 * time.Millisecond, Bandwidth: 1e6, Loss: 0.5})
 		for i := range 100 {
@@ -564,7 +565,7 @@ func TestLinkOverrides(t *testing.T) {
 // feature and fault in play.
 func TestStatsInvariantUnderChaos(t *testing.T) {
 	addrs := []stack.Addr{"sim:a", "sim:b", "sim:c", "sim:d"}
-	for seed := uint64(1); seed <= 10; seed++ {
+	for seed := range testseed.Each(t, testseed.Range(1, 10)...) {
 		w := newWorld(t, seed, addrs...)
 		r := w.n.Rand()
 		w.n.SetDefault(Link{Delay: 2 * time.Millisecond, Jitter: time.Millisecond, Loss: 0.1, Dup: 0.1, Reorder: 0.1, Bandwidth: 1e6})

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"strata/internal/testseed"
 	"strata/stack"
 )
 
@@ -78,8 +79,7 @@ func TestAssist(t *testing.T) {
 	for _, kind := range []string{"udp", "tcp"} {
 		t.Run(kind, func(t *testing.T) {
 			leakCheck(t)
-			seed := rand.Uint64()
-			t.Logf("seed %d", seed)
+			seed := testseed.One(t) // STRATA_SEED replays; a failure logs the command
 			const count = 3000
 			var b stack.Transport
 			var from stack.Addr

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"strata/internal/testseed"
 	"strata/stack"
 )
 
@@ -87,8 +88,7 @@ func (s *orderedSink) state() (int, error) {
 func TestTCPExchange(t *testing.T) {
 	forPollsAndFamilies(t, func(t *testing.T, poll time.Duration, host string) {
 		const count = 1000
-		seed := rand.Uint64()
-		t.Logf("seed %d", seed)
+		seed := testseed.One(t) // STRATA_SEED replays; a failure logs the command
 		g := gen{seed: seed, max: 100 << 10}
 		a, _ := openTCP(t, host+":0", TCPOptions{BusyPoll: poll})
 		b, _ := openTCP(t, host+":0", TCPOptions{BusyPoll: poll})
