@@ -12,17 +12,24 @@ import (
 // the flip and releases i only after it has committed, so the index cannot
 // be reused by an operation that might commit before the free.
 //
+// An index is freed in two steps: claim, when the operation journals the
+// flip (refused if the index is free or another operation is freeing it:
+// the on-disk structures name it twice, or the bitmap is wrong), then
+// release after the commit (or unclaim if the operation aborts). Nothing
+// read from disk can make the allocator free an index twice.
+//
 // It is rebuilt at Open from the bitmap read through the journal.
 type bitAlloc struct {
-	mu   sync.Mutex
-	w    []uint64 // bit set = in use
-	n    uint64   // number of valid indexes
-	free uint64
-	hint int // every word below hint is full
+	mu      sync.Mutex
+	w       []uint64 // bit set = in use
+	n       uint64   // number of valid indexes
+	free    uint64
+	hint    int                 // every word below hint is full
+	freeing map[uint64]struct{} // claimed by operations not yet committed
 }
 
 func newBitAlloc(n uint64) *bitAlloc {
-	a := &bitAlloc{w: make([]uint64, divUp(n, 64)), n: n, free: n}
+	a := &bitAlloc{w: make([]uint64, divUp(n, 64)), n: n, free: n, freeing: map[uint64]struct{}{}}
 	if r := n % 64; r != 0 { // indexes past n are permanently in use
 		a.w[len(a.w)-1] = ^uint64(0) << r
 	}
@@ -58,22 +65,50 @@ func (a *bitAlloc) alloc() (uint64, bool) {
 	return 0, false // unreachable while free counts are right
 }
 
-// release makes i free again.
-func (a *bitAlloc) release(i uint64) {
+// claim reserves index i, in use, for freeing by one operation. It
+// returns false if i is out of range, free, or claimed by another
+// operation (or earlier by the same one).
+func (a *bitAlloc) claim(i uint64) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	if a.w[i/64]&(1<<(i%64)) == 0 {
-		panic("fs: releasing a free index")
+	if i >= a.n || a.w[i/64]&(1<<(i%64)) == 0 {
+		return false
+	}
+	if _, ok := a.freeing[i]; ok {
+		return false
+	}
+	a.freeing[i] = struct{}{}
+	return true
+}
+
+// unclaim gives up a claim (the freeing operation aborted).
+func (a *bitAlloc) unclaim(i uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.freeing, i)
+}
+
+// release makes i free again: an index the operation allocated and gives
+// back, or one it claimed and whose freeing committed. It reports false,
+// changing nothing, if i is out of range or already free (which claims
+// and allocations rule out).
+func (a *bitAlloc) release(i uint64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	delete(a.freeing, i)
+	if i >= a.n || a.w[i/64]&(1<<(i%64)) == 0 {
+		return false
 	}
 	a.w[i/64] &^= 1 << (i % 64)
 	a.free++
 	a.hint = min(a.hint, int(i/64))
+	return true
 }
 
 func (a *bitAlloc) isUsed(i uint64) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return a.w[i/64]&(1<<(i%64)) != 0
+	return i >= a.n || a.w[i/64]&(1<<(i%64)) != 0
 }
 
 func (a *bitAlloc) numFree() uint64 {

@@ -2,6 +2,7 @@ package fs
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 )
 
@@ -100,7 +101,7 @@ func (t *tx) bmap(ip *inode, L uint64, alloc bool) (bn uint64, fresh bool, err e
 		cs := spanOf(lvl - 1)
 		i := off / cs
 		off %= cs
-		buf, err := t.readBlock(cur)
+		buf, err := t.readBlock(ip.inum, cur)
 		if err != nil {
 			return 0, false, err
 		}
@@ -189,15 +190,13 @@ func (t *tx) freeSub(ip *inode, p uint64, level int, base uint64, st *freeState)
 			st.stopped = true
 			return p, nil
 		}
-		if err := t.freeBlock(p); err != nil {
+		if err := t.freeMapped(ip, p); err != nil {
 			return p, err
 		}
-		ip.used--
-		t.writeInode(ip)
 		st.low = base
 		return 0, nil
 	}
-	buf, err := t.readBlock(p)
+	buf, err := t.readBlock(ip.inum, p)
 	if err != nil {
 		return p, err
 	}
@@ -229,13 +228,29 @@ func (t *tx) freeSub(ip *inode, p uint64, level int, base uint64, st *freeState)
 	// Empty: free the indirect block itself (its pending write, if any, is
 	// harmless: the block is free and whoever allocates it next overwrites
 	// it whole).
-	if err := t.freeBlock(p); err != nil {
+	if err := t.freeMapped(ip, p); err != nil {
 		return p, err
+	}
+	return 0, nil
+}
+
+// freeMapped frees block p of ip's map and counts it out of ip's used
+// blocks (a count already 0 is damage).
+func (t *tx) freeMapped(ip *inode, p uint64) error {
+	if ip.used == 0 {
+		return corrupt(ip.inum, p, "block %d mapped but the inode counts no used blocks", p)
+	}
+	if err := t.freeBlock(ip.inum, p); err != nil {
+		return err
 	}
 	ip.used--
 	t.writeInode(ip)
-	return 0, nil
+	return nil
 }
+
+// errSkip, returned by forEachBlock's fn for an indirect block, skips the
+// blocks it maps.
+var errSkip = errors.New("skip")
 
 // forEachBlock calls fn for every mapped block of ip (data and indirect),
 // with the logical index for data blocks and -1 for indirect blocks. Reads
@@ -246,7 +261,9 @@ func forEachBlock(ip *inode, read func(bn uint64) ([]byte, error), fn func(bn ui
 		if level == 0 {
 			return fn(p, int64(base))
 		}
-		if err := fn(p, -1); err != nil {
+		if err := fn(p, -1); errors.Is(err, errSkip) {
+			return nil
+		} else if err != nil {
 			return err
 		}
 		b, err := read(p)

@@ -1,6 +1,7 @@
 package fs
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 
@@ -88,7 +89,7 @@ func (f *FS) Check() (Report, error) {
 		return r, err
 	}
 	if sb, err := decodeSuperblock(sbData, f.j.Size()); err != nil {
-		r.add("superblock: %v", err)
+		r.add("superblock: %s", detail(err))
 	} else if sb != f.sb {
 		r.add("superblock changed since Open")
 	}
@@ -184,6 +185,14 @@ func (f *FS) Check() (Report, error) {
 	return r, nil
 }
 
+// detail is the description of a damage without the error's prefix.
+func detail(err error) string {
+	if ce, ok := errors.AsType[*CorruptError](err); ok {
+		return ce.Detail
+	}
+	return err.Error()
+}
+
 func (c *checker) bitmap(start, n uint64) ([]bool, error) {
 	bits := make([]bool, n)
 	for k := uint64(0); k*bitsPerBlock < n; k++ {
@@ -206,13 +215,19 @@ func (c *checker) checkInode(inum Inum, ip *inode) error {
 		limit := divUp(ip.size, blockSize)
 		err := forEachBlock(ip, func(bn uint64) ([]byte, error) { return c.read(bn) }, func(bn uint64, L int64) error {
 			n++
-			what := "data"
 			if L < 0 {
-				what = "indirect"
-			} else if uint64(L) >= limit {
+				// An indirect block outside the data area or owned
+				// already is not read: it maps nothing of this file (and
+				// a shared one must not be walked twice).
+				if !c.own(bn, inum, "indirect") {
+					return errSkip
+				}
+				return nil
+			}
+			if uint64(L) >= limit {
 				r.add("inode %d: block at logical %d beyond size %d", inum, L, ip.size)
 			}
-			c.own(bn, inum, what)
+			c.own(bn, inum, "data")
 			return nil
 		})
 		if err != nil {

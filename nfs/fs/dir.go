@@ -2,6 +2,7 @@ package fs
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -70,17 +71,24 @@ func sumSize(es []dent) int {
 	return n
 }
 
+// errLeafOverrun is the error of a leaf whose entries run past its block;
+// the caller names the directory and block (tx.leafNode, Check).
+var errLeafOverrun = errors.New("corrupt directory leaf: entries run past the end of the block")
+
+// errInnerCount is the error of an internal node with more keys than fit.
+var errInnerCount = errors.New("corrupt directory node: more keys than fit in a block")
+
 func decodeLeaf(b []byte) ([]dent, error) {
 	n := nodeCount(b)
-	es := make([]dent, 0, n+1)
+	es := make([]dent, 0, min(n, blockSize/entHdr)+1)
 	off := nodeHdr
 	for i := 0; i < n; i++ {
 		if off+entHdr > blockSize {
-			return nil, fmt.Errorf("%w: corrupt directory leaf", ErrIO)
+			return nil, errLeafOverrun
 		}
 		l := int(b[off+20])
 		if off+entHdr+l > blockSize {
-			return nil, fmt.Errorf("%w: corrupt directory leaf", ErrIO)
+			return nil, errLeafOverrun
 		}
 		le := binary.LittleEndian
 		es = append(es, dent{key: le.Uint64(b[off:]), inum: Inum(le.Uint64(b[off+8:])), gen: le.Uint32(b[off+16:]),
@@ -98,7 +106,7 @@ func leafFind(b []byte, key uint64) (off int, found bool, end int, err error) {
 	p := nodeHdr
 	for i := 0; i < n; i++ {
 		if p+entHdr > blockSize || p+entHdr+int(b[p+20]) > blockSize {
-			return 0, false, 0, fmt.Errorf("%w: corrupt directory leaf", ErrIO)
+			return 0, false, 0, errLeafOverrun
 		}
 		if off < 0 {
 			if k := binary.LittleEndian.Uint64(b[p:]); k >= key {
@@ -137,7 +145,7 @@ func encodeLeaf(es []dent) []byte {
 func decodeInner(b []byte) (inner, error) {
 	n := nodeCount(b)
 	if n > maxInternalN {
-		return inner{}, fmt.Errorf("%w: corrupt directory node", ErrIO)
+		return inner{}, errInnerCount
 	}
 	le := binary.LittleEndian
 	in := inner{keys: make([]uint64, n, n+1), children: make([]uint64, n+1, n+2)}
@@ -191,10 +199,10 @@ func (t *tx) descend(dir *inode, key uint64) ([]pathStep, error) {
 	bn := uint64(dir.ptr[0])
 	var path []pathStep
 	for depth := 0; ; depth++ {
-		if depth > 16 {
-			return nil, fmt.Errorf("%w: directory %d tree too deep", ErrIO, dir.inum)
+		if depth > maxDepth {
+			return nil, corrupt(dir.inum, bn, "directory tree deeper than %d levels", maxDepth)
 		}
-		buf, err := t.readBlock(bn)
+		buf, err := t.readBlock(dir.inum, bn)
 		if err != nil {
 			return nil, err
 		}
@@ -202,20 +210,30 @@ func (t *tx) descend(dir *inode, key uint64) ([]pathStep, error) {
 		case kindLeaf:
 			return append(path, pathStep{bn: bn}), nil
 		case kindInternal:
+			if nodeCount(buf.Data) > maxInternalN {
+				return nil, corrupt(dir.inum, bn, "directory node: %v", errInnerCount)
+			}
 			i := childIndex(buf.Data, key)
 			path = append(path, pathStep{bn: bn, idx: i})
 			bn = innerChild(buf.Data, i)
 		default:
-			return nil, fmt.Errorf("%w: directory %d: bad node kind in block %d", ErrIO, dir.inum, bn)
+			return nil, corrupt(dir.inum, bn, "directory node of bad kind %d", nodeKind(buf.Data))
 		}
 	}
 }
 
+// maxDepth bounds the depth of a directory tree (3 levels hold a million
+// entries): a deeper path is damage (a loop of nodes, say).
+const maxDepth = 16
+
 // walkDir calls fn for each entry of dir with key > after, in key order,
 // until fn returns false. The entry's fields come straight from the leaf:
-// name is only valid during the call.
+// name is only valid during the call. A walk visits at most dir.used
+// nodes, the tree's size: more means nodes shared or in a loop (damage),
+// which must not make a walk take exponential time.
 func (t *tx) walkDir(dir *inode, after uint64, fn func(e rawDent) bool) error {
-	_, err := walkNode(t.readBlockData, uint64(dir.ptr[0]), after, fn, 0)
+	w := walker{t: t, dir: dir, after: after, fn: fn, budget: dir.used}
+	_, err := w.node(uint64(dir.ptr[0]), 0)
 	return err
 }
 
@@ -229,38 +247,51 @@ type rawDent struct {
 
 func (e rawDent) dent() dent { return dent{key: e.key, inum: e.inum, gen: e.gen, name: string(e.name)} }
 
+// readBlockData reads a block of no inode in particular (tests).
 func (t *tx) readBlockData(bn uint64) ([]byte, error) {
-	buf, err := t.readBlock(bn)
+	buf, err := t.readBlock(0, bn)
 	if err != nil {
 		return nil, err
 	}
 	return buf.Data, nil
 }
 
-func walkNode(read func(uint64) ([]byte, error), bn uint64, after uint64, fn func(e rawDent) bool, depth int) (bool, error) {
-	if depth > 16 {
-		return false, fmt.Errorf("%w: directory tree too deep", ErrIO)
+// walker is one walkDir.
+type walker struct {
+	t      *tx
+	dir    *inode
+	after  uint64
+	fn     func(e rawDent) bool
+	budget uint64 // nodes it may still visit
+}
+
+func (w *walker) node(bn uint64, depth int) (bool, error) {
+	dir := w.dir.inum
+	if depth > maxDepth {
+		return false, corrupt(dir, bn, "directory tree deeper than %d levels", maxDepth)
 	}
-	b, err := read(bn)
+	if w.budget == 0 {
+		return false, corrupt(dir, bn, "directory tree has more nodes than the %d its inode counts (nodes shared or in a loop)", w.dir.used)
+	}
+	w.budget--
+	buf, err := w.t.readBlock(dir, bn)
 	if err != nil {
 		return false, err
 	}
+	b := buf.Data
 	switch nodeKind(b) {
 	case kindLeaf:
 		le := binary.LittleEndian
 		n := nodeCount(b)
 		off := nodeHdr
 		for i := 0; i < n; i++ {
-			if off+entHdr > blockSize {
-				return false, fmt.Errorf("%w: corrupt directory leaf %d", ErrIO, bn)
+			if off+entHdr > blockSize || off+entHdr+int(b[off+20]) > blockSize {
+				return false, corrupt(dir, bn, "directory leaf: %v", errLeafOverrun)
 			}
 			l := int(b[off+20])
-			if off+entHdr+l > blockSize {
-				return false, fmt.Errorf("%w: corrupt directory leaf %d", ErrIO, bn)
-			}
-			if k := le.Uint64(b[off:]); k > after {
+			if k := le.Uint64(b[off:]); k > w.after {
 				e := rawDent{key: k, inum: Inum(le.Uint64(b[off+8:])), gen: le.Uint32(b[off+16:]), name: b[off+entHdr : off+entHdr+l]}
-				if !fn(e) {
+				if !w.fn(e) {
 					return false, nil
 				}
 			}
@@ -270,18 +301,45 @@ func walkNode(read func(uint64) ([]byte, error), bn uint64, after uint64, fn fun
 	case kindInternal:
 		n := nodeCount(b)
 		if n > maxInternalN {
-			return false, fmt.Errorf("%w: corrupt directory node %d", ErrIO, bn)
+			return false, corrupt(dir, bn, "directory node: %v", errInnerCount)
 		}
-		for i := childIndex(b, after); i <= n; i++ {
-			more, err := walkNode(read, innerChild(b, i), after, fn, depth+1)
+		for i := childIndex(b, w.after); i <= n; i++ {
+			more, err := w.node(innerChild(b, i), depth+1)
 			if err != nil || !more {
 				return more, err
 			}
 		}
 		return true, nil
 	default:
-		return false, fmt.Errorf("%w: bad directory node kind in block %d", ErrIO, bn)
+		return false, corrupt(dir, bn, "directory node of bad kind %d", nodeKind(b))
 	}
+}
+
+// leafNode decodes block bn of dir's tree as a leaf.
+func (t *tx) leafNode(dir *inode, bn uint64, b []byte) ([]dent, error) {
+	es, err := decodeLeaf(b)
+	if err != nil {
+		return nil, corrupt(dir.inum, bn, "directory leaf: %v", err)
+	}
+	return es, nil
+}
+
+// innerNode decodes block bn of dir's tree as an internal node.
+func (t *tx) innerNode(dir *inode, bn uint64, b []byte) (inner, error) {
+	in, err := decodeInner(b)
+	if err != nil {
+		return inner{}, corrupt(dir.inum, bn, "directory node: %v", err)
+	}
+	return in, nil
+}
+
+// leafFind is the package's leafFind for block bn of dir's tree.
+func (t *tx) leafFind(dir *inode, bn uint64, b []byte, key uint64) (off int, found bool, end int, err error) {
+	off, found, end, err = leafFind(b, key)
+	if err != nil {
+		return 0, false, 0, corrupt(dir.inum, bn, "directory leaf: %v", err)
+	}
+	return off, found, end, nil
 }
 
 // dirLookup finds name in dir. It also returns the discriminator a new
@@ -316,7 +374,7 @@ func (t *tx) dirLookup(dir *inode, name string) (e dent, found bool, disc int, e
 
 // dirEmpty reports whether dir has no entries.
 func (t *tx) dirEmpty(dir *inode) (bool, error) {
-	buf, err := t.readBlock(uint64(dir.ptr[0]))
+	buf, err := t.readBlock(dir.inum, uint64(dir.ptr[0]))
 	if err != nil {
 		return false, err
 	}
@@ -351,11 +409,12 @@ func (t *tx) dirSet(dir *inode, key uint64, child *inode) error {
 	if err != nil {
 		return err
 	}
-	buf, err := t.readBlock(path[len(path)-1].bn)
+	bn := path[len(path)-1].bn
+	buf, err := t.readBlock(dir.inum, bn)
 	if err != nil {
 		return err
 	}
-	es, err := decodeLeaf(buf.Data)
+	es, err := t.leafNode(dir, bn, buf.Data)
 	if err != nil {
 		return err
 	}
@@ -367,7 +426,7 @@ func (t *tx) dirSet(dir *inode, key uint64, child *inode) error {
 			return nil
 		}
 	}
-	return fmt.Errorf("%w: directory %d lost key %#x", ErrIO, dir.inum, key)
+	return corrupt(dir.inum, bn, "directory entry with key %#x missing from its leaf", key)
 }
 
 func (t *tx) treeInsert(dir *inode, e dent) error {
@@ -376,12 +435,12 @@ func (t *tx) treeInsert(dir *inode, e dent) error {
 		return err
 	}
 	leaf := path[len(path)-1]
-	buf, err := t.readBlock(leaf.bn)
+	buf, err := t.readBlock(dir.inum, leaf.bn)
 	if err != nil {
 		return err
 	}
 	// Fast path: room in the leaf, shift the bytes in place.
-	off, _, end, err := leafFind(buf.Data, e.key)
+	off, _, end, err := t.leafFind(dir, leaf.bn, buf.Data, e.key)
 	if err != nil {
 		return err
 	}
@@ -393,7 +452,7 @@ func (t *tx) treeInsert(dir *inode, e dent) error {
 		t.dirtyBuf(buf)
 		return nil
 	}
-	es, err := decodeLeaf(buf.Data)
+	es, err := t.leafNode(dir, leaf.bn, buf.Data)
 	if err != nil {
 		return err
 	}
@@ -462,7 +521,7 @@ func (t *tx) splitRoot(dir *inode, left, right []byte, sep uint64) error {
 	if err := t.writeBlock(rb, right); err != nil {
 		return err
 	}
-	buf, err := t.readBlock(uint64(dir.ptr[0]))
+	buf, err := t.readBlock(dir.inum, uint64(dir.ptr[0]))
 	if err != nil {
 		return err
 	}
@@ -477,11 +536,11 @@ func (t *tx) splitRoot(dir *inode, left, right []byte, sep uint64) error {
 // the child taken on the path, splitting upwards as needed.
 func (t *tx) innerInsert(dir *inode, path []pathStep, level int, key, child uint64) error {
 	st := path[level]
-	buf, err := t.readBlock(st.bn)
+	buf, err := t.readBlock(dir.inum, st.bn)
 	if err != nil {
 		return err
 	}
-	in, err := decodeInner(buf.Data)
+	in, err := t.innerNode(dir, st.bn, buf.Data)
 	if err != nil {
 		return err
 	}
@@ -524,17 +583,17 @@ func (t *tx) dirRemove(dir *inode, key uint64) error {
 		return err
 	}
 	leaf := path[len(path)-1]
-	buf, err := t.readBlock(leaf.bn)
+	buf, err := t.readBlock(dir.inum, leaf.bn)
 	if err != nil {
 		return err
 	}
 	b := buf.Data
-	off, found, end, err := leafFind(b, key)
+	off, found, end, err := t.leafFind(dir, leaf.bn, b, key)
 	if err != nil {
 		return err
 	}
 	if !found {
-		return fmt.Errorf("%w: directory %d lost key %#x", ErrIO, dir.inum, key)
+		return corrupt(dir.inum, leaf.bn, "directory entry with key %#x missing from its leaf", key)
 	}
 	if n := nodeCount(b); n > 1 || len(path) == 1 {
 		sz := entHdr + int(b[off+20])
@@ -547,7 +606,7 @@ func (t *tx) dirRemove(dir *inode, key uint64) error {
 		}
 		return nil
 	}
-	if err := t.freeBlock(leaf.bn); err != nil {
+	if err := t.freeBlock(dir.inum, leaf.bn); err != nil {
 		return err
 	}
 	dir.used--
@@ -559,11 +618,11 @@ func (t *tx) dirRemove(dir *inode, key uint64) error {
 // path[level] (the child was freed).
 func (t *tx) innerRemove(dir *inode, path []pathStep, level int) error {
 	st := path[level]
-	buf, err := t.readBlock(st.bn)
+	buf, err := t.readBlock(dir.inum, st.bn)
 	if err != nil {
 		return err
 	}
-	in, err := decodeInner(buf.Data)
+	in, err := t.innerNode(dir, st.bn, buf.Data)
 	if err != nil {
 		return err
 	}
@@ -583,7 +642,7 @@ func (t *tx) innerRemove(dir *inode, path []pathStep, level int) error {
 		t.dirtyBuf(buf)
 		return nil
 	case len(in.children) == 0:
-		if err := t.freeBlock(st.bn); err != nil {
+		if err := t.freeBlock(dir.inum, st.bn); err != nil {
 			return err
 		}
 		dir.used--
@@ -592,13 +651,16 @@ func (t *tx) innerRemove(dir *inode, path []pathStep, level int) error {
 	case len(in.children) == 1 && level == 0:
 		// The root absorbs its only child.
 		c := in.children[0]
-		cb, err := t.readBlock(c)
+		if c == st.bn {
+			return corrupt(dir.inum, c, "directory root node is its own child")
+		}
+		cb, err := t.readBlock(dir.inum, c)
 		if err != nil {
 			return err
 		}
 		copy(buf.Data, cb.Data)
 		t.dirtyBuf(buf)
-		if err := t.freeBlock(c); err != nil {
+		if err := t.freeBlock(dir.inum, c); err != nil {
 			return err
 		}
 		dir.used--
@@ -626,11 +688,11 @@ const mergeBelow = blockSize / 4
 // the two children's blocks, which must both be nodes of kind. ok is false
 // if the node has no neighbour.
 func (t *tx) siblings(dir *inode, path []pathStep, level int, kind byte) (j int, parent inner, lbuf, rbuf *journal.Buf, ok bool, err error) {
-	pbuf, err := t.readBlock(path[level-1].bn)
+	pbuf, err := t.readBlock(dir.inum, path[level-1].bn)
 	if err != nil {
 		return 0, inner{}, nil, nil, false, err
 	}
-	parent, err = decodeInner(pbuf.Data)
+	parent, err = t.innerNode(dir, path[level-1].bn, pbuf.Data)
 	if err != nil {
 		return 0, inner{}, nil, nil, false, err
 	}
@@ -638,14 +700,17 @@ func (t *tx) siblings(dir *inode, path []pathStep, level int, kind byte) (j int,
 	if j+1 >= len(parent.children) {
 		return 0, inner{}, nil, nil, false, nil
 	}
-	if lbuf, err = t.readBlock(parent.children[j]); err != nil {
+	if lbuf, err = t.readBlock(dir.inum, parent.children[j]); err != nil {
 		return 0, inner{}, nil, nil, false, err
 	}
-	if rbuf, err = t.readBlock(parent.children[j+1]); err != nil {
+	if rbuf, err = t.readBlock(dir.inum, parent.children[j+1]); err != nil {
 		return 0, inner{}, nil, nil, false, err
 	}
-	if nodeKind(lbuf.Data) != kind || nodeKind(rbuf.Data) != kind {
-		return 0, inner{}, nil, nil, false, fmt.Errorf("%w: directory %d: siblings of different kinds in its tree", ErrIO, dir.inum)
+	switch {
+	case parent.children[j] == parent.children[j+1]:
+		return 0, inner{}, nil, nil, false, corrupt(dir.inum, path[level-1].bn, "directory node names block %d as two children", parent.children[j])
+	case nodeKind(lbuf.Data) != kind || nodeKind(rbuf.Data) != kind:
+		return 0, inner{}, nil, nil, false, corrupt(dir.inum, path[level-1].bn, "directory node's children %d and %d are of different kinds", parent.children[j], parent.children[j+1])
 	}
 	return j, parent, lbuf, rbuf, true, nil
 }
@@ -660,11 +725,11 @@ func (t *tx) mergeLeaf(dir *inode, path []pathStep) error {
 	if err != nil || !ok {
 		return err
 	}
-	l, err := decodeLeaf(lbuf.Data)
+	l, err := t.leafNode(dir, lbuf.Addr.Blkno, lbuf.Data)
 	if err != nil {
 		return err
 	}
-	r, err := decodeLeaf(rbuf.Data)
+	r, err := t.leafNode(dir, rbuf.Addr.Blkno, rbuf.Data)
 	if err != nil {
 		return err
 	}
@@ -684,11 +749,11 @@ func (t *tx) mergeInner(dir *inode, path []pathStep, level int) error {
 	if err != nil || !ok {
 		return err
 	}
-	l, err := decodeInner(lbuf.Data)
+	l, err := t.innerNode(dir, lbuf.Addr.Blkno, lbuf.Data)
 	if err != nil {
 		return err
 	}
-	r, err := decodeInner(rbuf.Data)
+	r, err := t.innerNode(dir, rbuf.Addr.Blkno, rbuf.Data)
 	if err != nil {
 		return err
 	}
@@ -704,7 +769,7 @@ func (t *tx) mergeInner(dir *inode, path []pathStep, level int) error {
 // dropRight frees the right node of a merged pair (children j and j+1 of
 // path[level-1]) and removes it from the parent, which may merge in turn.
 func (t *tx) dropRight(dir *inode, path []pathStep, level, j int, right uint64) error {
-	if err := t.freeBlock(right); err != nil {
+	if err := t.freeBlock(dir.inum, right); err != nil {
 		return err
 	}
 	dir.used--

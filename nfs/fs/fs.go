@@ -226,7 +226,44 @@ var (
 	ErrBadCookie    = errors.New("fs: bad readdir cookie")
 	ErrNotSync      = errors.New("fs: attribute guard mismatch")
 	ErrIO           = errors.New("fs: I/O error")
+	// ErrCorrupt is damage found in the image (a block pointer outside the
+	// data area, a block or inode freed that the bitmap says is free, a
+	// directory block that does not parse, an entry naming an inode that
+	// does not exist, a bad superblock...). It wraps ErrIO, so NFS answers
+	// NFS3ERR_IO. The operation that finds it fails and changes nothing;
+	// the error is a *CorruptError naming the inode and block.
+	ErrCorrupt = fmt.Errorf("%w: damaged file system", ErrIO)
 )
+
+// CorruptError is the error of an operation that found the image damaged.
+// It matches ErrCorrupt (and so ErrIO) with errors.Is.
+type CorruptError struct {
+	Inode  Inum   // the inode whose data is damaged (0: none in particular)
+	Block  uint64 // the block found damaged (0: none in particular)
+	Detail string
+}
+
+func (e *CorruptError) Error() string {
+	var where string
+	switch {
+	case e.Inode != 0 && e.Block != 0:
+		where = fmt.Sprintf("inode %d, block %d: ", e.Inode, e.Block)
+	case e.Inode != 0:
+		where = fmt.Sprintf("inode %d: ", e.Inode)
+	case e.Block != 0:
+		where = fmt.Sprintf("block %d: ", e.Block)
+	}
+	return fmt.Sprintf("fs: damaged file system: %s%s", where, e.Detail)
+}
+
+// Unwrap makes a CorruptError match ErrCorrupt and ErrIO.
+func (e *CorruptError) Unwrap() error { return ErrCorrupt }
+
+// corrupt returns a *CorruptError about inode inum and block bn (either may
+// be 0).
+func corrupt(inum Inum, bn uint64, format string, args ...any) error {
+	return &CorruptError{Inode: inum, Block: bn, Detail: fmt.Sprintf(format, args...)}
+}
 
 // Limits.
 const (
@@ -459,7 +496,7 @@ func OpenOptions(j *journal.Journal, opt Options) (*FS, error) {
 		return nil, err
 	}
 	if !f.ialloc.isUsed(0) || !f.ialloc.isUsed(uint64(rootInum)) {
-		return nil, fmt.Errorf("%w: root inode not allocated", ErrIO)
+		return nil, corrupt(rootInum, 0, "root inode (or reserved inode 0) free in the inode bitmap")
 	}
 	ob, err := j.Begin().ReadBuf(journal.Addr{Blkno: sb.orphanStart}, journal.BlockBits)
 	if err != nil {
@@ -483,7 +520,7 @@ func OpenOptions(j *journal.Journal, opt Options) (*FS, error) {
 		return nil, err
 	}
 	if root.typ != TypeDir {
-		return nil, fmt.Errorf("%w: root inode is not a directory", ErrIO)
+		return nil, corrupt(rootInum, 0, "root inode is not a directory (type %d)", root.typ)
 	}
 	f.rootGen = root.gen
 	for _, o := range orphans {

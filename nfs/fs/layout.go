@@ -65,11 +65,11 @@ func (sb *superblock) encode() []byte {
 func decodeSuperblock(b []byte, regionBlocks uint64) (superblock, error) {
 	le := binary.LittleEndian
 	var sb superblock
-	if le.Uint64(b[0:]) != magic {
-		return sb, fmt.Errorf("%w: no file system (bad superblock magic)", ErrInval)
+	if m := le.Uint64(b[0:]); m != magic {
+		return sb, corrupt(0, 0, "no file system (bad superblock magic %#x)", m)
 	}
 	if v := le.Uint32(b[8:]); v != version {
-		return sb, fmt.Errorf("%w: unsupported file system version %d", ErrInval, v)
+		return sb, corrupt(0, 0, "unsupported file system version %d in the superblock", v)
 	}
 	f := []*uint64{&sb.nblocks, &sb.ninodes, &sb.ibmStart, &sb.ibmBlocks, &sb.bbmStart, &sb.bbmBlocks,
 		&sb.itStart, &sb.itBlocks, &sb.orphanStart, &sb.dataStart, &sb.salt, &sb.root}
@@ -78,11 +78,11 @@ func decodeSuperblock(b []byte, regionBlocks uint64) (superblock, error) {
 	}
 	want, err := computeLayout(sb.nblocks, sb.ninodes)
 	if err != nil || sb.nblocks > regionBlocks || sb.nblocks > maxBlocks {
-		return sb, fmt.Errorf("%w: inconsistent superblock (%d blocks, %d inodes, journal region %d blocks)", ErrIO, sb.nblocks, sb.ninodes, regionBlocks)
+		return sb, corrupt(0, 0, "inconsistent superblock (%d blocks, %d inodes, journal region %d blocks)", sb.nblocks, sb.ninodes, regionBlocks)
 	}
 	want.salt, want.root = sb.salt, sb.root
 	if want != sb || sb.root != uint64(rootInum) {
-		return sb, fmt.Errorf("%w: inconsistent superblock layout", ErrIO)
+		return sb, corrupt(0, 0, "inconsistent superblock layout (offsets do not follow from %d blocks and %d inodes, or root %d)", sb.nblocks, sb.ninodes, sb.root)
 	}
 	return sb, nil
 }
@@ -136,6 +136,24 @@ func (sb *superblock) orphanAddr(slot int) journal.Addr {
 }
 
 func (sb *superblock) isDataBlock(bn uint64) bool { return bn >= sb.dataStart && bn < sb.nblocks }
+
+// checkInode checks the fields of an inode read from disk that operations
+// rely on: its type, a size within the limits of its type, and a used
+// count within the data area (walks of directory trees are bounded by
+// it). Damage is ErrCorrupt.
+func (sb *superblock) checkInode(ip *inode) error {
+	switch {
+	case ip.typ > TypeFifo:
+		return corrupt(ip.inum, 0, "inode of bad type %d", ip.typ)
+	case ip.typ == TypeReg && ip.size > MaxFileSize:
+		return corrupt(ip.inum, 0, "file size %d beyond the maximum", ip.size)
+	case ip.typ == TypeLnk && ip.size > maxSymlink:
+		return corrupt(ip.inum, 0, "symlink size %d beyond the maximum", ip.size)
+	case ip.used > sb.dataBlocks():
+		return corrupt(ip.inum, 0, "inode uses %d blocks, more than the data area holds", ip.used)
+	}
+	return nil
+}
 
 // inode is the decoded form of a 128-byte on-disk inode:
 //

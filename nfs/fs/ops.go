@@ -140,7 +140,7 @@ func (f *FS) setAttrLocked(h Handle, sa SetAttr, guard *Time, now Time) (WCC, At
 					return pre, Attr{}, err
 				}
 				if bn != 0 {
-					buf, err := t.readBlock(bn)
+					buf, err := t.readBlock(ip.inum, bn)
 					if err != nil {
 						t.abort()
 						return pre, Attr{}, err
@@ -220,12 +220,12 @@ func (f *FS) Lookup(dir Handle, name string) (Handle, Attr, Attr, error) {
 	}
 	// The child cannot go away while dir is locked: it is read without its
 	// own lock (a committed snapshot of it).
-	c, err := t.inode(ino)
+	c, err := t.named(ino, d.inum, fmt.Sprintf("entry %q", name))
 	if err != nil {
 		return Handle{}, Attr{}, d.attr(), err
 	}
 	if !c.live() || (name != ".." && c.gen != gen) {
-		return Handle{}, Attr{}, d.attr(), fmt.Errorf("%w: directory %d entry %q names a dead inode %d", ErrIO, dir.Ino, name, ino)
+		return Handle{}, Attr{}, d.attr(), corrupt(d.inum, 0, "entry %q names dead inode %d generation %d", name, ino, gen)
 	}
 	return c.handle(), c.attr(), d.attr(), nil
 }
@@ -281,7 +281,7 @@ func (f *FS) read(h Handle, off uint64, count uint32, now *Time) (data []byte, e
 			return nil
 		}
 		if !t.f.sb.isDataBlock(runBn) || !t.f.sb.isDataBlock(runBn+runLen-1) {
-			return fmt.Errorf("%w: block pointers %d..%d outside the data area", ErrIO, runBn, runBn+runLen-1)
+			return corrupt(ip.inum, runBn, "block pointers %d..%d outside the data area", runBn, runBn+runLen-1)
 		}
 		dst := buf[(runStart-first)*blockSize : (runStart-first+runLen)*blockSize]
 		if err := f.j.ReadBlocks(runBn, dst); err != nil {
@@ -393,7 +393,7 @@ func (f *FS) Write(h Handle, off uint64, data []byte, stable bool, now Time) (WC
 				err = t.writeBlock(bn, b)
 			default:
 				var buf *journal.Buf
-				if buf, err = t.readBlock(bn); err == nil {
+				if buf, err = t.readBlock(ip.inum, bn); err == nil {
 					copy(buf.Data[boff:], data[pos:pos+k])
 					t.dirtyBuf(buf)
 				}
@@ -461,7 +461,7 @@ func (f *FS) Create(dir Handle, name string, mode CreateMode, attr SetAttr, verf
 		return h, a, pre, dattr, err
 	}
 	// The name exists.
-	c, err := t.inode(e.inum)
+	c, err := t.named(e.inum, d.inum, fmt.Sprintf("entry %q", name))
 	dattr := d.attr()
 	f.unlock(keys)
 	if err != nil {
@@ -653,9 +653,9 @@ func (f *FS) Readlink(h Handle) (string, Attr, error) {
 		return "", ip.attr(), fmt.Errorf("%w: inode %d is not a symlink", ErrInval, h.Ino)
 	}
 	if ip.size > maxSymlink || ip.ptr[0] == 0 {
-		return "", ip.attr(), fmt.Errorf("%w: symlink %d is corrupt", ErrIO, h.Ino)
+		return "", ip.attr(), corrupt(ip.inum, 0, "symlink of size %d with block %d", ip.size, ip.ptr[0])
 	}
-	buf, err := t.readBlock(uint64(ip.ptr[0]))
+	buf, err := t.readBlock(ip.inum, uint64(ip.ptr[0]))
 	if err != nil {
 		return "", ip.attr(), err
 	}
@@ -749,12 +749,12 @@ func (f *FS) unlink(dir Handle, name string, now Time, rmdir bool) (WCC, Attr, e
 // directory). It returns the orphan slot if the child's blocks are left for
 // reclaim, else -1.
 func (f *FS) unlinkOp(t *tx, d *inode, e dent, rmdir bool, now Time) (int, error) {
-	c, err := t.inode(e.inum)
+	c, err := t.named(e.inum, d.inum, fmt.Sprintf("entry %q", e.name))
 	if err != nil {
 		return -1, err
 	}
 	if !c.live() || c.gen != e.gen {
-		return -1, fmt.Errorf("%w: directory %d entry %q names a dead inode %d", ErrIO, d.inum, e.name, e.inum)
+		return -1, corrupt(d.inum, 0, "entry %q names dead inode %d generation %d", e.name, e.inum, e.gen)
 	}
 	if rmdir {
 		if c.typ != TypeDir {
@@ -787,7 +787,7 @@ func (f *FS) unlinkOp(t *tx, d *inode, e dent, rmdir bool, now Time) (int, error
 // slot (>= 0) must be passed to reclaimLocked after the commit.
 func (t *tx) dropLink(c *inode, now Time) (int, error) {
 	if c.typ == TypeDir {
-		if err := t.freeBlock(uint64(c.ptr[0])); err != nil {
+		if err := t.freeBlock(c.inum, uint64(c.ptr[0])); err != nil {
 			return -1, err
 		}
 		return -1, t.freeInode(c)
@@ -825,9 +825,14 @@ func (f *FS) reclaimLocked(inum Inum, slot int) error {
 	budget := f.opBudget()
 	for {
 		t := f.begin()
-		ip, err := t.inode(inum)
+		ip, err := t.named(inum, 0, fmt.Sprintf("orphan table slot %d", slot))
 		if err != nil {
 			return err
+		}
+		if ip.typ == TypeDir && ip.nlink == 0 {
+			// Directories are freed at once, never through the table:
+			// their block map is not a file's.
+			return corrupt(inum, 0, "orphan table slot %d names a directory", slot)
 		}
 		if ip.typ == 0 || ip.nlink != 0 {
 			// Not an orphan (cannot happen: the slot is cleared with the
@@ -974,23 +979,23 @@ func (f *FS) renameLookup(t *tx, fromDir Handle, fromName string, toDir Handle, 
 
 // renameOp makes the rename in t; all the inodes involved are locked.
 func (f *FS) renameOp(t *tx, fd, td *inode, src, dst dent, dstFound bool, toName string, now Time) (slot int, noop bool, err error) {
-	s, err := t.inode(src.inum)
+	s, err := t.named(src.inum, fd.inum, fmt.Sprintf("entry %q", src.name))
 	if err != nil {
 		return -1, false, err
 	}
 	if !s.live() || s.gen != src.gen {
-		return -1, false, fmt.Errorf("%w: directory %d entry %q names a dead inode", ErrIO, fd.inum, src.name)
+		return -1, false, corrupt(fd.inum, 0, "entry %q names dead inode %d generation %d", src.name, src.inum, src.gen)
 	}
 	var dn *inode
 	if dstFound {
 		if dst.inum == src.inum {
 			return -1, true, nil // two links to one file: nothing to do
 		}
-		if dn, err = t.inode(dst.inum); err != nil {
+		if dn, err = t.named(dst.inum, td.inum, fmt.Sprintf("entry %q", dst.name)); err != nil {
 			return -1, false, err
 		}
 		if !dn.live() || dn.gen != dst.gen {
-			return -1, false, fmt.Errorf("%w: directory %d entry %q names a dead inode", ErrIO, td.inum, dst.name)
+			return -1, false, corrupt(td.inum, 0, "entry %q names dead inode %d generation %d", dst.name, dst.inum, dst.gen)
 		}
 		switch {
 		case s.typ == TypeDir && dn.typ != TypeDir:
@@ -1063,7 +1068,10 @@ func (f *FS) checkNotAncestor(t *tx, moving, dir Inum) error {
 			return nil
 		}
 		if i > f.sb.ninodes {
-			return fmt.Errorf("%w: directory parent loop at %d", ErrIO, cur)
+			return corrupt(cur, 0, "directory parent loop")
+		}
+		if cur == 0 || uint64(cur) >= f.sb.ninodes {
+			return corrupt(0, 0, "a directory's parent field names inode %d, outside the inode table", cur)
 		}
 		var ip *inode
 		if c, ok := t.inodes[cur]; ok {
@@ -1076,7 +1084,7 @@ func (f *FS) checkNotAncestor(t *tx, moving, dir Inum) error {
 			ip = decodeInode(cur, buf.Data)
 		}
 		if ip.typ != TypeDir {
-			return fmt.Errorf("%w: parent %d of a directory is not a directory", ErrIO, cur)
+			return corrupt(cur, 0, "parent of a directory is not a directory (type %d)", ip.typ)
 		}
 		cur = ip.parent()
 	}
@@ -1170,7 +1178,7 @@ func (f *FS) ReadDir(dir Handle, cookie uint64, verf uint64, maxEntries int, plu
 		add(".", d.inum, d.gen, 1)
 	}
 	if cookie <= 1 {
-		p, err := t.inode(d.parent())
+		p, err := t.named(d.parent(), d.inum, "parent field")
 		if err != nil {
 			return nil, false, cv, d.attr(), err
 		}
@@ -1180,14 +1188,22 @@ func (f *FS) ReadDir(dir Handle, cookie uint64, verf uint64, maxEntries int, plu
 		return entries[:maxEntries], false, cv, d.attr(), nil
 	}
 	more := false
+	var bad error
 	err = t.walkDir(d, max(cookie, 2), func(e rawDent) bool {
 		if len(entries) == maxEntries {
 			more = true
 			return false
 		}
+		if e.inum == 0 || uint64(e.inum) >= f.sb.ninodes {
+			bad = corrupt(d.inum, 0, "entry %q names inode %d, outside the inode table of %d", e.name, e.inum, f.sb.ninodes)
+			return false
+		}
 		add(string(e.name), e.inum, e.gen, e.key)
 		return true
 	})
+	if err == nil {
+		err = bad
+	}
 	if err != nil {
 		return nil, false, cv, d.attr(), err
 	}

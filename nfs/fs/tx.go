@@ -58,8 +58,21 @@ func (t *tx) inode(inum Inum) (*inode, error) {
 		return nil, ioErr(fmt.Sprintf("read inode %d", inum), err)
 	}
 	ip := decodeInode(inum, buf.Data)
+	if err := t.f.sb.checkInode(ip); err != nil {
+		return nil, err
+	}
 	t.inodes[inum] = ip
 	return ip, nil
+}
+
+// named returns the inode that an on-disk reference names: a directory
+// entry or parent field of inode from, or an orphan slot. A number outside
+// the inode table is damage there (ErrCorrupt), not a stale handle.
+func (t *tx) named(inum Inum, from Inum, what string) (*inode, error) {
+	if inum == 0 || uint64(inum) >= t.f.sb.ninodes {
+		return nil, corrupt(from, 0, "%s names inode %d, outside the inode table of %d", what, inum, t.f.sb.ninodes)
+	}
+	return t.inode(inum)
 }
 
 // live returns the inode h names, or ErrStale if it was freed, unlinked or
@@ -95,10 +108,11 @@ func (t *tx) writeInode(ip *inode) {
 	t.markDirty(t.f.sb.inodeAddr(ip.inum).Blkno)
 }
 
-// readBlock returns data block bn as a whole-block object of this operation.
-func (t *tx) readBlock(bn uint64) (*journal.Buf, error) {
+// readBlock returns data block bn, which a pointer of inode owner names, as
+// a whole-block object of this operation.
+func (t *tx) readBlock(owner Inum, bn uint64) (*journal.Buf, error) {
 	if !t.f.sb.isDataBlock(bn) {
-		return nil, fmt.Errorf("%w: block pointer %d outside the data area", ErrIO, bn)
+		return nil, corrupt(owner, bn, "block pointer %d outside the data area", bn)
 	}
 	if buf, ok := t.blocks[bn]; ok {
 		return buf, nil
@@ -160,12 +174,18 @@ func (t *tx) allocBlock() (uint64, error) {
 	return bn, t.setBit(t.f.sb.blockBitAddr(bn), 1)
 }
 
-// freeBlock frees data block bn at commit.
-func (t *tx) freeBlock(bn uint64) error {
+// freeBlock frees data block bn, which a pointer of inode owner names, at
+// commit. A block outside the data area, free in the bitmap, or being freed
+// already (by this operation or another) is damage: ErrCorrupt.
+func (t *tx) freeBlock(owner Inum, bn uint64) error {
 	if !t.f.sb.isDataBlock(bn) {
-		return fmt.Errorf("%w: freeing block %d outside the data area", ErrIO, bn)
+		return corrupt(owner, bn, "freeing block pointer %d outside the data area", bn)
 	}
-	t.freeB = append(t.freeB, bn-t.f.sb.dataStart)
+	i := bn - t.f.sb.dataStart
+	if !t.f.balloc.claim(i) {
+		return corrupt(owner, bn, "freeing block %d, which the block bitmap says is free or another pointer also names", bn)
+	}
+	t.freeB = append(t.freeB, i)
 	return t.setBit(t.f.sb.blockBitAddr(bn), 0)
 }
 
@@ -184,6 +204,9 @@ func (t *tx) allocInode(typ FileType, now Time) (*inode, error) {
 	if err != nil {
 		return nil, err
 	}
+	if old.typ != 0 {
+		return nil, corrupt(old.inum, 0, "inode free in the inode bitmap but in use (type %d, nlink %d)", old.typ, old.nlink)
+	}
 	ip := &inode{inum: Inum(i), typ: typ, nlink: 1, gen: old.gen + 1, atime: now, mtime: now, ctime: now}
 	if ip.gen == 0 {
 		ip.gen = 1
@@ -196,6 +219,9 @@ func (t *tx) allocInode(typ FileType, now Time) (*inode, error) {
 // freeInode frees an inode whose blocks are already freed. The generation
 // is kept so that the next user of the number gets a new one.
 func (t *tx) freeInode(ip *inode) error {
+	if !t.f.ialloc.claim(uint64(ip.inum)) {
+		return corrupt(ip.inum, 0, "freeing an inode the inode bitmap says is free")
+	}
 	*ip = inode{inum: ip.inum, gen: ip.gen}
 	t.writeInode(ip)
 	t.freeI = append(t.freeI, uint64(ip.inum))
@@ -240,6 +266,12 @@ func (t *tx) abort() {
 		}
 	}
 	t.blocks = nil
+	for _, i := range t.freeB {
+		t.f.balloc.unclaim(i)
+	}
+	for _, i := range t.freeI {
+		t.f.ialloc.unclaim(i)
+	}
 	for _, i := range t.allocB {
 		t.f.balloc.release(i)
 	}
