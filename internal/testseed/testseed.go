@@ -16,7 +16,8 @@
 //	seed N failed; replay: STRATA_SEED=N go test ./pkg -run '^TestX$/^sub$'
 //
 // whichever way the test failed (its own t.Fatalf, a helper's t.Fatal, a
-// t.Errorf from a goroutine).
+// t.Errorf from a goroutine), with the other STRATA_ variables set (such
+// as a run's length) after STRATA_SEED.
 package testseed
 
 import (
@@ -199,9 +200,22 @@ func Failed(t testing.TB, s uint64) string {
 //
 // with pkg the package directory relative to the module root (the test
 // runs in its package's directory) and one anchored pattern per level of
-// t.Name(), so that it selects t alone.
+// t.Name(), so that it selects t alone. The other STRATA_ variables set
+// (a run's length, say) follow STRATA_SEED, so that the replay runs in
+// the same configuration.
 func Command(t testing.TB, s uint64) string {
-	return fmt.Sprintf("%s=%d go test %s -run %s", SeedVar, s, Package(), shellQuote(RunPattern(t.Name())))
+	words := []string{fmt.Sprintf("%s=%d", SeedVar, s)}
+	var conf []string
+	for _, kv := range os.Environ() {
+		k, v, _ := strings.Cut(kv, "=")
+		if strings.HasPrefix(k, "STRATA_") && k != SeedVar && k != SeedsVar && v != "" {
+			conf = append(conf, k+"="+shellWord(v))
+		}
+	}
+	slices.Sort(conf)
+	words = append(words, conf...)
+	words = append(words, "go", "test", Package(), "-run", shellQuote(RunPattern(t.Name())))
+	return strings.Join(words, " ")
 }
 
 // RunPattern returns the -run pattern that selects the test or subtest
@@ -248,6 +262,17 @@ func moduleRoot(dir string) (string, error) {
 		}
 		dir = up
 	}
+}
+
+var plainWord = regexp.MustCompile(`^[A-Za-z0-9_./:,+=@%-]+$`)
+
+// shellWord returns s as one word of a POSIX shell command, quoted only if
+// it must be.
+func shellWord(s string) string {
+	if plainWord.MatchString(s) {
+		return s
+	}
+	return shellQuote(s)
 }
 
 // shellQuote quotes s for a POSIX shell.

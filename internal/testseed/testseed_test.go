@@ -77,8 +77,21 @@ func TestStream(t *testing.T) {
 }
 
 func TestCommand(t *testing.T) {
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); strings.HasPrefix(k, "STRATA_") {
+			t.Setenv(k, "")
+		}
+	}
 	t.Run("sub case", func(t *testing.T) {
 		want := `STRATA_SEED=42 go test ./internal/testseed -run '^TestCommand$/^sub_case$'`
+		if got := Command(t, 42); got != want {
+			t.Errorf("Command = %s\nwant      %s", got, want)
+		}
+		// The configuration goes with the seed; the seed count does not.
+		t.Setenv("STRATA_Z_STEPS", "5000")
+		t.Setenv("STRATA_A_DIR", "/tmp/a b")
+		t.Setenv(SeedsVar, "100")
+		want = `STRATA_SEED=42 STRATA_A_DIR='/tmp/a b' STRATA_Z_STEPS=5000 go test ./internal/testseed -run '^TestCommand$/^sub_case$'`
 		if got := Command(t, 42); got != want {
 			t.Errorf("Command = %s\nwant      %s", got, want)
 		}
@@ -221,7 +234,7 @@ func TestChildStream(t *testing.T) {
 	}
 }
 
-var replayLine = regexp.MustCompile(`seed (\d+) failed; replay: STRATA_SEED=(\d+) go test (\S+) -run '(.*)'`)
+var replayLine = regexp.MustCompile(`seed (\d+) failed; replay: STRATA_SEED=(\d+)((?: STRATA_\w+=\S+)*) go test (\S+) -run '(.*)'`)
 
 // TestReplayReproduces fails a campaign on one seed, takes the replay
 // command from the failure's output and runs it (the test binary, with
@@ -246,14 +259,16 @@ func TestReplayReproduces(t *testing.T) {
 		if len(m) != 1 {
 			t.Fatalf("%s: %d replay lines in:\n%s", how, len(m), out)
 		}
-		seed, pkg, pattern := m[0][2], m[0][3], m[0][4]
+		seed, conf, pkg, pattern := m[0][2], strings.Fields(m[0][3]), m[0][4], m[0][5]
 		if seed != m[0][1] || pkg != "./internal/testseed" || (how != "stream" && seed != "4") {
 			t.Fatalf("%s: bad replay line %s", how, m[0][0])
 		}
 		if how == "stream" && !strings.Contains(out, "seed "+seed+" is 3 mod 5") {
 			t.Fatalf("stream: the replay line names seed %s, not the failing iteration's:\n%s", seed, out)
 		}
-		out, err = run(append(env, SeedVar+"="+seed), pattern)
+		// The replay line carries the configuration (here which seed
+		// fails and how): run with its variables only.
+		out, err = run(append(conf, SeedVar+"="+seed), pattern)
 		if err == nil {
 			t.Fatalf("%s: the replay passed:\n%s", how, out)
 		}
