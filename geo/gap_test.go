@@ -6,42 +6,47 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"strata/internal/testseed"
 )
 
 // TestReducedCampaign runs two access sets of each type with a fixed seed
-// and checks what must hold whatever the data.
+// (testseed: STRATA_SEED runs another, STRATA_SEEDS more) and checks what
+// must hold whatever the data.
 func TestReducedCampaign(t *testing.T) {
-	o := CampaignOptions{Sets: 2, Seed: 42, F: 1, Gap: GapOptions{Grid: 4}}
-	calls := 0
-	o.Progress = func(done, total int) {
-		calls++
-		if done > total || total != 8 {
-			t.Errorf("progress %d/%d", done, total)
+	for seed := range testseed.Each(t, 42) {
+		o := CampaignOptions{Sets: 2, Seed: seed, F: 1, Gap: GapOptions{Grid: 4}}
+		calls := 0
+		o.Progress = func(done, total int) {
+			calls++
+			if done > total || total != 8 {
+				t.Errorf("progress %d/%d", done, total)
+			}
 		}
-	}
-	res, err := Campaign(context.Background(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if calls != 8 {
-		t.Errorf("progress called %d times, want 8", calls)
-	}
-	for _, typ := range AccessTypes {
-		for _, r := range res.Sets[typ] {
-			for k, g := range r.Gap {
-				if g < -1e-9 || g > 1+1e-9 {
-					t.Errorf("%s %v: gap %s = %v outside [0, 1]", typ, r.Access, k, g)
+		res, err := Campaign(context.Background(), o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if calls != 8 {
+			t.Errorf("progress called %d times, want 8", calls)
+		}
+		for _, typ := range AccessTypes {
+			for _, r := range res.Sets[typ] {
+				for k, g := range r.Gap {
+					if g < -1e-9 || g > 1+1e-9 {
+						t.Errorf("%s %v: gap %s = %v outside [0, 1]", typ, r.Access, k, g)
+					}
+				}
+				if u := r.Gap[EPRSP]; u > min(r.Gap["epaxos"], r.Gap["rspaxos"])+1e-9 {
+					t.Errorf("%s %v: the union's gap %v exceeds its parts' %v, %v", typ, r.Access, u, r.Gap["epaxos"], r.Gap["rspaxos"])
+				}
+				if r.ReadCap <= 0 || r.WriteCap < r.ReadCap/2 {
+					t.Errorf("%s %v: caps %v/%v", typ, r.Access, r.ReadCap, r.WriteCap)
 				}
 			}
-			if u := r.Gap[EPRSP]; u > min(r.Gap["epaxos"], r.Gap["rspaxos"])+1e-9 {
-				t.Errorf("%s %v: the union's gap %v exceeds its parts' %v, %v", typ, r.Access, u, r.Gap["epaxos"], r.Gap["rspaxos"])
+			if p, e := res.Median[typ]["pando"], res.Median[typ]["epaxos"]; p > e {
+				t.Errorf("%s: median gap of Pando %.3f above EPaxos's %.3f", typ, p, e)
 			}
-			if r.ReadCap <= 0 || r.WriteCap < r.ReadCap/2 {
-				t.Errorf("%s %v: caps %v/%v", typ, r.Access, r.ReadCap, r.WriteCap)
-			}
-		}
-		if p, e := res.Median[typ]["pando"], res.Median[typ]["epaxos"]; p > e {
-			t.Errorf("%s: median gap of Pando %.3f above EPaxos's %.3f", typ, p, e)
 		}
 	}
 	// Same seed, same access sets.

@@ -11,8 +11,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 
+	"strata/internal/testseed"
 	"strata/nfs/fs"
 	"strata/nfs/xdr"
 )
@@ -237,18 +237,14 @@ func (c *client) rename(fromDir []byte, fromName string, toDir []byte, toName st
 // files, symlinks and whole directories), READDIR, LOOKUP, LINK, SYMLINK,
 // READLINK, SETATTR (size, mode, ctime guard) and GETATTR, including
 // their error cases and calls with the handles of removed objects.
-// STRATA_NFS_SEED replays one run, STRATA_NFS_STEPS sets the length.
+// It runs a fresh seed and seeds 1 and 2 (testseed: STRATA_SEED replays
+// one, STRATA_SEEDS runs more); STRATA_NFS_STEPS sets the length.
 func TestNFSModel(t *testing.T) {
-	seeds := []uint64{uint64(time.Now().UnixNano()), 1, 2}
-	if s := os.Getenv("STRATA_NFS_SEED"); s != "" {
-		v, _ := strconv.ParseUint(s, 10, 64)
-		seeds = []uint64{v}
-	}
 	steps := 400
 	if v, err := strconv.Atoi(os.Getenv("STRATA_NFS_STEPS")); err == nil && v > 0 {
 		steps = v
 	}
-	for _, seed := range seeds {
+	for seed := range testseed.Each(t, append(testseed.Fresh(1), 1, 2)...) {
 		t.Run(fmt.Sprint(seed), func(t *testing.T) { nfsModelRun(t, seed, steps) })
 	}
 }
@@ -269,7 +265,7 @@ func nfsModelRun(t *testing.T, seed uint64, steps int) {
 	regular := func(_ string, n *modelNode) bool { return n.typ == typReg }
 	fail := func(step int, format string, args ...any) {
 		t.Helper()
-		t.Fatalf("seed %d (replay: STRATA_NFS_SEED=%d go test ./nfs -run TestNFSModel) step %d: %s", seed, seed, step, fmt.Sprintf(format, args...))
+		t.Fatalf("seed %d step %d: %s", seed, step, fmt.Sprintf(format, args...))
 	}
 	randData := func(n int) []byte {
 		b := make([]byte, n)
