@@ -31,7 +31,6 @@ func expectedErr(err error) bool {
 // file whose content it verifies. A watchdog fails the test on deadlock.
 func TestConcurrent(t *testing.T) {
 	seed := testSeed(t)
-	t.Logf("seed %d", seed)
 	workers, ops := 8, 1000
 	if raceEnabled {
 		ops = 400

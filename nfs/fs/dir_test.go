@@ -41,7 +41,6 @@ func listAll(t testing.TB, f *FS, dir Handle, page int) []DirEntry {
 // and end as a single block.
 func TestDirTree(t *testing.T) {
 	seed := testSeed(t)
-	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 1))
 	f := newMemFS(t, 20000, 1024, 4096, Options{UnstableMetadata: true})
 	f.hashMask = 0x3f << 20 // 64 distinct hashes
@@ -175,7 +174,7 @@ func TestDirShrinkMerges(t *testing.T) {
 	blocks, limit := a.Used/blockSize, uint64(5*(bytes/blockSize+1)+3)
 	t.Logf("seed %d: %d blocks full; %d entries (%d bytes) in %d blocks (limit %d)", seed, full.Used/blockSize, len(model), bytes, blocks, limit)
 	if blocks > limit {
-		t.Fatalf("seed %d (STRATA_FS_SEED): %d entries (%d bytes) take %d blocks, more than %d", seed, len(model), bytes, blocks, limit)
+		t.Fatalf("seed %d: %d entries (%d bytes) take %d blocks, more than %d", seed, len(model), bytes, blocks, limit)
 	}
 }
 

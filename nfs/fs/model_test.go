@@ -12,7 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
+
+	"strata/internal/testseed"
 )
 
 // The model: a tree of nodes in memory, the file system's specification for
@@ -167,7 +168,7 @@ func (r *runner) fatalf(format string, args ...any) {
 	if r.ioErr {
 		return // crash mode after an I/O error: results are meaningless
 	}
-	r.t.Fatalf("seed %d (replay with STRATA_FS_SEED=%d) step %d: %s", r.seed, r.seed, r.step, fmt.Sprintf(format, args...))
+	r.t.Fatalf("seed %d step %d: %s", r.seed, r.step, fmt.Sprintf(format, args...))
 }
 
 // errOK compares an operation's error with the model's; it returns true if
@@ -1044,16 +1045,10 @@ func fsDump(t testing.TB, f *FS) (string, error) {
 	return b.String(), err
 }
 
-// testSeed is STRATA_FS_SEED if set, else a fresh seed.
+// testSeed is the seed of a test that runs one (testseed.One): STRATA_SEED
+// if set, else a fresh seed; a failure logs the replay command.
 func testSeed(t testing.TB) uint64 {
-	if s := os.Getenv("STRATA_FS_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("STRATA_FS_SEED: %v", err)
-		}
-		return v
-	}
-	return uint64(time.Now().UnixNano())
+	return testseed.One(t)
 }
 
 func envInt(name string, def int) int {
@@ -1067,17 +1062,15 @@ func envInt(name string, def int) int {
 
 // TestModel runs random operation sequences against the model, comparing
 // results and errors after every step and checking the file system
-// regularly.
+// regularly: three fresh consecutive seeds (testseed: STRATA_SEED replays
+// one, STRATA_SEEDS runs more), whose residues choose the options, so
+// that the three cover them and a seed replays with its own.
 func TestModel(t *testing.T) {
-	seed := testSeed(t)
-	runs := envInt("STRATA_FS_RUNS", 3)
 	steps := envInt("STRATA_FS_STEPS", 700)
-	for run := 0; run < runs; run++ {
-		s := seed + uint64(run)
+	for s := range testseed.Each(t, testseed.Fresh(3)...) {
 		t.Run(fmt.Sprint(s), func(t *testing.T) {
-			t.Logf("seed %d (replay with STRATA_FS_SEED=%d STRATA_FS_RUNS=1)", s, s)
-			opt := Options{UnstableMetadata: run%2 == 1}
-			if run%3 == 2 {
+			opt := Options{UnstableMetadata: s%2 == 1}
+			if s%3 == 2 {
 				opt.OpBlocks = minBudget // force split writes and truncates
 			}
 			f := newMemFS(t, 40000, 1024, 2048, opt)
