@@ -47,29 +47,11 @@ test-long: setup
 	STRATA_SIM_SEEDS=2000 $(GO) test -race -timeout 60m ./stack/...
 	STRATA_SIM_SEEDS=3000 $(GO) test -race -timeout 60m -run TestLinearizableUnderFaults ./wor
 
-# Runs every fuzz target for FUZZTIME each (not in CI).
+# Runs every fuzz target for FUZZTIME each (not in CI). scripts/fuzz.sh
+# finds them: every func Fuzz... in a _test.go file.
 FUZZTIME ?= 30s
 fuzz: setup
-	$(GO) test ./journal/circular -run '^$$' -fuzz FuzzDecodeHeader -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
-	$(GO) test ./journal/circular -run '^$$' -fuzz FuzzDecodeRecord -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
-	$(GO) test ./journal/circular -run '^$$' -fuzz FuzzRecover -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
-	$(GO) test ./stack/layers -run '^$$' -fuzz FuzzDatagram -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
-	$(GO) test ./stack/layers -run '^$$' -fuzz FuzzGroupDatagram -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
-	$(GO) test ./stack/layers -run '^$$' -fuzz FuzzBypassDatagram -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
-	$(GO) test ./stack/layers -run '^$$' -fuzz FuzzBypassTrace -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
-	$(GO) test ./stack -run '^$$' -fuzz FuzzSplitBundle -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
-	$(GO) test ./stack -run '^$$' -fuzz FuzzVar -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
-	$(GO) test ./wor -run '^$$' -fuzz FuzzDecodeRequest -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
-	$(GO) test ./wor -run '^$$' -fuzz FuzzDecodeResponse -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
-	$(GO) test ./wor -run '^$$' -fuzz FuzzDecodeBatches -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
-	$(GO) test ./nfs/xdr -run '^$$' -fuzz FuzzReader -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
-	$(GO) test ./nfs/rpc -run '^$$' -fuzz FuzzCallHeader -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
-	$(GO) test ./nfs/rpc -run '^$$' -fuzz FuzzAuthSys -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
-	$(GO) test ./nfs/rpc -run '^$$' -fuzz FuzzRecordReader -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
-	$(GO) test ./nfs -run '^$$' -fuzz FuzzNFSArgs -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
-	$(GO) test ./mpcal/tla -run '^$$' -fuzz '^FuzzParse$$' -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
-	$(GO) test ./mpcal/tla -run '^$$' -fuzz FuzzRoundTripTrees -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
-	$(GO) test ./mpcal -run '^$$' -fuzz FuzzParseAlgorithm -fuzztime $(FUZZTIME) -fuzzminimizetime 1s
+	GO=$(GO) FUZZTIME=$(FUZZTIME) scripts/fuzz.sh
 
 bench-journal: build
 	$(BIN)/strata bench journal
