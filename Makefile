@@ -3,7 +3,13 @@ GO        ?= go
 BIN       := $(CURDIR)/bin
 STATICCHECK_VERSION := v0.8.2
 export GOFLAGS := -buildvcs=false
-# An older Go fetches the toolchain go.mod names through the module proxy.
+# When no go on PATH is at least go.mod's version, `make setup` fetches the
+# toolchain go.mod names into .toolchain/ (scripts/toolchain.sh); its bin
+# goes first on PATH for every recipe, so go, gofmt and the go commands that
+# tests and benchmarks run are all that one.
+TOOLCHAIN_BIN := $(shell scripts/toolchain.sh --bindir)
+export PATH := $(if $(TOOLCHAIN_BIN),$(TOOLCHAIN_BIN):)$(PATH)
+# A module asking for a newer Go still gets it through the module proxy.
 export GOTOOLCHAIN := auto
 
 .PHONY: all build setup lint test test-long fuzz pgo bench-journal bench-stack bench-mcast bench-wor bench-nfs bench-mpcal bench-geo up demo clean
@@ -23,7 +29,7 @@ setup:
 	@scripts/setup.sh
 
 lint: setup
-	@echo "== gofmt"; out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -name '*.go')); \
+	@echo "== gofmt"; out=$$(gofmt -l $$(git ls-files '*.go' 2>/dev/null || find . -path ./.toolchain -prune -o -name '*.go' -print)); \
 	  if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	@echo "== go vet"; $(GO) vet ./...
 	@echo "== staticcheck"; \
