@@ -26,10 +26,11 @@ type bitAlloc struct {
 	free    uint64
 	hint    int                 // every word below hint is full
 	freeing map[uint64]struct{} // claimed by operations not yet committed
+	bad     map[uint64]struct{} // free in the bitmap but found in use: never handed out again
 }
 
 func newBitAlloc(n uint64) *bitAlloc {
-	a := &bitAlloc{w: make([]uint64, divUp(n, 64)), n: n, free: n, freeing: map[uint64]struct{}{}}
+	a := &bitAlloc{w: make([]uint64, divUp(n, 64)), n: n, free: n, freeing: map[uint64]struct{}{}, bad: map[uint64]struct{}{}}
 	if r := n % 64; r != 0 { // indexes past n are permanently in use
 		a.w[len(a.w)-1] = ^uint64(0) << r
 	}
@@ -66,8 +67,8 @@ func (a *bitAlloc) alloc() (uint64, bool) {
 }
 
 // claim reserves index i, in use, for freeing by one operation. It
-// returns false if i is out of range, free, or claimed by another
-// operation (or earlier by the same one).
+// returns false if i is out of range, free (or quarantined: free in the
+// bitmap), or claimed by another operation (or earlier by the same one).
 func (a *bitAlloc) claim(i uint64) bool {
 	a.mu.Lock()
 	defer a.mu.Unlock()
@@ -77,8 +78,35 @@ func (a *bitAlloc) claim(i uint64) bool {
 	if _, ok := a.freeing[i]; ok {
 		return false
 	}
+	if _, ok := a.bad[i]; ok { // free in the bitmap
+		return false
+	}
 	a.freeing[i] = struct{}{}
 	return true
+}
+
+// quarantine keeps i, which alloc just returned, in use for good: the
+// on-disk bitmap says it is free but it is not (damage), and handing it
+// out again would only meet the damage again.
+func (a *bitAlloc) quarantine(i uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.bad[i] = struct{}{}
+}
+
+// isBad reports whether i is quarantined.
+func (a *bitAlloc) isBad(i uint64) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	_, ok := a.bad[i]
+	return ok
+}
+
+// numBad is the number of quarantined indexes.
+func (a *bitAlloc) numBad() uint64 {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return uint64(len(a.bad))
 }
 
 // unclaim gives up a claim (the freeing operation aborted).

@@ -3,6 +3,8 @@ package fs
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 
 	"strata/journal"
@@ -47,6 +49,7 @@ type checker struct {
 	subdirs map[Inum]uint32 // subdirectories of each directory
 	parent  map[Inum]Inum   // directory containing each directory's entry
 	edges   map[Inum][]Inum // directory -> children, for reachability
+	order   []Inum          // allocated inodes in ascending order
 }
 
 func (c *checker) read(bn uint64) ([]byte, error) {
@@ -101,13 +104,15 @@ func (f *FS) Check() (Report, error) {
 	if err != nil {
 		return r, err
 	}
-	// The allocators' view must match the bitmaps (the check runs alone).
+	// The allocators' view must match the bitmaps (the check runs alone),
+	// but for inodes an operation found in use while free in the bitmap,
+	// which the allocator keeps (the inode table check reports them).
 	var ifree, bfree uint64
 	for i := uint64(0); i < f.sb.ninodes; i++ {
 		if !ibm[i] {
 			ifree++
 		}
-		if ibm[i] != f.ialloc.isUsed(i) {
+		if ibm[i] != f.ialloc.isUsed(i) && (ibm[i] || !f.ialloc.isBad(i)) {
 			r.add("inode %d: bitmap says used=%v, allocator says %v", i, ibm[i], !ibm[i])
 		}
 	}
@@ -119,8 +124,8 @@ func (f *FS) Check() (Report, error) {
 			r.add("block %d: bitmap says used=%v, allocator says %v", f.sb.dataStart+i, bbm[i], !bbm[i])
 		}
 	}
-	if ifree != f.ialloc.numFree() || bfree != f.balloc.numFree() {
-		r.add("free counts: bitmaps %d inodes %d blocks, allocators %d and %d", ifree, bfree, f.ialloc.numFree(), f.balloc.numFree())
+	if ifree != f.ialloc.numFree()+f.ialloc.numBad() || bfree != f.balloc.numFree() {
+		r.add("free counts: bitmaps %d inodes %d blocks, allocators %d and %d", ifree, bfree, f.ialloc.numFree()+f.ialloc.numBad(), f.balloc.numFree())
 	}
 	if !ibm[0] {
 		r.add("inode 0 (reserved) is not marked used")
@@ -151,6 +156,7 @@ func (f *FS) Check() (Report, error) {
 		}
 	}
 	r.Inodes = uint64(len(c.inodes))
+	c.order = slices.Sorted(maps.Keys(c.inodes)) // the report is the same on every run
 	root := c.inodes[rootInum]
 	if root == nil || root.typ != TypeDir {
 		r.add("root inode missing or not a directory")
@@ -159,7 +165,8 @@ func (f *FS) Check() (Report, error) {
 	if root.gen != f.rootGen {
 		r.add("root generation %d, handed out %d", root.gen, f.rootGen)
 	}
-	for inum, ip := range c.inodes {
+	for _, inum := range c.order {
+		ip := c.inodes[inum]
 		if err := c.checkInode(inum, ip); err != nil {
 			return r, err
 		}
@@ -387,7 +394,8 @@ func (c *checker) entry(d *inode, e dent) {
 
 func (c *checker) checkLinks(root *inode) {
 	r := c.r
-	for inum, ip := range c.inodes {
+	for _, inum := range c.order {
+		ip := c.inodes[inum]
 		refs := c.refs[inum]
 		if ip.typ == TypeDir {
 			if want := 2 + c.subdirs[inum]; ip.nlink != want {
@@ -424,7 +432,8 @@ func (c *checker) checkLinks(root *inode) {
 			}
 		}
 	}
-	for inum, ip := range c.inodes {
+	for _, inum := range c.order {
+		ip := c.inodes[inum]
 		if !seen[inum] && ip.nlink > 0 {
 			r.add("inode %d (type %d, nlink %d) unreachable from the root", inum, ip.typ, ip.nlink)
 		}
@@ -453,7 +462,8 @@ func (c *checker) checkOrphans() error {
 		}
 		listed[v] = true
 	}
-	for inum, ip := range c.inodes {
+	for _, inum := range c.order {
+		ip := c.inodes[inum]
 		if ip.nlink == 0 && !listed[inum] {
 			c.r.add("inode %d: nlink 0 but not in the orphan table (leaked)", inum)
 		}

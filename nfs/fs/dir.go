@@ -281,13 +281,16 @@ func (w *walker) node(bn uint64, depth int) (bool, error) {
 	b := buf.Data
 	switch nodeKind(b) {
 	case kindLeaf:
+		// The whole leaf is checked first: a lookup that stops early must
+		// not miss damage further on (the entry it looks for could be
+		// there).
+		if _, _, _, err := leafFind(b, ^uint64(0)); err != nil {
+			return false, corrupt(dir, bn, "directory leaf: %v", err)
+		}
 		le := binary.LittleEndian
 		n := nodeCount(b)
 		off := nodeHdr
 		for i := 0; i < n; i++ {
-			if off+entHdr > blockSize || off+entHdr+int(b[off+20]) > blockSize {
-				return false, corrupt(dir, bn, "directory leaf: %v", errLeafOverrun)
-			}
 			l := int(b[off+20])
 			if k := le.Uint64(b[off:]); k > w.after {
 				e := rawDent{key: k, inum: Inum(le.Uint64(b[off+8:])), gen: le.Uint32(b[off+16:]), name: b[off+entHdr : off+entHdr+l]}

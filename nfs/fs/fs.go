@@ -90,6 +90,21 @@
 // freeing operation has committed. Inode numbers and blocks are handed out
 // lowest first.
 //
+// # Damage
+//
+// Nothing read from the image is trusted to be well formed. An operation
+// that finds damage (a block pointer outside the data area, a block or
+// inode to free that the bitmap says is free or that is being freed
+// already, an entry naming an inode outside the table or a dead one, a
+// directory node that does not parse or a tree deeper than 16 levels or
+// with more nodes than its inode counts, an inode of bad type or size)
+// fails with a *CorruptError (ErrCorrupt, which wraps ErrIO) naming the
+// inode and block, and changes nothing: its journal operation is aborted
+// and the allocators get back what it took. Damage no operation reads is
+// not noticed; Check finds it. Open refuses a bad superblock or root inode.
+// What no check can see is a block that two files share while the bitmap
+// marks it used: writes to one show in the other until Check reports it.
+//
 // # Assumptions
 //
 // The journal is used by this file system alone, its data region holds the
@@ -283,6 +298,10 @@ type Options struct {
 	// operation writes (default 256); it shrinks by itself if the log
 	// turns out to be smaller.
 	OpBlocks int
+	// KeepOrphans makes Open leave the inodes of the orphan table alone
+	// instead of finishing their freeing, so that Check sees the image as
+	// it is (strata nfs fsck). A file system opened so is for checking.
+	KeepOrphans bool
 }
 
 const (
@@ -477,8 +496,9 @@ func newFS(j *journal.Journal, sb superblock, opt Options) *FS {
 func Open(j *journal.Journal) (*FS, error) { return OpenOptions(j, Options{}) }
 
 // OpenOptions checks the superblock, rebuilds the allocators from the
-// bitmaps (read through the journal) and finishes freeing any inode left in
-// the orphan table.
+// bitmaps (read through the journal) and, unless opt.KeepOrphans, finishes
+// freeing any inode left in the orphan table. A damaged superblock, root
+// inode or orphan is ErrCorrupt.
 func OpenOptions(j *journal.Journal, opt Options) (*FS, error) {
 	buf, err := j.Begin().ReadBuf(journal.Addr{Blkno: 0}, journal.BlockBits)
 	if err != nil {
@@ -523,6 +543,9 @@ func OpenOptions(j *journal.Journal, opt Options) (*FS, error) {
 		return nil, corrupt(rootInum, 0, "root inode is not a directory (type %d)", root.typ)
 	}
 	f.rootGen = root.gen
+	if opt.KeepOrphans {
+		return f, nil
+	}
 	for _, o := range orphans {
 		if err := f.reclaim(o.inum, o.slot); err != nil {
 			return nil, fmt.Errorf("fs: open: freeing orphan inode %d: %w", o.inum, err)

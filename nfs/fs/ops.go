@@ -749,6 +749,9 @@ func (f *FS) unlink(dir Handle, name string, now Time, rmdir bool) (WCC, Attr, e
 // directory). It returns the orphan slot if the child's blocks are left for
 // reclaim, else -1.
 func (f *FS) unlinkOp(t *tx, d *inode, e dent, rmdir bool, now Time) (int, error) {
+	if e.inum == d.inum || e.inum == rootInum {
+		return -1, corrupt(d.inum, 0, "entry %q names the directory itself or the root", e.name)
+	}
 	c, err := t.named(e.inum, d.inum, fmt.Sprintf("entry %q", e.name))
 	if err != nil {
 		return -1, err
@@ -979,6 +982,12 @@ func (f *FS) renameLookup(t *tx, fromDir Handle, fromName string, toDir Handle, 
 
 // renameOp makes the rename in t; all the inodes involved are locked.
 func (f *FS) renameOp(t *tx, fd, td *inode, src, dst dent, dstFound bool, toName string, now Time) (slot int, noop bool, err error) {
+	if src.inum == fd.inum || src.inum == rootInum {
+		return -1, false, corrupt(fd.inum, 0, "entry %q names the directory itself or the root", src.name)
+	}
+	if dstFound && (dst.inum == td.inum || dst.inum == rootInum) {
+		return -1, false, corrupt(td.inum, 0, "entry %q names the directory itself or the root", dst.name)
+	}
 	s, err := t.named(src.inum, fd.inum, fmt.Sprintf("entry %q", src.name))
 	if err != nil {
 		return -1, false, err

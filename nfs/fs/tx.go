@@ -205,7 +205,12 @@ func (t *tx) allocInode(typ FileType, now Time) (*inode, error) {
 		return nil, err
 	}
 	if old.typ != 0 {
-		return nil, corrupt(old.inum, 0, "inode free in the inode bitmap but in use (type %d, nlink %d)", old.typ, old.nlink)
+		// Damage in the inode bitmap: fail, and keep the number out of
+		// the allocator (not given back at abort) so that the next
+		// operation gets another one.
+		t.allocI = t.allocI[:len(t.allocI)-1]
+		t.f.ialloc.quarantine(i)
+		return nil, corrupt(old.inum, 0, "inode free in the inode bitmap but in use (type %d, nlink %d); no longer handed out", old.typ, old.nlink)
 	}
 	ip := &inode{inum: Inum(i), typ: typ, nlink: 1, gen: old.gen + 1, atime: now, mtime: now, ctime: now}
 	if ip.gen == 0 {
