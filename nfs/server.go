@@ -135,9 +135,20 @@ func (s *Server) nfs(_ context.Context, c *rpc.Call, w *xdr.Writer) rpc.AcceptSt
 	}
 	if st != nfsOK {
 		s.errs.Add(1)
-		s.log.Debug("nfs: error reply", "proc", ProcNames[c.Proc], "status", st, "err", err)
+		if ce, ok := errors.AsType[*fs.CorruptError](err); ok {
+			s.logDamage(ProcNames[c.Proc], ce)
+		} else {
+			s.log.Debug("nfs: error reply", "proc", ProcNames[c.Proc], "status", st, "err", err)
+		}
 	}
 	return rpc.Success
+}
+
+// logDamage reports damage an operation found in the image (the call
+// fails with NFS3ERR_IO, or MNT3ERR_IO): the operator must hear of it.
+func (s *Server) logDamage(proc string, ce *fs.CorruptError) {
+	s.log.Error("nfs: damaged file system (stop the server and run strata nfs fsck on the image)",
+		"proc", proc, "inode", ce.Inode, "block", ce.Block, "damage", ce.Detail)
 }
 
 // args finishes decoding: undecodable or trailing-garbage arguments are
@@ -873,6 +884,9 @@ func (s *Server) mountPoint(path string) (fs.Handle, uint32) {
 		case errors.Is(err, fs.ErrNotDir):
 			return fs.Handle{}, 20 // MNT3ERR_NOTDIR
 		case err != nil:
+			if ce, ok := errors.AsType[*fs.CorruptError](err); ok {
+				s.logDamage("mnt", ce)
+			}
 			return fs.Handle{}, 5 // MNT3ERR_IO
 		case a.Type != fs.TypeDir:
 			return fs.Handle{}, 20

@@ -30,6 +30,8 @@ func TestStatusMapping(t *testing.T) {
 		{fs.ErrBadCookie, errBadCookie},
 		{fs.ErrNotSync, errNotSync},
 		{fs.ErrIO, errIO},
+		{fs.ErrCorrupt, errIO},
+		{&fs.CorruptError{Inode: 5, Block: 99, Detail: "block pointer 99 outside the data area"}, errIO},
 		{errors.New("something else"), errServerFault},
 	} {
 		err := c.err
