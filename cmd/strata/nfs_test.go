@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"encoding/binary"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"net"
@@ -16,7 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"strata/journal"
+	"strata/journal/disk"
 	"strata/nfs"
+	"strata/nfs/fs"
 )
 
 // startNFS runs `strata nfs serve` as a child process on free ports and
@@ -235,4 +240,125 @@ func adjacentFreePorts(t *testing.T, n int) int {
 	}
 	t.Fatal("no two adjacent free ports")
 	return 0
+}
+
+// damagedImage makes a small file system image at path with a file in
+// it, then lets damage change the journal's data region (where the file
+// system lives: the superblock is block 0).
+func damagedImage(t *testing.T, path string, damage func(op *journal.Op, f *fs.FS)) {
+	t.Helper()
+	d, err := disk.CreateFile(path, 4096, 2+journal.DefaultLogBlocks)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := journal.Format(d, 0); err != nil {
+		t.Fatal(err)
+	}
+	j, err := journal.Open(d, journal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := fs.Mkfs(j, 256); err != nil {
+		t.Fatal(err)
+	}
+	f, err := fs.Open(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, _, _, _, err := f.Create(f.Root(), "file", fs.Guarded, fs.SetAttr{}, 0, 0, 0, fs.Time{Sec: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := f.Write(h, 0, bytes.Repeat([]byte("x"), 10000), true, fs.Time{Sec: 2}); err != nil {
+		t.Fatal(err)
+	}
+	op := j.Begin()
+	damage(op, f)
+	if _, err := op.Commit(true); err != nil {
+		t.Fatal(err)
+	}
+	if err := j.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// runCLI runs the strata binary (this test, as the CLI) with a deadline and
+// returns its combined output and exit code.
+func runCLI(t *testing.T, args ...string) (string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p := exec.CommandContext(ctx, os.Args[0], args...)
+	p.Env = append(os.Environ(), "STRATA_TEST_AS_CLI=1")
+	out, err := p.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("strata %s: still running after 30 s:\n%s", strings.Join(args, " "), out)
+	}
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return string(out), p.ProcessState.ExitCode()
+}
+
+// TestNfsServeRefusesDamagedImage: `strata nfs serve` on an image whose
+// superblock is damaged (or, with --check, whose bitmap is) exits non-zero
+// at once, with no panic, saying the image is damaged and pointing at
+// `strata nfs fsck IMG`; fsck lists the damage.
+func TestNfsServeRefusesDamagedImage(t *testing.T) {
+	overwrite := func(op *journal.Op, bn uint64, off int, v uint64) {
+		buf, err := op.ReadBuf(journal.Addr{Blkno: bn}, journal.BlockBits)
+		if err != nil {
+			t.Fatal(err)
+		}
+		binary.LittleEndian.PutUint64(buf.Data[off:], v)
+		buf.SetDirty()
+	}
+	for _, c := range []struct {
+		name   string
+		damage func(op *journal.Op, f *fs.FS)
+		flags  []string
+		want   string // in the error and in fsck's report
+	}{
+		{name: "bad magic", damage: func(op *journal.Op, _ *fs.FS) { overwrite(op, 0, 0, 0x1234) },
+			want: "no file system (bad superblock magic 0x1234)"},
+		{name: "inode count not a multiple of 32", damage: func(op *journal.Op, _ *fs.FS) { overwrite(op, 0, 24, 1000) },
+			want: "inconsistent superblock"},
+		{name: "more blocks than the disk", damage: func(op *journal.Op, _ *fs.FS) { overwrite(op, 0, 16, 1<<30) },
+			want: "inconsistent superblock"},
+		{name: "block bitmap cleared, with --check", flags: []string{"--check"}, damage: func(op *journal.Op, _ *fs.FS) {
+			// The block bitmap is the block before the data area; the
+			// superblock's field bbmStart is at byte 48.
+			sb, err := op.ReadBuf(journal.Addr{Blkno: 0}, journal.BlockBits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			bbm := binary.LittleEndian.Uint64(sb.Data[48:])
+			buf, err := op.ReadBuf(journal.Addr{Blkno: bbm}, journal.BlockBits)
+			if err != nil {
+				t.Fatal(err)
+			}
+			buf.Data[0] = 0 // the root's tree block and the file's first blocks
+			buf.SetDirty()
+		}, want: "but free in the bitmap"},
+	} {
+		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+			img := filepath.Join(t.TempDir(), "nfs.img")
+			damagedImage(t, img, c.damage)
+			args := append([]string{"nfs", "serve", "--disk", img, "--listen", "127.0.0.1:0", "--mount-listen", "127.0.0.1:0", "--rpcbind=false"}, c.flags...)
+			out, code := runCLI(t, args...)
+			if code == 0 || strings.Contains(out, "panic") || strings.Contains(out, "serving /strata") {
+				t.Fatalf("serve on a damaged image: exit %d:\n%s", code, out)
+			}
+			for _, want := range []string{"file system on " + img + " is damaged, not serving it", c.want, "run `strata nfs fsck " + img + "`"} {
+				if !strings.Contains(out, want) {
+					t.Fatalf("serve's error lacks %q:\n%s", want, out)
+				}
+			}
+			out, code = runCLI(t, "nfs", "fsck", img)
+			if code == 0 || strings.Contains(out, "panic") || !strings.Contains(out, "file system has problems") || !strings.Contains(out, c.want) {
+				t.Fatalf("fsck on the damaged image: exit %d:\n%s", code, out)
+			}
+		})
+	}
 }
