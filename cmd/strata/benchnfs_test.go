@@ -1,57 +1,87 @@
 package main
 
 import (
-	"math/rand/v2"
-	"slices"
+	"encoding/json"
+	"path/filepath"
+	"strings"
 	"testing"
-
-	"strata/internal/nfsload"
 )
 
-// TestNFSRatios checks nfsRatios against medians computed here on random
-// rounds: one ratio per cell that both systems measured, none for a cell
-// the peer never finished, and the disk fraction for largefile writes.
-func TestNFSRatios(t *testing.T) {
-	rng := rand.New(rand.NewPCG(7, 11))
-	var rs []nfsload.Result
-	vals := map[string][]float64{}
-	add := func(server, workload string, clients int, round int) {
-		v := 100 + rng.Float64()*900
-		rs = append(rs, nfsload.Result{Server: server, Workload: workload, Clients: clients, Round: round, PerSec: v})
-		k := server + "/" + workload + "/" + string(rune('0'+clients))
-		vals[k] = append(vals[k], v)
-	}
-	for round := 1; round <= 3; round++ {
-		for _, sys := range []string{"strata", "strata-async", "ganesha"} {
-			for _, c := range []int{1, 4} {
-				if sys == "ganesha" && c == 4 {
-					continue // the peer never finished this cell
-				}
-				add(sys, "smallfile", c, round)
-			}
-			add(sys, "largefile-write", 1, round)
+// Bad flags of bench nfs are errors that name the flag and what it takes.
+func TestBenchNFSBadFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--peers", "zfs"}, `--peers: unknown peer "zfs" (want ganesha, gonfs`},
+		{[]string{"--clients", "0"}, "--clients"},
+		{[]string{"--rounds", "0"}, "--rounds 0"},
+		{[]string{"--large-mb", "0"}, "--large-mb 0"},
+		{[]string{"--duration", "0s"}, "--duration 0s"},
+		{[]string{"--cell-timeout", "-1s"}, "--cell-timeout -1s"},
+		{[]string{"--app-src", filepath.Join(t.TempDir(), "missing")}, "--app-src"},
+	} {
+		_, err := run(t, append([]string{"bench", "nfs"}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("bench nfs %s: %v, want an error saying %q", strings.Join(c.args, " "), err, c.want)
 		}
-		add("fio", "largefile-write", 1, round)
 	}
-	med := func(k string) float64 {
-		xs := slices.Clone(vals[k])
-		slices.Sort(xs)
-		return xs[len(xs)/2]
+}
+
+// bench nfs without peers runs Strata's server and the null server as
+// child processes of this binary (TestMain acts as the CLI for them) and
+// prints one JSON report with Strata's largefile as a fraction of the
+// null server's and no smallfile on the null server.
+func TestBenchNFSStrataAndNull(t *testing.T) {
+	if testing.Short() {
+		t.Skip("formats a 4 GiB journal file and runs two servers")
 	}
-	got := nfsRatios(rs, []string{"strata", "strata-async", "ganesha"})
-	want := map[string]float64{
-		"smallfile strata/ganesha clients=1":       round3(med("strata/smallfile/1") / med("ganesha/smallfile/1")),
-		"smallfile strata-async/ganesha clients=1": round3(med("strata-async/smallfile/1") / med("ganesha/smallfile/1")),
-		"largefile-write strata/ganesha":           round3(med("strata/largefile-write/1") / med("ganesha/largefile-write/1")),
-		"largefile-write strata-async/ganesha":     round3(med("strata-async/largefile-write/1") / med("ganesha/largefile-write/1")),
-		"largefile-write strata/fio-disk":          round3(med("strata/largefile-write/1") / med("fio/largefile-write/1")),
+	t.Setenv("STRATA_TEST_AS_CLI", "1")
+	out, err := run(t, "bench", "nfs", "--no-peers", "--async=false", "--fio=false", "--clients", "1", "--duration", "200ms",
+		"--rounds", "1", "--large-mb", "2", "--app-src", "none", "--plot", "", "--dir", t.TempDir(), "--json")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
 	}
-	if len(got) != len(want) {
-		t.Errorf("got %d ratios, want %d: %v", len(got), len(want), got)
+	// The progress lines share out with the JSON: the report is the
+	// last line.
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	var rep struct {
+		Bench   string                    `json:"bench"`
+		Config  map[string]map[string]any `json:"config"`
+		Ratios  map[string]float64        `json:"ratios"`
+		Results struct {
+			Runs []struct {
+				Server, Workload string
+			} `json:"runs"`
+			Targets []struct {
+				Ratio string `json:"ratio"`
+			} `json:"targets"`
+		} `json:"results"`
 	}
-	for k, w := range want {
-		if g, ok := got[k]; !ok || g != w {
-			t.Errorf("%s = %v (present %v), want %v", k, g, ok, w)
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if rep.Bench != "nfs" || rep.Config["strata"]["durability"] == nil || rep.Config["null"] == nil || rep.Config["run"] == nil {
+		t.Errorf("report %+v lacks the systems' settings", rep.Config)
+	}
+	for _, k := range []string{"largefile-write strata/null", "largefile-read strata/null"} {
+		if rep.Ratios[k] <= 0 {
+			t.Errorf("no ratio %s: %v", k, rep.Ratios)
 		}
+	}
+	ran := map[string]bool{}
+	for _, r := range rep.Results.Runs {
+		ran[r.Server+" "+r.Workload] = true
+	}
+	for _, want := range []string{"strata smallfile", "strata largefile-write", "null largefile-read"} {
+		if !ran[want] {
+			t.Errorf("no %s result: %v", want, ran)
+		}
+	}
+	if ran["null smallfile"] {
+		t.Error("the null server ran smallfile")
+	}
+	if len(rep.Results.Targets) == 0 {
+		t.Error("no targets in the report")
 	}
 }

@@ -2,7 +2,9 @@
 // paper's server) for strata's NFS benchmark, with WRITE data copied before
 // go-nfsd sees it. Flags: -disk FILE, -size MB, -unstable (as go-nfsd's own
 // command). It listens on a free TCP port for MOUNT and NFS, registers both
-// with the local rpcbind, and unregisters on SIGINT or SIGTERM.
+// with the local rpcbind, prints "go-nfsd: serving MOUNT and NFS on port N"
+// on stdout (the benchmark's ready line), and unregisters on SIGINT or
+// SIGTERM.
 //
 // Why the copy: go-rpcgen v0.1.4's server reads each request into a pooled
 // buffer and returns the buffer to the pool after replying, and its XDR
@@ -108,6 +110,7 @@ func main() {
 	srv := rfc1057.MakeServer()
 	srv.RegisterMany(nfstypes.MOUNT_PROGRAM_MOUNT_V3_regs(fs))
 	srv.RegisterMany(nfstypes.NFS_PROGRAM_NFS_V3_regs(copiedWrites{fs}))
+	fmt.Printf("go-nfsd: serving MOUNT and NFS on port %d\n", port)
 
 	sig := make(chan os.Signal, 1)
 	signal.Notify(sig, os.Interrupt, syscall.SIGTERM)

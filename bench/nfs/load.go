@@ -1,6 +1,7 @@
-// Package nfsload drives an NFSv3 server with the GoJournal paper's
-// workloads through Strata's RPC-level client (no kernel mount), the same
-// driver for every server:
+package nfsbench
+
+// The driver: the GoJournal paper's workloads through Strata's RPC-level
+// client (no kernel mount), the same driver for every server:
 //
 //   - smallfile: per client, repeatedly create a file, write 100 bytes,
 //     COMMIT, and remove it (the paper's create/write/close/unlink loop);
@@ -17,7 +18,6 @@
 // for a reply, or blocked writing to a server that stopped reading, return,
 // and it fails with an error naming context.Cause(ctx). A server that stops
 // answering therefore never hangs a workload past its context.
-package nfsload
 
 import (
 	"bytes"
@@ -275,16 +275,27 @@ func largefile(ctx context.Context, s Server, size int64, tag string) (write, re
 }
 
 // largeData fills b (a multiple of 8 bytes long) with Largefile's data for
-// file offset off: each 8-byte word is a bijective mix of its file offset
-// (times an odd constant, high half folded into the low half) XOR seed, so
-// no two words of a file are equal and a file from another run (another
-// seed) does not match either.
+// file offset off (a multiple of 8): the word at file offset pos is
+// largeWord(pos, seed).
 func largeData(b []byte, off int64, seed uint64) {
 	for i := 0; i+8 <= len(b); i += 8 {
-		v := uint64(off+int64(i)) * 0x9e3779b97f4a7c15
-		binary.LittleEndian.PutUint64(b[i:], v^v>>32^seed)
+		binary.LittleEndian.PutUint64(b[i:], largeWord(off+int64(i), seed))
 	}
 }
+
+// largeWord is Largefile's 8-byte word at file offset pos: a bijective mix
+// of pos (times an odd constant, high half folded into the low half) XOR
+// the run's seed, so no two words of a file are equal and a file from
+// another run (another seed) does not match either. The word at offset 0
+// is the seed itself; largeSeed inverts it at any offset.
+func largeWord(pos int64, seed uint64) uint64 {
+	v := uint64(pos) * 0x9e3779b97f4a7c15
+	return v ^ v>>32 ^ seed
+}
+
+// largeSeed returns the seed of a Largefile whose word at file offset pos
+// is w (what the null server learns from a WRITE).
+func largeSeed(pos int64, w uint64) uint64 { return w ^ largeWord(pos, 0) }
 
 // App copies the tree at src (a real source tree, e.g. a Go toolchain's
 // src/net) into the server with clients concurrent clients (files dealt

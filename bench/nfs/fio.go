@@ -1,5 +1,8 @@
 package nfsbench
 
+// fio measures the disk's own sequential write bandwidth, printed beside
+// the largefile figures as information (no ratio depends on it).
+
 import (
 	"context"
 	"encoding/json"
@@ -9,6 +12,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
+
+	"strata/bench/kit"
 )
 
 // FioSeqWrite measures the disk under dir with fio (Debian fio, installed
@@ -18,7 +24,7 @@ import (
 // write bandwidth in MB/s (10^6 bytes per second) with the fsync included.
 func FioSeqWrite(ctx context.Context, dir string, size int64, bs int, log io.Writer) (float64, error) {
 	if _, err := exec.LookPath("fio"); err != nil {
-		if err := aptInstall(ctx, log, "fio"); err != nil {
+		if err := kit.AptInstall(ctx, log, "fio"); err != nil {
 			return 0, fmt.Errorf("fio: %w", err)
 		}
 	}
@@ -53,4 +59,13 @@ func parseFio(out []byte) (float64, error) {
 		return 0, fmt.Errorf("fio: no write bandwidth in its output")
 	}
 	return rep.Jobs[0].Write.BwBytes / 1e6, nil
+}
+
+// FioVersion is what `fio --version` prints ("" if fio is not installed).
+func FioVersion(ctx context.Context) string {
+	out, err := exec.CommandContext(ctx, "fio", "--version").Output()
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
 }

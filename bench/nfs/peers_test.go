@@ -90,16 +90,28 @@ func checkPeer(t *testing.T, ctx context.Context, p *Peer) {
 	}
 }
 
+// checkLargefile runs the largefile workload (16 MiB) against p.
+func checkLargefile(t *testing.T, ctx context.Context, p *Peer) {
+	t.Helper()
+	w, r, err := Largefile(ctx, Server{Name: p.Name, NFSAddr: p.NFSAddr, MountAddr: p.MountAddr, Export: p.Export}, 16<<20, "peers")
+	if err != nil {
+		t.Fatalf("%s: largefile: %v\n%s", p.Name, err, p.LogTail(20))
+	}
+	t.Logf("%s: largefile write %.1f MB/s, read %.1f MB/s", p.Name, w.PerSec, r.PerSec)
+}
+
 // TestPeers installs and starts NFS-Ganesha and GoNFS one after the other,
-// checks that each answers MNT, and runs clnt-smallfile for 2 s with one
-// thread against each (the one registered with rpcbind at the time). It installs Debian packages and builds a Go
-// module, so it runs only when asked:
+// checks that each answers MNT, runs clnt-smallfile for 2 s with one
+// thread against each (the one registered with rpcbind at the time), and
+// the largefile workload (UNSTABLE writes, COMMIT, every byte read back
+// and compared: GoNFS runs with -unstable=true). It installs Debian
+// packages and builds a Go module, so it runs only when asked:
 //
-//	STRATA_NFS_PEERS=1 go test -v -run TestPeers ./internal/nfsbench/
+//	STRATA_NFS_PEERS=1 go test -v -run TestPeers ./bench/nfs/
 func TestPeers(t *testing.T) {
 	if os.Getenv("STRATA_NFS_PEERS") != "1" {
 		t.Skip("installs NFS-Ganesha and rpcbind with apt-get and builds go-nfsd; " +
-			"run with STRATA_NFS_PEERS=1 go test -v -run TestPeers ./internal/nfsbench/")
+			"run with STRATA_NFS_PEERS=1 go test -v -run TestPeers ./bench/nfs/")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Minute)
 	defer cancel()
@@ -150,6 +162,7 @@ func TestPeers(t *testing.T) {
 		if rate <= 0 {
 			t.Fatalf("rate %v files/s", rate)
 		}
+		checkLargefile(t, ctx, p)
 	})
 
 	t.Run("gonfs", func(t *testing.T) {
@@ -178,6 +191,7 @@ func TestPeers(t *testing.T) {
 		if rate <= 0 {
 			t.Fatalf("rate %v files/s", rate)
 		}
+		checkLargefile(t, ctx, p)
 		if p.Exited() {
 			t.Fatalf("go-nfsd exited during the run:\n%s", p.LogTail(20))
 		}
