@@ -5,13 +5,11 @@ import (
 	"os"
 	"os/signal"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
-	"strata/geo"
-	"strata/internal/geobench"
+	benchgeo "strata/bench/geo"
 )
 
 func benchGeoCmd() *cobra.Command {
@@ -38,6 +36,13 @@ HiGHS's time is its run() call alone (no Python start, no model building).
 Then, unless --quick or --no-campaign, the full Table 1 campaign (Strata
 only) with its wall time, our medians beside the paper's.
 
+Strata: geo.Solve in this process (one thread), timed around the call.
+HiGHS: highspy from bench/geo/requirements.txt (version printed under
+settings), default threads, --highs-time-limit per plan; its time is
+HiGHS's run() alone. Ratio keys "plan-time strata/highs CASE" (and "all"):
+the median over plans and rounds of HiGHS's time over Strata's (above 1:
+Strata is faster).
+
 The peer runs in a venv under strata-data/bench/geo-venv, created on first
 use (python3 -m venv, pip install -r bench/geo/requirements.txt).`,
 		Args: cobra.NoArgs,
@@ -53,104 +58,49 @@ use (python3 -m venv, pip install -r bench/geo/requirements.txt).`,
 			if rounds < 1 || instances < 1 {
 				return fmt.Errorf("--rounds and --instances must be at least 1")
 			}
-			var cs []geobench.Case
+			if timeLimit < 0 {
+				return fmt.Errorf("--highs-time-limit must be >= 0 (0: none)")
+			}
+			if !noCampaign && sets < 1 {
+				return fmt.Errorf("--sets must be at least 1 (or --no-campaign)")
+			}
+			var cs []benchgeo.Case
 			for _, s := range strings.Split(cases, ",") {
-				c, err := geobench.ParseCase(s)
+				c, err := benchgeo.ParseCase(s)
 				if err != nil {
 					return fmt.Errorf("--cases: %w", err)
 				}
 				cs = append(cs, c)
 			}
 			progress := cmd.ErrOrStderr()
-			dir, err := geobench.FindPeerDir(peerDir)
-			if err != nil {
-				return err
+			cfg := benchgeo.Config{
+				Instances: instances, Rounds: rounds, Seed: seed, F: 1, Cases: cs,
+				PeerDir: peerDir, Venv: venv, TimeLimit: timeLimit, Progress: progress,
+				MismatchDir: "strata-data/bench/geo-mismatch",
 			}
-			peer, err := geobench.SetupVenv(ctx, venv, dir, progress)
-			if err != nil {
-				return err
+			if !noCampaign {
+				cfg.CampaignSets = sets
 			}
 			t0 := time.Now()
-			rep, err := geobench.Run(ctx, geobench.Config{
-				Instances: instances, Rounds: rounds, Seed: seed, F: 1, Cases: cs,
-				Peer: peer, TimeLimit: timeLimit, Progress: progress,
-				MismatchDir: "strata-data/bench/geo-mismatch",
-			})
+			rep, err := benchgeo.Run(ctx, cfg)
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(progress, "bench geo: %d plans in %s\n", len(rep.Results), time.Since(t0).Round(time.Second))
-			var camp *geo.CampaignResult
-			var campWall time.Duration
-			if !noCampaign {
-				fmt.Fprintf(progress, "bench geo: Table 1 campaign, %d access sets per type\n", sets)
-				t1 := time.Now()
-				last := time.Now()
-				r, err := geo.Campaign(ctx, geo.CampaignOptions{Sets: sets, Seed: 1, F: 1, Progress: func(done, total int) {
-					if time.Since(last) > 10*time.Second || done == total {
-						last = time.Now()
-						fmt.Fprintf(progress, "bench geo: campaign %d/%d access sets\n", done, total)
-					}
-				}})
-				if err != nil {
-					return fmt.Errorf("campaign: %w", err)
-				}
-				campWall = time.Since(t1)
-				camp = &r
-			}
-			out := cmd.OutOrStdout()
-			keys, med, lo, hi := rep.Ratios()
+			fmt.Fprintf(progress, "bench geo: done in %s\n", time.Since(t0).Round(time.Second))
 			if asJSON {
-				ratios := map[string]float64{}
-				for _, k := range keys {
-					ratios["plan-time strata/highs "+k] = med[k]
-				}
-				obj := map[string]any{"bench": "geo", "results": rep.Results, "ratios": ratios, "mismatches": rep.Mismatches}
-				if camp != nil {
-					obj["campaign"] = map[string]any{"sets_per_type": sets, "wall_s": campWall.Seconds(), "median_gap": camp.Median, "paper": geobench.PaperTable1}
-				}
-				b, err := geobench.MarshalIndent(obj)
-				if err != nil {
-					return err
-				}
-				fmt.Fprintln(out, string(b))
+				err = rep.WriteJSON(cmd.OutOrStdout())
 			} else {
-				tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-				fmt.Fprintln(tw, "instance\tcase\tStrata ms\tHiGHS s\tHiGHS/Strata\tsame optimum\toptimum\t")
-				maxMs := 0.0
-				for _, r := range rep.Results {
-					same := "yes"
-					if !r.Same {
-						same = "NO"
-					}
-					maxMs = max(maxMs, r.StrataMaxMs)
-					fmt.Fprintf(tw, "%s\t%s\t%.1f\t%.2f\t%.0f\t%s\t%.4g\t\n", r.Instance, r.Case, r.StrataMs, r.HighsS, r.Ratio, same, r.StrataValue)
-				}
-				tw.Flush()
-				for _, k := range keys {
-					fmt.Fprintf(out, "plan-time strata/highs %-18s median %.0fx (range %.0f-%.0f)\n", k, med[k], lo[k], hi[k])
-				}
-				fmt.Fprintf(out, "slowest Strata plan: %.1f ms; optima agree on %d of %d plans\n", maxMs, len(rep.Results)-rep.Mismatches, len(rep.Results))
-				for _, r := range rep.Results {
-					if !r.Same {
-						fmt.Fprintf(out, "MISMATCH %s %s (%s; read<=%g write<=%g storage<=%g): %s\n  strata: %s\n  highs:  %s\n",
-							r.Instance, r.Case, strings.Join(r.Access, ","), r.ReadBound, r.WriteBound, r.StorageBound, r.Problem, r.StrataPlan, r.HighsPlan)
-					}
-				}
-				if camp != nil {
-					fmt.Fprintf(out, "Table 1 campaign (%d access sets per type, seed 1): %s wall\n", sets, campWall.Round(time.Second))
-					geobench.WriteTable1(out, camp.Median)
-				}
+				err = benchgeo.Print(cmd.OutOrStdout(), rep)
 			}
-			if rep.Mismatches > 0 {
-				return fmt.Errorf("bench geo: %d of %d plans disagree between Strata and HiGHS (instances in strata-data/bench/geo-mismatch)", rep.Mismatches, len(rep.Results))
+			if err != nil {
+				return err
 			}
-			return nil
+			return benchgeo.Check(rep)
 		},
 	}
 	f := c.Flags()
 	f.BoolVar(&quick, "quick", false, "reduced run: 4 access sets, 2 rounds, no campaign")
-	f.BoolVar(&asJSON, "json", false, "print one JSON object with results and ratios")
+	f.BoolVar(&asJSON, "json", false, "print one JSON object (bench, config, results, ratios, spread)")
 	f.BoolVar(&noCampaign, "no-campaign", false, "skip the Table 1 campaign")
 	f.IntVar(&rounds, "rounds", 3, "rounds (each times both planners on every plan)")
 	f.IntVar(&instances, "instances", 8, "random access sets")

@@ -1,4 +1,4 @@
-package geobench
+package geo
 
 import (
 	"encoding/json"
@@ -42,10 +42,10 @@ type Answer struct {
 func DecodeAnswer(r io.Reader) (Answer, error) {
 	var a Answer
 	if err := json.NewDecoder(r).Decode(&a); err != nil {
-		return Answer{}, fmt.Errorf("geobench: decoding the HiGHS answer: %w", err)
+		return Answer{}, fmt.Errorf("bench geo: decoding the HiGHS answer: %w", err)
 	}
 	if a.Status == "" {
-		return Answer{}, fmt.Errorf("geobench: HiGHS answer without a status")
+		return Answer{}, fmt.Errorf("bench geo: HiGHS answer without a status")
 	}
 	return a, nil
 }
@@ -58,7 +58,7 @@ func (a Answer) Optimal() bool { return a.Status == "optimal" }
 func (a Answer) Plan(in Instance) (geo.Plan, error) {
 	nf := len(in.FrontEnds)
 	if len(a.Sites) == 0 || len(a.Delegates) != nf || len(a.ReadMs) != nf || len(a.WriteMs) != nf {
-		return geo.Plan{}, fmt.Errorf("geobench: HiGHS answer (%s) has no complete solution for %d front-ends", a.Status, nf)
+		return geo.Plan{}, fmt.Errorf("bench geo: HiGHS answer (%s) has no complete solution for %d front-ends", a.Status, nf)
 	}
 	pl := geo.Plan{
 		Protocol: in.Protocol, F: in.F, Sites: a.Sites, K: a.K, R: a.R,

@@ -1,4 +1,4 @@
-package geobench
+package geo
 
 import (
 	"bytes"
@@ -32,20 +32,20 @@ func FindPeerDir(dir string) (string, error) {
 	}
 	if dir != "" {
 		if !ok(dir) {
-			return "", fmt.Errorf("geobench: %s lacks highs_plan.py or requirements.txt", dir)
+			return "", fmt.Errorf("bench geo: %s lacks highs_plan.py or requirements.txt", dir)
 		}
 		return dir, nil
 	}
 	wd, err := os.Getwd()
 	if err != nil {
-		return "", fmt.Errorf("geobench: %w", err)
+		return "", fmt.Errorf("bench geo: %w", err)
 	}
 	for d := wd; ; d = filepath.Dir(d) {
 		if c := filepath.Join(d, "bench", "geo"); ok(c) {
 			return c, nil
 		}
 		if filepath.Dir(d) == d {
-			return "", fmt.Errorf("geobench: no bench/geo/highs_plan.py under %s or its parents (use --peer-dir)", wd)
+			return "", fmt.Errorf("bench geo: no bench/geo/highs_plan.py under %s or its parents (use --peer-dir)", wd)
 		}
 	}
 }
@@ -59,11 +59,11 @@ func SetupVenv(ctx context.Context, venvDir, peerDir string, log io.Writer) (Pee
 	req := filepath.Join(peerDir, "requirements.txt")
 	want, err := os.ReadFile(req)
 	if err != nil {
-		return Peer{}, fmt.Errorf("geobench: %w", err)
+		return Peer{}, fmt.Errorf("bench geo: %w", err)
 	}
 	abs, err := filepath.Abs(venvDir)
 	if err != nil {
-		return Peer{}, fmt.Errorf("geobench: %w", err)
+		return Peer{}, fmt.Errorf("bench geo: %w", err)
 	}
 	peer := Peer{Python: filepath.Join(abs, "bin", "python"), Script: filepath.Join(peerDir, "highs_plan.py")}
 	stamp := filepath.Join(abs, "strata-requirements.txt")
@@ -75,32 +75,32 @@ func SetupVenv(ctx context.Context, venvDir, peerDir string, log io.Writer) (Pee
 	if _, err := os.Stat(peer.Python); err != nil {
 		fmt.Fprintf(log, "creating the Python venv %s\n", abs)
 		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-			return Peer{}, fmt.Errorf("geobench: %w", err)
+			return Peer{}, fmt.Errorf("bench geo: %w", err)
 		}
 		if err := run(ctx, log, "python3", "-m", "venv", abs); err != nil {
 			// Debian splits venv/ensurepip into python3-venv.
 			fmt.Fprintf(log, "python3 -m venv failed (%v); installing python3-venv with apt-get\n", err)
 			os.RemoveAll(abs)
 			if err := run(ctx, log, "apt-get", "update", "-q"); err != nil {
-				return Peer{}, fmt.Errorf("geobench: apt-get update: %w", err)
+				return Peer{}, fmt.Errorf("bench geo: apt-get update: %w", err)
 			}
 			if err := run(ctx, log, "apt-get", "install", "-y", "-q", "python3-venv"); err != nil {
-				return Peer{}, fmt.Errorf("geobench: apt-get install python3-venv: %w", err)
+				return Peer{}, fmt.Errorf("bench geo: apt-get install python3-venv: %w", err)
 			}
 			if err := run(ctx, log, "python3", "-m", "venv", abs); err != nil {
-				return Peer{}, fmt.Errorf("geobench: python3 -m venv %s: %w", abs, err)
+				return Peer{}, fmt.Errorf("bench geo: python3 -m venv %s: %w", abs, err)
 			}
 		}
 	}
 	fmt.Fprintf(log, "pip install -r %s\n", req)
 	if err := run(ctx, log, peer.Python, "-m", "pip", "install", "-q", "--disable-pip-version-check", "-r", req); err != nil {
-		return Peer{}, fmt.Errorf("geobench: pip install -r %s: %w", req, err)
+		return Peer{}, fmt.Errorf("bench geo: pip install -r %s: %w", req, err)
 	}
 	if err := run(ctx, log, peer.Python, "-c", "import highspy"); err != nil {
-		return Peer{}, fmt.Errorf("geobench: highspy does not import after pip install: %w", err)
+		return Peer{}, fmt.Errorf("bench geo: highspy does not import after pip install: %w", err)
 	}
 	if err := os.WriteFile(stamp, want, 0o644); err != nil {
-		return Peer{}, fmt.Errorf("geobench: %w", err)
+		return Peer{}, fmt.Errorf("bench geo: %w", err)
 	}
 	return peer, nil
 }
@@ -124,6 +124,23 @@ func tail(s string, n int) string {
 	return s
 }
 
+// PeerVersions are the peer's versions, for the report's config.
+type PeerVersions struct{ Highspy, Python string }
+
+// Versions asks the venv's Python for its version and highspy's.
+func (p Peer) Versions(ctx context.Context) (PeerVersions, error) {
+	out, err := exec.CommandContext(ctx, p.Python, "-c",
+		"import sys, importlib.metadata as m; print(m.version('highspy')); print(sys.version.split()[0])").Output()
+	if err != nil {
+		return PeerVersions{}, fmt.Errorf("bench geo: highspy's version from %s: %w", p.Python, err)
+	}
+	lines := strings.Fields(string(out))
+	if len(lines) != 2 {
+		return PeerVersions{}, fmt.Errorf("bench geo: highspy's version from %s: %q", p.Python, out)
+	}
+	return PeerVersions{Highspy: lines[0], Python: lines[1]}, nil
+}
+
 // Solve runs the script on one instance and returns its answer and the
 // process's wall time (Python start, model building and the solve).
 func (p Peer) Solve(ctx context.Context, in Instance) (Answer, time.Duration, error) {
@@ -140,7 +157,7 @@ func (p Peer) Solve(ctx context.Context, in Instance) (Answer, time.Duration, er
 		if ctx.Err() != nil {
 			return Answer{}, wall, ctx.Err()
 		}
-		return Answer{}, wall, fmt.Errorf("geobench: highs_plan.py on %s: %w\n%s", in.Name, err, tail(stderr.String(), 4000))
+		return Answer{}, wall, fmt.Errorf("bench geo: highs_plan.py on %s: %w\n%s", in.Name, err, tail(stderr.String(), 4000))
 	}
 	a, err := DecodeAnswer(&stdout)
 	if err != nil {

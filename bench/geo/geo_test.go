@@ -1,4 +1,4 @@
-package geobench
+package geo
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"strata/bench/kit"
 	"strata/geo"
 )
 
@@ -232,10 +233,23 @@ func TestParseCaseAndRatios(t *testing.T) {
 			t.Errorf("%q accepted", s)
 		}
 	}
-	r := Report{Results: []Result{{Case: "a", Ratio: 10}, {Case: "a", Ratio: 30}, {Case: "b", Ratio: 2}}}
-	keys, med, lo, hi := r.Ratios()
-	if !reflect.DeepEqual(keys, []string{"a", "b", "all"}) || med["a"] != 20 || med["all"] != 10 || lo["all"] != 2 || hi["all"] != 30 {
-		t.Fatalf("Ratios: %v %v %v %v", keys, med, lo, hi)
+	// Each round pairs Strata's and HiGHS's times of one plan: ratios
+	// 10 and 30 for plan a1, 20 for a2, 2 for b; a round without HiGHS's
+	// time (a3) gives no pair.
+	plans := []Result{
+		{Case: "a", StrataRoundsMs: []float64{1, 2}, HighsRoundsS: []float64{0.010, 0.060}},
+		{Case: "a", StrataRoundsMs: []float64{4}, HighsRoundsS: []float64{0.080}},
+		{Case: "a", StrataRoundsMs: []float64{4}, HighsRoundsS: []float64{0}},
+		{Case: "b", StrataRoundsMs: []float64{5}, HighsRoundsS: []float64{0.010}},
+	}
+	rep := kit.NewReport("geo", nil)
+	ratios(plans).Summarize(rep)
+	want := map[string]float64{"plan-time strata/highs a": 20, "plan-time strata/highs b": 2, "plan-time strata/highs all": 15}
+	if !reflect.DeepEqual(rep.Ratios, want) {
+		t.Fatalf("ratios %v, want %v", rep.Ratios, want)
+	}
+	if sp := rep.Spread["plan-time strata/highs all"]; sp != [2]float64{2, 30} {
+		t.Fatalf("spread of all: %v, want 2-30", sp)
 	}
 }
 

@@ -1,12 +1,14 @@
-// Package geobench compares Strata's geo planner (package geo) with the
-// same plans formulated as mixed integer programs and solved by HiGHS
+// Package geo is the geo planner benchmark (`strata bench geo`): it
+// compares Strata's planner (package strata/geo) with the same plans
+// formulated as mixed integer programs and solved by HiGHS
 // (bench/geo/highs_plan.py, PyPI highspy): same instances, same optimum,
-// solve times side by side. The command is `strata bench geo`.
+// solve times side by side, then (Strata only) the Pando paper's Table 1
+// campaign.
 //
 // The exchange with the Python peer is one JSON Instance on its stdin and
 // one JSON Answer on its stdout; the format is documented on the types and
 // in bench/geo/highs_plan.py.
-package geobench
+package geo
 
 import (
 	"bytes"
@@ -31,7 +33,7 @@ func (m Ms) MarshalJSON() ([]byte, error) {
 	case math.IsInf(v, 1):
 		return []byte("null"), nil
 	case math.IsNaN(v) || math.IsInf(v, -1):
-		return nil, fmt.Errorf("geobench: latency %v has no JSON form", v)
+		return nil, fmt.Errorf("bench geo: latency %v has no JSON form", v)
 	}
 	return strconv.AppendFloat(nil, v, 'g', -1, 64), nil
 }
@@ -44,7 +46,7 @@ func (m *Ms) UnmarshalJSON(b []byte) error {
 	}
 	var v float64
 	if err := json.Unmarshal(b, &v); err != nil {
-		return fmt.Errorf("geobench: latency %s: %w", b, err)
+		return fmt.Errorf("bench geo: latency %s: %w", b, err)
 	}
 	*m = Ms(v)
 	return nil
@@ -78,7 +80,7 @@ type Instance struct {
 }
 
 // ErrBadInstance is wrapped by every validation error.
-var ErrBadInstance = errors.New("geobench: bad instance")
+var ErrBadInstance = errors.New("bench geo: bad instance")
 
 // NewInstance extracts p's sub-matrices. p.Matrix nil means geo.Default()
 // and empty Candidates the Azure regions, as in geo.Solve.
@@ -211,7 +213,7 @@ func (in Instance) Encode(w io.Writer) error {
 	}
 	b, err := json.Marshal(in)
 	if err != nil {
-		return fmt.Errorf("geobench: encoding instance %s: %w", in.Name, err)
+		return fmt.Errorf("bench geo: encoding instance %s: %w", in.Name, err)
 	}
 	_, err = w.Write(append(b, '\n'))
 	return err
@@ -287,7 +289,7 @@ func (in Instance) Matrix() (*geo.Matrix, error) {
 	}
 	m, err := geo.NewMatrix(names, rtt)
 	if err != nil {
-		return nil, fmt.Errorf("geobench: instance %s: %w", in.Name, err)
+		return nil, fmt.Errorf("bench geo: instance %s: %w", in.Name, err)
 	}
 	return m, nil
 }
