@@ -1,6 +1,8 @@
 // Command gojournal is a benchmark worker that drives the published GoJournal
 // package (github.com/mit-pdos/go-journal, pinned at v0.5.4) through its jrnl
-// layer over a goose FileDisk.
+// layer over a goose FileDisk whose barrier is fdatasync, as Strata's is
+// (-barrier fdatasync, the default; see disk.go), or goose's own fsync
+// (-barrier fsync: the FileDisk unchanged, GoJournal's default).
 //
 // Each of G worker goroutines repeatedly runs one journal operation:
 //
@@ -27,6 +29,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"runtime/debug"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -75,6 +78,35 @@ type result struct {
 	OpsPerSec  float64 `json:"ops_per_sec"`
 	P50us      float64 `json:"p50_us"`
 	P99us      float64 `json:"p99_us"`
+	Barrier    string  `json:"barrier"`
+}
+
+// versions are what -version prints: the modules this binary was built
+// with, from its build information.
+type versions struct {
+	GoJournal string `json:"go_journal"`
+	Goose     string `json:"goose"`
+	Go        string `json:"go"`
+}
+
+func buildVersions() (versions, error) {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return versions{}, errors.New("no build information in the binary")
+	}
+	v := versions{Go: bi.GoVersion}
+	for _, d := range bi.Deps {
+		if d.Replace != nil {
+			d = d.Replace
+		}
+		switch d.Path {
+		case "github.com/mit-pdos/go-journal":
+			v.GoJournal = d.Version
+		case "github.com/goose-lang/goose":
+			v.Goose = d.Version
+		}
+	}
+	return v, nil
 }
 
 func main() {
@@ -110,10 +142,22 @@ func run() error {
 		duration   = flag.Duration("duration", 2*time.Second, "measured run time (after a 200ms warmup)")
 		wait       = flag.Bool("wait", true, "commit with CommitWait(wait)")
 		flushEvery = flag.Int("flush-every", 16, "with -wait=false, each worker calls log.Flush() after every N of its own ops (0 = never)")
+		barrier    = flag.String("barrier", barrierFdatasync, "the disk's barrier: fdatasync (Strata's) or fsync (goose FileDisk's own)")
+		version    = flag.Bool("version", false, "print the go-journal, goose and Go versions as JSON and exit")
 	)
 	flag.Parse()
 	if flag.NArg() != 0 {
 		return fmt.Errorf("unexpected arguments: %v", flag.Args())
+	}
+	if *version {
+		v, err := buildVersions()
+		if err != nil {
+			return err
+		}
+		return json.NewEncoder(os.Stdout).Encode(v)
+	}
+	if *barrier != barrierFdatasync && *barrier != barrierFsync {
+		return fmt.Errorf("-barrier %q: want %s or %s", *barrier, barrierFdatasync, barrierFsync)
 	}
 
 	if *path == "" {
@@ -150,9 +194,9 @@ func run() error {
 		fmt.Fprintf(os.Stderr, "gojournal-bench: note: resizing %s from %d to %d blocks\n", *path, curBlocks, nblocks)
 	}
 
-	// NewFileDisk opens with O_RDWR|O_CREAT and ftruncates regular files to
-	// numBlocks*4096 bytes.
-	d, err := disk.NewFileDisk(*path, nblocks)
+	// goose's NewFileDisk opens with O_RDWR|O_CREAT and ftruncates regular
+	// files to numBlocks*4096 bytes; openDisk sets the barrier.
+	d, err := openDisk(*path, nblocks, *barrier)
 	if err != nil {
 		return fmt.Errorf("open disk %s: %w", *path, err)
 	}
@@ -223,6 +267,7 @@ func run() error {
 		OpsPerSec:  round(float64(len(all))/secs, 3),
 		P50us:      round(percentileUs(all, 0.50), 3),
 		P99us:      round(percentileUs(all, 0.99), 3),
+		Barrier:    *barrier,
 	}
 	out, err := json.Marshal(res)
 	if err != nil {

@@ -1,23 +1,32 @@
-// Package jbench is the journal benchmark: Strata's journal against the
-// published GoJournal package (driven by the separate module bench/gojournal)
-// on the same workload, in separate processes, alternating, several rounds.
+// Package journal is the journal benchmark (`strata bench journal`):
+// Strata's journal against the published GoJournal package (driven by its
+// own module, bench/journal/gojournal) on the same workload, each run in
+// its own process on its own prepared file, alternating, several rounds.
 //
 // Workload (GoJournal's NFS-write shape): G goroutines, each repeatedly
 // running one operation that overwrites its own 128-byte inode object (32
 // inodes share a block) and its own 4 KiB data block, then commits with
 // wait=true; or with wait=false and a Flush every FlushEvery operations.
-package jbench
+//
+// Both journals sit on a file on the same medium and make writes durable
+// with the same barrier, fdatasync: Strata's journal/disk.FileDisk, and for
+// GoJournal goose's FileDisk with its fsync replaced by fdatasync (the
+// peer's -barrier flag; fsync, goose's own, is available as a labelled
+// second peer).
+package journal
 
 import (
 	"context"
 	"encoding/binary"
 	"fmt"
+	"math"
 	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"strata/bench/kit"
 	"strata/journal"
 	"strata/journal/disk"
 )
@@ -31,11 +40,14 @@ const (
 	// the run, so neither pays for block allocation or extent conversion.
 	DiskBlocks = 16384
 	ZeroBlocks = DiskBlocks
+	// GoJournal's log is fixed (wal.LOGSZ); noted in its settings.
+	peerLogBlocks = 511
 )
 
 // Result is one run of one system, as printed by a worker.
 type Result struct {
 	System     string  `json:"system"`
+	Round      int     `json:"round"` // set by the harness, from 1
 	Goroutines int     `json:"goroutines"`
 	Wait       bool    `json:"wait"`
 	Ops        int     `json:"ops"`
@@ -43,6 +55,8 @@ type Result struct {
 	OpsPerSec  float64 `json:"ops_per_sec"`
 	P50us      float64 `json:"p50_us"`
 	P99us      float64 `json:"p99_us"`
+	// The peer only: the barrier its disk used.
+	Barrier string `json:"barrier,omitempty"`
 	// Strata only: what the log did during the measured window.
 	Records    uint64  `json:"records,omitempty"`
 	RingBlocks uint64  `json:"ring_blocks,omitempty"`
@@ -159,13 +173,16 @@ func RunStrata(ctx context.Context, c WorkerConfig) (Result, error) {
 	return res, nil
 }
 
+// percentiles are nearest-rank, in microseconds: the same definition as
+// the peer worker's (bench/journal/gojournal, percentileUs).
 func percentiles(lats []time.Duration) (p50, p99 float64) {
 	if len(lats) == 0 {
 		return 0, 0
 	}
 	slices.Sort(lats)
 	at := func(q float64) float64 {
-		return float64(lats[min(len(lats)-1, int(q*float64(len(lats))))].Nanoseconds()) / 1e3
+		i := max(0, min(len(lats)-1, int(math.Ceil(q*float64(len(lats))))-1))
+		return float64(lats[i].Nanoseconds()) / 1e3
 	}
 	return at(0.50), at(0.99)
 }
@@ -181,7 +198,7 @@ func BarrierLatency(dir string, bytes int, n int) (time.Duration, error) {
 	}
 	defer removeDisk(d, path)
 	buf := make([]byte, blocks*disk.BlockSize)
-	var ts []time.Duration
+	var ts []float64
 	for i := 0; i < n; i++ {
 		buf[0] = byte(i)
 		t0 := time.Now()
@@ -191,10 +208,9 @@ func BarrierLatency(dir string, bytes int, n int) (time.Duration, error) {
 		if err := d.Barrier(); err != nil {
 			return 0, err
 		}
-		ts = append(ts, time.Since(t0))
+		ts = append(ts, float64(time.Since(t0)))
 	}
-	slices.Sort(ts)
-	return ts[len(ts)/2], nil
+	return time.Duration(kit.Median(ts)), nil
 }
 
 func removeDisk(d *disk.FileDisk, path string) {
