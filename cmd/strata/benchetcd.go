@@ -14,8 +14,8 @@ import (
 	"syscall"
 	"time"
 
+	worbench "strata/bench/wor"
 	"strata/internal/freeport"
-	"strata/internal/worbench"
 )
 
 // findBenchDir locates bench/NAME (a separate Go module) from the working

@@ -15,8 +15,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	worbench "strata/bench/wor"
 	"strata/internal/plot"
-	"strata/internal/worbench"
 	"strata/wor"
 )
 
