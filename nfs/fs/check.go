@@ -311,9 +311,6 @@ func (c *checker) checkTree(d *inode) (uint64, error) {
 			if len(es) == 0 && !isRoot {
 				c.r.add("directory %d: empty non-root leaf %d", d.inum, bn)
 			}
-			if leafBytes(es) > blockSize {
-				c.r.add("directory %d: leaf %d overfull", d.inum, bn)
-			}
 			prev := lo
 			for i, e := range es {
 				if e.key < lo || e.key >= hi || (i > 0 && e.key <= prev) {
