@@ -44,8 +44,8 @@ test: lint
 	$(GO) test -pgo=off -race -timeout 25m ./...
 	# The transports again on one processor, where goroutines interleave
 	# differently (this found a reader waiting on a blocked writer).
-	GOMAXPROCS=1 $(GO) test -pgo=off -race -timeout 5m ./stack/transport ./internal/sbench
-	GOMAXPROCS=1 $(GO) test -pgo=off -race -timeout 5m -run 'TestReal|TestStrataRoundTrip' ./stack/layers ./internal/stackbench
+	GOMAXPROCS=1 $(GO) test -pgo=off -race -timeout 5m ./stack/transport
+	GOMAXPROCS=1 $(GO) test -pgo=off -race -timeout 5m -run 'TestReal|TestStrataRoundTrip|TestRaw' ./stack/layers ./bench/stack
 
 # Longer crash/kill campaigns (not in CI).
 test-long: setup

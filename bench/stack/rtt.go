@@ -14,31 +14,53 @@ import (
 	"strata/stack/transport"
 )
 
-// RTTResult is a request/response measurement.
+// RTTResult is a request/response measurement of one system in one cell.
 type RTTResult struct {
-	System    string  `json:"system"`
-	Transport string  `json:"transport"`
-	Callers   int     `json:"callers"`
-	Size      int     `json:"size"`
-	N         int     `json:"n"`
-	AvgUs     float64 `json:"avg_us"` // mean round trip (callers / throughput when each caller has one request outstanding)
-	P50Us     float64 `json:"p50_us"`
-	P99Us     float64 `json:"p99_us"`
-	ReqPerSec float64 `json:"req_per_sec"`
+	System    string `json:"system"` // strata, strata-event, raw, jgroups
+	Transport string `json:"transport"`
+	Callers   int    `json:"callers"`
+	Size      int    `json:"size"`  // request payload bytes
+	Reply     int    `json:"reply"` // reply payload bytes
+	N         int    `json:"n"`
+	Round     int    `json:"round"` // counted from 1
+	// MeanUs is callers / ReqPerSec: each caller has one request
+	// outstanding, so by Little's law this is the mean round trip over
+	// every call. It is the figure compared across systems, because every
+	// system reports a request rate measured the same way.
+	MeanUs float64 `json:"mean_us"`
+	// TimerMeanUs is the mean of per-call timers (a clock read before the
+	// send and after the reply): over every call for Strata and the raw
+	// sockets; for JGroups, RoundTrip's printed average, the mean of a
+	// sample of at most 2048 calls per sender.
+	TimerMeanUs float64 `json:"timer_mean_us"`
+	P50Us       float64 `json:"p50_us"` // per-call timers (0: not reported)
+	P99Us       float64 `json:"p99_us"`
+	ReqPerSec   float64 `json:"req_per_sec"` // calls / wall time from the first send to the last reply
 }
 
 // Props is the stack both ends of the Strata round trip run.
 const Props = "Reliable,Fragment,RPC"
 
-// Serve runs an echo RPC server node until ctx ends; ready gets its address.
-// Its transport busy polls for busyPoll (transport.Options).
-func Serve(ctx context.Context, listen string, busyPoll time.Duration, ready func(stack.Addr)) error {
+// Serve runs an RPC server node until ctx ends that answers every call with
+// reply bytes (the request's first reply bytes, zeros past its end, as the
+// raw echo does); ready gets its address. Its transport busy polls for
+// busyPoll (transport.Options).
+func Serve(ctx context.Context, listen string, reply int, busyPoll time.Duration, ready func(stack.Addr)) error {
+	if reply < 0 {
+		return fmt.Errorf("stackbench: reply size %d", reply)
+	}
 	n, err := layers.ListenOpts(listen, Props, transport.Options{BusyPoll: busyPoll})
 	if err != nil {
 		return err
 	}
 	defer n.Close()
-	n.Handle(func(_ stack.Addr, req []byte) []byte { return req })
+	zeros := make([]byte, reply) // only read: shared by concurrent handlers
+	n.Handle(func(_ stack.Addr, req []byte) []byte {
+		if len(req) >= reply {
+			return req[:reply]
+		}
+		return zeros
+	})
 	ready(n.Local())
 	<-ctx.Done()
 	return nil
@@ -59,10 +81,11 @@ const (
 	Event API = "event"
 )
 
-// StrataRoundTrip makes n calls of size bytes to server from callers
+// StrataRoundTrip makes n calls of size bytes to server (started with the
+// same reply size: replies of another size are errors) from callers
 // concurrent callers (one outstanding call each) through one client node,
 // whose transport busy polls for busyPoll.
-func StrataRoundTrip(ctx context.Context, server stack.Addr, size, n, callers int, api API, busyPoll time.Duration) (RTTResult, error) {
+func StrataRoundTrip(ctx context.Context, server stack.Addr, size, reply, n, callers int, api API, busyPoll time.Duration) (RTTResult, error) {
 	kind, _, _ := strings.Cut(string(server), ":")
 	host := "127.0.0.1"
 	if strings.Contains(string(server), "[") {
@@ -77,10 +100,13 @@ func StrataRoundTrip(ctx context.Context, server stack.Addr, size, n, callers in
 	// Warm up: connections, pools, the peer's state.
 	for i := 0; i < 200; i++ {
 		cctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		_, err := node.Call(cctx, server, req, 0)
+		rsp, err := node.Call(cctx, server, req, 0)
 		cancel()
 		if err != nil {
 			return RTTResult{}, fmt.Errorf("warm-up call: %w", err)
+		}
+		if len(rsp) != reply {
+			return RTTResult{}, fmt.Errorf("stackbench: a reply of %d bytes, want %d (the server's --reply-size differs)", len(rsp), reply)
 		}
 	}
 	var next atomic.Int64
@@ -131,12 +157,14 @@ func StrataRoundTrip(ctx context.Context, server stack.Addr, size, n, callers in
 	if api == Event {
 		system = "strata-event"
 	}
+	rps := float64(len(all)) / elapsed.Seconds()
 	return RTTResult{
-		System: system, Transport: kind, Callers: callers, Size: size, N: len(all),
-		AvgUs:     us(sum) / float64(len(all)),
-		P50Us:     us(all[min(len(all)-1, len(all)/2)]),
-		P99Us:     us(all[min(len(all)-1, len(all)*99/100)]),
-		ReqPerSec: float64(len(all)) / elapsed.Seconds(),
+		System: system, Transport: kind, Callers: callers, Size: size, Reply: reply, N: len(all),
+		MeanUs:      float64(callers) * 1e6 / rps,
+		TimerMeanUs: us(sum) / float64(len(all)),
+		P50Us:       us(all[min(len(all)-1, len(all)/2)]),
+		P99Us:       us(all[min(len(all)-1, len(all)*99/100)]),
+		ReqPerSec:   rps,
 	}, nil
 }
 

@@ -1,7 +1,7 @@
-package stackbench
+package mcast
 
 import (
-	"bufio"
+	"bytes"
 	"context"
 	"encoding/binary"
 	"encoding/json"
@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"runtime/trace"
 	"slices"
 	"strconv"
@@ -18,6 +17,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"strata/bench/kit"
 	"strata/stack"
 	"strata/stack/layers"
 	"strata/stack/transport"
@@ -31,14 +31,14 @@ import (
 // casts arrive exactly once and in the order they were cast. A member's
 // figure is casts delivered / time from its first to its last delivery.
 
-// McastProps is the stack the benchmark runs: the membership stack without
+// Props is the stack the benchmark runs: the membership stack without
 // total order (reliable FIFO multicast, cast flow control, stability,
 // membership, fragmentation over reliable point-to-point), what JGroups'
 // tcp.xml provides (NAKACK2, UNICAST3, STABLE, GMS, MFC/UFC, FRAG2).
-const McastProps = "Membership"
+const Props = "Membership"
 
-// McastGroup is the group name the members join.
-const McastGroup = "mperf"
+// Group is the group name the members join.
+const Group = "mperf"
 
 // Body layout of the benchmark's casts: a kind byte, then (data) the
 // sender's cast number (1, 2, ...) as a big-endian u64, then filler up to
@@ -50,14 +50,14 @@ const (
 	minMcastSz = mcastHdr
 )
 
-// McastConfig configures one member.
-type McastConfig struct {
+// MemberConfig configures one member.
+type MemberConfig struct {
 	Members int    // group size to wait for before the start
 	Size    int    // bytes per cast (>= 9: kind byte and cast number)
 	Count   int    // casts this member makes (every member makes as many)
 	Listen  string // transport address; default "udp:127.0.0.1:0"
 	Contact string // a member to join through; "" starts the group
-	Props   string // stack properties; default McastProps
+	Props   string // stack properties; default Props
 
 	// Stack tuning; zero keeps stack.Config's defaults.
 	CastWindow  int           // mflow: own casts unstable at once
@@ -80,12 +80,12 @@ type McastConfig struct {
 	onData func(from stack.Addr, seq uint64)
 }
 
-func (c *McastConfig) defaults() error {
+func (c *MemberConfig) defaults() error {
 	if c.Listen == "" {
 		c.Listen = "udp:127.0.0.1:0"
 	}
 	if c.Props == "" {
-		c.Props = McastProps
+		c.Props = Props
 	}
 	if c.Outstanding <= 0 {
 		c.Outstanding = 64
@@ -94,13 +94,13 @@ func (c *McastConfig) defaults() error {
 		c.Batch = 64
 	}
 	if c.Members < 1 || c.Count < 1 || c.Size < minMcastSz {
-		return fmt.Errorf("stackbench: mcast needs members >= 1, count >= 1 and size >= %d (got %d, %d, %d)", minMcastSz, c.Members, c.Count, c.Size)
+		return fmt.Errorf("mcast: mcast needs members >= 1, count >= 1 and size >= %d (got %d, %d, %d)", minMcastSz, c.Members, c.Count, c.Size)
 	}
 	return nil
 }
 
-// McastResult is one member's measurement.
-type McastResult struct {
+// MemberResult is one member's measurement.
+type MemberResult struct {
 	Rank      int    `json:"rank"` // in the view the run started in
 	Addr      string `json:"addr"`
 	Transport string `json:"transport"`
@@ -123,9 +123,9 @@ type McastResult struct {
 	Counters map[string]uint64 `json:"counters,omitempty"`
 }
 
-// McastMember is a member of the benchmark's group.
-type McastMember struct {
-	cfg  McastConfig
+// Member is a member of the benchmark's group.
+type Member struct {
+	cfg  MemberConfig
 	node *stack.Node
 	tr   stack.Transport
 
@@ -148,16 +148,17 @@ type McastMember struct {
 	last       time.Time
 	done       chan struct{}
 	surplus    atomic.Int64  // data casts delivered after the expected number
-	progress   atomic.Int64  // received, for error messages
+	progress   atomic.Int64  // received, for error messages and progress lines
+	casted     atomic.Int64  // own data casts handed to the stack, for progress lines
 	ownCast    atomic.Uint64 // own data casts delivered back
 	waiting    atomic.Bool   // the sender waits for ownCast to grow
 	kick       chan struct{}
 	startRank0 sync.Once
 }
 
-// JoinMcast starts a member: it joins (or, without a contact, starts) the
+// Join starts a member: it joins (or, without a contact, starts) the
 // group and returns once it is in a view.
-func JoinMcast(ctx context.Context, cfg McastConfig) (*McastMember, error) {
+func Join(ctx context.Context, cfg MemberConfig) (*Member, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
@@ -170,17 +171,17 @@ func JoinMcast(ctx context.Context, cfg McastConfig) (*McastMember, error) {
 		return nil, err
 	}
 	if !slices.Contains(ch.Provides, stack.Membership) {
-		return nil, fmt.Errorf("stackbench: properties %q do not include Membership", cfg.Props)
+		return nil, fmt.Errorf("mcast: properties %q do not include Membership", cfg.Props)
 	}
 	tr, err := transport.Listen(cfg.Listen)
 	if err != nil {
 		return nil, err
 	}
-	m := &McastMember{cfg: cfg, tr: tr, viewCh: make(chan struct{}), start: make(chan struct{}), broken: make(chan struct{}),
+	m := &Member{cfg: cfg, tr: tr, viewCh: make(chan struct{}), start: make(chan struct{}), broken: make(chan struct{}),
 		done: make(chan struct{}),
 		kick: make(chan struct{}, 1), expect: int64(cfg.Members) * int64(cfg.Count)}
 	scfg := stack.Config{Local: tr.Local(), Epoch: uint64(time.Now().UnixNano()), MTU: min(tr.MTU(), 64000),
-		Group: McastGroup, Contact: stack.Addr(cfg.Contact),
+		Group: Group, Contact: stack.Addr(cfg.Contact),
 		CastWindow: cfg.CastWindow, GossipEvery: cfg.GossipEvery, Window: cfg.Window, RTO: cfg.RTO}
 	if cfg.Contact == "" {
 		m.view = &stack.View{ID: 1, Members: []stack.Addr{tr.Local()}}
@@ -209,28 +210,28 @@ func JoinMcast(ctx context.Context, cfg McastConfig) (*McastMember, error) {
 		select {
 		case <-ctx.Done():
 			m.Close()
-			return nil, fmt.Errorf("stackbench: joining through %s: %w", cfg.Contact, ctx.Err())
+			return nil, fmt.Errorf("mcast: joining through %s: %w", cfg.Contact, ctx.Err())
 		case <-ch:
 		}
 	}
 }
 
 // Addr is the member's transport address (the others' contact).
-func (m *McastMember) Addr() stack.Addr { return m.node.Local() }
+func (m *Member) Addr() stack.Addr { return m.node.Local() }
 
 // View returns the current view (nil before the first) and a channel
 // closed at the next view change.
-func (m *McastMember) View() (*stack.View, <-chan struct{}) {
+func (m *Member) View() (*stack.View, <-chan struct{}) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.view, m.viewCh
 }
 
 // Close stops the member without telling the group.
-func (m *McastMember) Close() error { return m.node.Close() }
+func (m *Member) Close() error { return m.node.Close() }
 
 // deliver runs on the node's dispatching goroutine, one call at a time.
-func (m *McastMember) deliver(from stack.Addr, body []byte) {
+func (m *Member) deliver(from stack.Addr, body []byte) {
 	if len(body) == 0 {
 		return
 	}
@@ -301,7 +302,7 @@ type senderState struct {
 }
 
 // sender returns from's state, adding it at the first cast.
-func (m *McastMember) sender(from stack.Addr) *senderState {
+func (m *Member) sender(from stack.Addr) *senderState {
 	for i := range m.senders {
 		if m.senders[i].addr == from {
 			return &m.senders[i]
@@ -315,8 +316,8 @@ func (m *McastMember) sender(from stack.Addr) *senderState {
 // view's first member casts the start), casts this member's Count casts
 // and returns once it has delivered every member's. It fails if the view
 // changes during the run, or on ctx.
-func (m *McastMember) Run(ctx context.Context) (McastResult, error) {
-	var res McastResult
+func (m *Member) Run(ctx context.Context) (MemberResult, error) {
+	var res MemberResult
 	// Wait for the whole group (or for the start, if the first member
 	// saw the whole group before this one did).
 	var v *stack.View
@@ -328,13 +329,13 @@ func (m *McastMember) Run(ctx context.Context) (McastResult, error) {
 		}
 		select {
 		case <-ctx.Done():
-			return res, fmt.Errorf("stackbench: waiting for a view of %d members (have %d): %w", m.cfg.Members, len(v.Members), ctx.Err())
+			return res, fmt.Errorf("mcast: waiting for a view of %d members (have %d): %w", m.cfg.Members, len(v.Members), ctx.Err())
 		case <-ch:
 		case <-m.start:
 		}
 	}
 	if len(v.Members) > m.cfg.Members {
-		return res, fmt.Errorf("stackbench: view has %d members, want %d", len(v.Members), m.cfg.Members)
+		return res, fmt.Errorf("mcast: view has %d members, want %d", len(v.Members), m.cfg.Members)
 	}
 	res.Rank = v.Rank(m.Addr())
 	if res.Rank == 0 {
@@ -347,7 +348,7 @@ func (m *McastMember) Run(ctx context.Context) (McastResult, error) {
 	select {
 	case <-m.start:
 	case <-ctx.Done():
-		return res, fmt.Errorf("stackbench: waiting for the start: %w", ctx.Err())
+		return res, fmt.Errorf("mcast: waiting for the start: %w", ctx.Err())
 	}
 
 	// Cast: each cast is one slice of a slab of fresh (zeroed) memory, its
@@ -376,7 +377,7 @@ func (m *McastMember) Run(ctx context.Context) (McastResult, error) {
 			case <-m.broken:
 				return res, m.brokenErr()
 			case <-ctx.Done():
-				return res, fmt.Errorf("stackbench: casting (%d of %d cast): %w", sent, m.cfg.Count, ctx.Err())
+				return res, fmt.Errorf("mcast: casting (%d of %d cast): %w", sent, m.cfg.Count, ctx.Err())
 			}
 			continue
 		}
@@ -403,8 +404,9 @@ func (m *McastMember) Run(ctx context.Context) (McastResult, error) {
 			m.node.Batch(cast)
 		}
 		if castErr != nil {
-			return res, fmt.Errorf("stackbench: cast %d: %w", sent, castErr)
+			return res, fmt.Errorf("mcast: cast %d: %w", sent, castErr)
 		}
+		m.casted.Store(int64(sent))
 	}
 	res.SendSecs = time.Since(t0).Seconds()
 
@@ -413,7 +415,7 @@ func (m *McastMember) Run(ctx context.Context) (McastResult, error) {
 	case <-m.broken:
 		return res, m.brokenErr()
 	case <-ctx.Done():
-		return res, fmt.Errorf("stackbench: delivering (%d of %d so far): %w", m.progress.Load(), m.expect, ctx.Err())
+		return res, fmt.Errorf("mcast: delivering (%d of %d so far): %w", m.progress.Load(), m.expect, ctx.Err())
 	}
 	select {
 	case <-m.broken:
@@ -438,7 +440,7 @@ func (m *McastMember) Run(ctx context.Context) (McastResult, error) {
 }
 
 // counters are the node's per-layer counters, as "layer.name".
-func (m *McastMember) counters() map[string]uint64 {
+func (m *Member) counters() map[string]uint64 {
 	out := map[string]uint64{}
 	for _, lc := range m.node.Counters() {
 		for _, c := range lc.Counters {
@@ -449,37 +451,41 @@ func (m *McastMember) counters() map[string]uint64 {
 }
 
 // brokenErr reports the view change that ended a run.
-func (m *McastMember) brokenErr() error {
+func (m *Member) brokenErr() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	return fmt.Errorf("stackbench: the view changed during the run, to %d member(s) (view %d; a member was suspected?), after %d of %d casts delivered",
+	return fmt.Errorf("mcast: the view changed during the run, to %d member(s) (view %d; a member was suspected?), after %d of %d casts delivered",
 		len(m.brokenBy.Members), m.brokenBy.ID, m.progress.Load(), m.expect)
 }
 
-func (m *McastMember) isStarted() bool {
+func (m *Member) isStarted() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return m.started
 }
 
-// McastChildLine is one JSON line a member process writes on stdout:
+// ChildLine is one JSON line a member process writes on stdout:
 // first its address, then its result or an error.
-type McastChildLine struct {
-	Addr   string       `json:"addr,omitempty"`
-	Result *McastResult `json:"result,omitempty"`
-	Error  string       `json:"error,omitempty"`
+type ChildLine struct {
+	Addr   string        `json:"addr,omitempty"`
+	Result *MemberResult `json:"result,omitempty"`
+	Error  string        `json:"error,omitempty"`
 	// With an error from the run: the stack's counters at that point.
 	Counters map[string]uint64 `json:"counters,omitempty"`
 }
 
-// ServeMcastMember is the body of a member process: join, print the
+// ProgressEvery is how often a member process reports its progress.
+var ProgressEvery = 5 * time.Second
+
+// ServeMember is the body of a member process: join, print the
 // address line, run, print the result line, then stay in the group (the
 // others may still need this member's retransmissions) until stop ends.
+// While it runs it writes a progress line to log every ProgressEvery.
 //
 // With STRATA_MCAST_TRACE set to a path ("%p" is replaced by the process
 // id), the member writes a runtime execution trace of itself there, for
 // finding where a member waits (go tool trace -pprof=sync|net|syscall|sched).
-func ServeMcastMember(ctx, stop context.Context, cfg McastConfig, out io.Writer) error {
+func ServeMember(ctx, stop context.Context, cfg MemberConfig, out, log io.Writer) error {
 	if p := os.Getenv("STRATA_MCAST_TRACE"); p != "" {
 		if f, err := os.Create(strings.ReplaceAll(p, "%p", strconv.Itoa(os.Getpid()))); err == nil {
 			if err := trace.Start(f); err == nil {
@@ -491,17 +497,17 @@ func ServeMcastMember(ctx, stop context.Context, cfg McastConfig, out io.Writer)
 	}
 	enc := json.NewEncoder(out)
 	fail := func(err error) error {
-		enc.Encode(McastChildLine{Error: err.Error()})
+		enc.Encode(ChildLine{Error: err.Error()})
 		return err
 	}
 	jctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	m, err := JoinMcast(jctx, cfg)
+	m, err := Join(jctx, cfg)
 	cancel()
 	if err != nil {
 		return fail(err)
 	}
 	defer m.Close()
-	if err := enc.Encode(McastChildLine{Addr: string(m.Addr())}); err != nil {
+	if err := enc.Encode(ChildLine{Addr: string(m.Addr())}); err != nil {
 		return err
 	}
 	rctx, rcancel := context.WithCancel(ctx)
@@ -512,21 +518,36 @@ func ServeMcastMember(ctx, stop context.Context, cfg McastConfig, out io.Writer)
 		}
 		rcancel()
 	}()
+	go func() {
+		t := time.NewTicker(ProgressEvery)
+		defer t.Stop()
+		t0 := time.Now()
+		for {
+			select {
+			case <-rctx.Done():
+				return
+			case <-t.C:
+				v, _ := m.View()
+				fmt.Fprintf(log, "mcast member %s (view of %d): %d of %d casts made, %d of %d delivered, %v\n",
+					m.Addr(), len(v.Members), m.casted.Load(), cfg.Count, m.progress.Load(), m.expect, time.Since(t0).Round(time.Second))
+			}
+		}
+	}()
 	res, err := m.Run(rctx)
 	rcancel()
 	if err != nil {
-		enc.Encode(McastChildLine{Error: err.Error(), Counters: m.counters()})
+		enc.Encode(ChildLine{Error: err.Error(), Counters: m.counters()})
 		return err
 	}
-	if err := enc.Encode(McastChildLine{Result: &res}); err != nil {
+	if err := enc.Encode(ChildLine{Result: &res}); err != nil {
 		return err
 	}
 	<-stop.Done()
 	return nil
 }
 
-// McastRunConfig configures StrataMcast.
-type McastRunConfig struct {
+// StrataConfig configures RunStrata.
+type StrataConfig struct {
 	Members   int
 	Size      int
 	Count     int
@@ -540,18 +561,18 @@ type McastRunConfig struct {
 	Stderr  io.Writer     // members' stderr; default os.Stderr
 }
 
-// McastRun is one run of the Strata side.
-type McastRun struct {
-	Members   int           `json:"members"`
-	Size      int           `json:"size"`
-	Count     int           `json:"count"`
-	Transport string        `json:"transport"`
-	PerMember []McastResult `json:"per_member"`
-	Commands  []string      `json:"commands"`
+// StrataRun is one run of the Strata side.
+type StrataRun struct {
+	Members   int            `json:"members"`
+	Size      int            `json:"size"`
+	Count     int            `json:"count"`
+	Transport string         `json:"transport"`
+	PerMember []MemberResult `json:"per_member"`
+	Commands  []string       `json:"commands"`
 }
 
 // MeanMsgsPerSec is the mean over members of msgs/s delivered.
-func (r McastRun) MeanMsgsPerSec() float64 {
+func (r StrataRun) MeanMsgsPerSec() float64 {
 	if len(r.PerMember) == 0 {
 		return 0
 	}
@@ -572,17 +593,17 @@ func MemberArgs(members, size, count int, listen, contact string) []string {
 	return a
 }
 
-// StrataMcast runs the benchmark with cfg.Members member processes on
+// RunStrata runs the benchmark with cfg.Members member processes on
 // loopback: the first starts the group, the others join through it; the
 // results come back as JSON lines on their stdout. Every process is
 // killed on return if it has not exited by then.
-func StrataMcast(ctx context.Context, cfg McastRunConfig) (McastRun, error) {
-	run := McastRun{Members: cfg.Members, Size: cfg.Size, Count: cfg.Count, Transport: cfg.Transport}
+func RunStrata(ctx context.Context, cfg StrataConfig) (StrataRun, error) {
+	run := StrataRun{Members: cfg.Members, Size: cfg.Size, Count: cfg.Count, Transport: cfg.Transport}
 	if run.Transport == "" {
 		run.Transport = "udp"
 	}
 	if cfg.Members < 1 || len(cfg.Argv) == 0 {
-		return run, errors.New("stackbench: StrataMcast needs members >= 1 and Argv")
+		return run, errors.New("mcast: RunStrata needs members >= 1 and Argv")
 	}
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 3 * time.Minute
@@ -597,69 +618,43 @@ func StrataMcast(ctx context.Context, cfg McastRunConfig) (McastRun, error) {
 	defer cancel()
 
 	type child struct {
-		cmd   *exec.Cmd
-		in    io.WriteCloser
-		lines chan McastChildLine
-		exit  chan struct{}
+		p     *kit.Proc
+		lines chan ChildLine // the lines after the first, closed when the member exited
 	}
 	var kids []*child
 	defer func() {
 		for _, k := range kids {
-			k.in.Close() // members leave when stdin closes
-		}
-		grace := time.After(5 * time.Second)
-		for _, k := range kids {
-			select {
-			case <-k.exit:
-			case <-grace:
-				k.cmd.Process.Kill()
-				<-k.exit
-			}
+			k.p.Stop() // stdin closes (members leave), then SIGINT, then the kill
 		}
 	}()
-	start := func(contact string) (*child, error) {
+	start := func(contact string) (*child, ChildLine, error) {
 		args := append(slices.Clone(cfg.Argv), MemberArgs(cfg.Members, cfg.Size, cfg.Count, run.Transport+":127.0.0.1:0", contact)...)
 		args = append(args, cfg.Extra...)
-		cmd := exec.CommandContext(procCtx, args[0], args[1:]...)
-		cmd.WaitDelay = 3 * time.Second
-		cmd.Stderr = cfg.Stderr
-		in, err := cmd.StdinPipe()
+		lw := &lineWriter{lines: make(chan ChildLine, 16)}
+		p, err := kit.Start(procCtx, kit.Cmd{Name: "mcast member", Argv: args, Stdin: true, Stdout: lw, Stderr: cfg.Stderr,
+			Ready: func(l string) bool { return strings.HasPrefix(l, "{") }, ReadyTimeout: cfg.Timeout,
+			StopSignal: os.Interrupt, Grace: 5 * time.Second})
 		if err != nil {
-			return nil, err
+			return nil, ChildLine{}, fmt.Errorf("mcast: starting a member: %w", err)
 		}
-		out, err := cmd.StdoutPipe()
-		if err != nil {
-			in.Close()
-			return nil, err
-		}
-		if err := cmd.Start(); err != nil {
-			in.Close()
-			return nil, fmt.Errorf("stackbench: starting a member: %w", err)
-		}
-		k := &child{cmd: cmd, in: in, lines: make(chan McastChildLine, 4), exit: make(chan struct{})}
+		k := &child{p: p, lines: lw.lines}
+		go func() { <-p.Exited(); lw.close() }()
 		kids = append(kids, k)
 		run.Commands = append(run.Commands, strings.Join(args, " "))
-		go func() {
-			defer close(k.lines)
-			sc := bufio.NewScanner(out)
-			sc.Buffer(make([]byte, 64<<10), 16<<20)
-			for sc.Scan() {
-				var l McastChildLine
-				if err := json.Unmarshal(sc.Bytes(), &l); err != nil {
-					l = McastChildLine{Error: "unparsable line: " + sc.Text()}
-				}
-				k.lines <- l
-			}
-		}()
-		go func() { cmd.Wait(); close(k.exit) }()
-		return k, nil
+		first := parseChildLine([]byte(p.Ready))
+		if first.Error != "" {
+			return k, first, fmt.Errorf("mcast: member %d: %s", len(kids)-1, first.Error)
+		}
+		return k, first, nil
 	}
 	// lastWords asks every member to stop (stdin closes) and collects what
 	// they say about where they were.
 	lastWords := func() string {
 		var b strings.Builder
 		for _, k := range kids {
-			k.in.Close()
+			if c, ok := k.p.Stdin().(io.Closer); ok {
+				c.Close()
+			}
 		}
 		grace := time.After(3 * time.Second)
 		for i, k := range kids {
@@ -691,36 +686,28 @@ func StrataMcast(ctx context.Context, cfg McastRunConfig) (McastRun, error) {
 		}
 		return b.String()
 	}
-	next := func(k *child, what string) (McastChildLine, error) {
+	next := func(k *child, what string) (ChildLine, error) {
 		select {
 		case l, ok := <-k.lines:
 			if !ok {
-				return l, fmt.Errorf("stackbench: member %d exited before its %s", slices.Index(kids, k), what)
+				return l, fmt.Errorf("mcast: member %d exited before its %s:\n%s", slices.Index(kids, k), what, k.p.Tail(10))
 			}
 			if l.Error != "" {
-				return l, fmt.Errorf("stackbench: member %d: %s", slices.Index(kids, k), l.Error)
+				return l, fmt.Errorf("mcast: member %d: %s", slices.Index(kids, k), l.Error)
 			}
 			return l, nil
 		case <-ctx.Done():
-			return McastChildLine{}, fmt.Errorf("stackbench: waiting for member %d's %s: %w%s", slices.Index(kids, k), what, ctx.Err(), lastWords())
+			return ChildLine{}, fmt.Errorf("mcast: waiting for member %d's %s: %w%s", slices.Index(kids, k), what, ctx.Err(), lastWords())
 		}
 	}
 
-	first, err := start("")
-	if err != nil {
-		return run, err
-	}
-	l, err := next(first, "address")
+	_, l, err := start("")
 	if err != nil {
 		return run, err
 	}
 	contact := l.Addr
 	for i := 1; i < cfg.Members; i++ {
-		k, err := start(contact)
-		if err != nil {
-			return run, err
-		}
-		if _, err := next(k, "address"); err != nil {
+		if _, _, err := start(contact); err != nil {
 			return run, err
 		}
 	}
@@ -730,15 +717,60 @@ func StrataMcast(ctx context.Context, cfg McastRunConfig) (McastRun, error) {
 			return run, err
 		}
 		if l.Result == nil {
-			return run, fmt.Errorf("stackbench: member %d sent no result", slices.Index(kids, k))
+			return run, fmt.Errorf("mcast: member %d sent no result", slices.Index(kids, k))
 		}
 		run.PerMember = append(run.PerMember, *l.Result)
 	}
-	slices.SortFunc(run.PerMember, func(a, b McastResult) int { return a.Rank - b.Rank })
+	slices.SortFunc(run.PerMember, func(a, b MemberResult) int { return a.Rank - b.Rank })
 	for _, r := range run.PerMember {
 		if r.Duplicates != 0 || r.OutOfOrder != 0 {
-			return run, fmt.Errorf("stackbench: member %d delivered %d duplicate and %d out-of-order casts", r.Rank, r.Duplicates, r.OutOfOrder)
+			return run, fmt.Errorf("mcast: member %d delivered %d duplicate and %d out-of-order casts", r.Rank, r.Duplicates, r.OutOfOrder)
 		}
 	}
 	return run, nil
+}
+
+func parseChildLine(b []byte) ChildLine {
+	var l ChildLine
+	if err := json.Unmarshal(b, &l); err != nil {
+		l = ChildLine{Error: "unparsable line: " + string(b)}
+	}
+	return l
+}
+
+// lineWriter parses a member's stdout after its first line (kit.Proc
+// writes it here) into ChildLines.
+type lineWriter struct {
+	mu     sync.Mutex
+	buf    []byte
+	lines  chan ChildLine
+	closed bool
+}
+
+func (w *lineWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.buf = append(w.buf, p...)
+	for {
+		i := bytes.IndexByte(w.buf, '\n')
+		if i < 0 {
+			break
+		}
+		line := bytes.TrimSpace(w.buf[:i])
+		w.buf = w.buf[i+1:]
+		if len(line) > 0 && !w.closed {
+			w.lines <- parseChildLine(line)
+		}
+	}
+	return len(p), nil
+}
+
+// close ends the lines (the member exited: kit.Proc writes no more).
+func (w *lineWriter) close() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.closed {
+		w.closed = true
+		close(w.lines)
+	}
 }

@@ -1,4 +1,4 @@
-package sbench
+package stackbench
 
 import (
 	"bufio"
@@ -27,24 +27,27 @@ func isUDP(network string) bool { return strings.HasPrefix(network, "udp") }
 func isTCP(network string) bool { return strings.HasPrefix(network, "tcp") }
 
 // RawEchoServer listens on network ("udp", "udp4", "udp6", "tcp", "tcp4",
-// "tcp6") at addr (e.g. "127.0.0.1:0") and echoes: every UDP datagram back to
-// its sender, every TCP frame (4-byte big-endian payload length, then the
-// payload) back on its connection. It serves in background goroutines and
+// "tcp6") at addr (e.g. "127.0.0.1:0") and answers every UDP datagram to its
+// sender, every TCP frame (4-byte big-endian payload length, then the
+// payload) on its connection, with reply bytes: the request's first reply
+// bytes (zeros past its end), so reply = the request size is an echo. It serves in background goroutines and
 // returns the address it bound. stop closes the socket and every connection
 // and returns once all its goroutines have ended; calling it again is a no-op.
 // With busyPoll > 0 its readers busy poll as Strata's transports do
 // (transport.BusyPollReader), so that both sides of a comparison wait alike.
-func RawEchoServer(network, addr string, busyPoll time.Duration) (stop func(), actualAddr string, err error) {
+func RawEchoServer(network, addr string, reply int, busyPoll time.Duration) (stop func(), actualAddr string, err error) {
 	switch {
+	case reply < 0 || isUDP(network) && reply > maxDatagram || reply > MaxFrame:
+		return nil, "", fmt.Errorf("stackbench: reply size %d out of range", reply)
 	case isUDP(network):
-		return udpEcho(network, addr, busyPoll)
+		return udpEcho(network, addr, reply, busyPoll)
 	case isTCP(network):
-		return tcpEcho(network, addr, busyPoll)
+		return tcpEcho(network, addr, reply, busyPoll)
 	}
-	return nil, "", fmt.Errorf("sbench: network %q is neither udp nor tcp", network)
+	return nil, "", fmt.Errorf("stackbench: network %q is neither udp nor tcp", network)
 }
 
-func udpEcho(network, addr string, busyPoll time.Duration) (func(), string, error) {
+func udpEcho(network, addr string, reply int, busyPoll time.Duration) (func(), string, error) {
 	pc, err := net.ListenPacket(network, addr)
 	if err != nil {
 		return nil, "", err
@@ -70,7 +73,10 @@ func udpEcho(network, addr string, busyPoll time.Duration) (func(), string, erro
 					}
 					continue // e.g. ICMP-induced errors: keep serving
 				}
-				_, _ = uc.WriteToUDPAddrPort(buf[:n], from)
+				if n < reply {
+					clear(buf[n:reply])
+				}
+				_, _ = uc.WriteToUDPAddrPort(buf[:reply], from)
 			}
 		})
 	}
@@ -84,7 +90,7 @@ func udpEcho(network, addr string, busyPoll time.Duration) (func(), string, erro
 	return stop, pc.LocalAddr().String(), nil
 }
 
-func tcpEcho(network, addr string, busyPoll time.Duration) (func(), string, error) {
+func tcpEcho(network, addr string, reply int, busyPoll time.Duration) (func(), string, error) {
 	ln, err := net.Listen(network, addr)
 	if err != nil {
 		return nil, "", err
@@ -116,12 +122,14 @@ func tcpEcho(network, addr string, busyPoll time.Duration) (func(), string, erro
 			if n > MaxFrame {
 				return
 			}
-			frame = slices.Grow(frame[:0], 4+int(n))[:4+int(n)]
-			copy(frame, hdr[:])
-			if _, err := io.ReadFull(r, frame[4:]); err != nil {
+			m := max(int(n), reply)
+			frame = slices.Grow(frame[:0], 4+m)[:4+m]
+			if _, err := io.ReadFull(r, frame[4:4+n]); err != nil {
 				return
 			}
-			if _, err := c.Write(frame); err != nil {
+			clear(frame[4+n:])
+			binary.BigEndian.PutUint32(frame, uint32(reply))
+			if _, err := c.Write(frame[:4+reply]); err != nil {
 				return
 			}
 		}
@@ -173,6 +181,7 @@ type RawResult struct {
 }
 
 // RawRoundTrip sends n requests of size bytes to the echo server at addr
+// (started with the same reply size: replies of another size are errors)
 // (see [RawEchoServer]) from callers goroutines, each with its own socket
 // (UDP: its own connected socket; TCP: its own connection with TCP_NODELAY)
 // and one request outstanding, taking requests from a shared count like
@@ -180,17 +189,17 @@ type RawResult struct {
 // after its whole echo has been read. Sockets are opened before timing
 // starts. A UDP request whose echo does not come within 2 s is an error
 // (nothing is retransmitted). busyPoll as for RawEchoServer.
-func RawRoundTrip(ctx context.Context, network, addr string, size, n, callers int, busyPoll time.Duration) (RawResult, error) {
+func RawRoundTrip(ctx context.Context, network, addr string, size, reply, n, callers int, busyPoll time.Duration) (RawResult, error) {
 	res := RawResult{N: n, Callers: callers, Size: size}
 	switch {
-	case n <= 0 || callers <= 0 || size < 0:
-		return res, fmt.Errorf("sbench: RawRoundTrip needs n > 0, callers > 0, size >= 0 (got %d, %d, %d)", n, callers, size)
+	case n <= 0 || callers <= 0 || size < 0 || reply < 0:
+		return res, fmt.Errorf("stackbench: RawRoundTrip needs n > 0, callers > 0, size >= 0, reply >= 0 (got %d, %d, %d, %d)", n, callers, size, reply)
 	case isUDP(network) && size > maxDatagram:
-		return res, fmt.Errorf("sbench: UDP size %d exceeds %d", size, maxDatagram)
+		return res, fmt.Errorf("stackbench: UDP size %d exceeds %d", size, maxDatagram)
 	case isTCP(network) && size > MaxFrame:
-		return res, fmt.Errorf("sbench: TCP size %d exceeds %d", size, MaxFrame)
+		return res, fmt.Errorf("stackbench: TCP size %d exceeds %d", size, MaxFrame)
 	case !isUDP(network) && !isTCP(network):
-		return res, fmt.Errorf("sbench: network %q is neither udp nor tcp", network)
+		return res, fmt.Errorf("stackbench: network %q is neither udp nor tcp", network)
 	}
 	callers = min(callers, n)
 
@@ -232,7 +241,7 @@ func RawRoundTrip(ctx context.Context, network, addr string, size, n, callers in
 	for i, c := range conns {
 		wg.Go(func() {
 			<-startCh
-			lats[i], errs[i] = rawCaller(ctx, c, isUDP(network), size, int64(n), &next, busyPoll)
+			lats[i], errs[i] = rawCaller(ctx, c, isUDP(network), size, reply, int64(n), &next, busyPoll)
 		})
 	}
 	t0 := time.Now()
@@ -275,19 +284,19 @@ func pollReader(c net.Conn, busyPoll time.Duration) io.Reader {
 }
 
 // rawCaller performs requests while the shared count allows, one at a time.
-func rawCaller(ctx context.Context, c net.Conn, udp bool, size int, n int64, next *atomic.Int64, busyPoll time.Duration) ([]time.Duration, error) {
+func rawCaller(ctx context.Context, c net.Conn, udp bool, size, reply int, n int64, next *atomic.Int64, busyPoll time.Duration) ([]time.Duration, error) {
 	var lats []time.Duration
 	rd := pollReader(c, busyPoll)
 	var req, rsp []byte
 	var r *bufio.Reader
 	if udp {
 		req = make([]byte, size)
-		rsp = make([]byte, max(size, 1)+1) // room to notice a longer reply
+		rsp = make([]byte, max(reply, 1)+1) // room to notice a longer reply
 	} else {
 		req = make([]byte, 4+size)
 		binary.BigEndian.PutUint32(req, uint32(size))
-		rsp = make([]byte, 4+size)
-		r = bufio.NewReaderSize(rd, max(4+size, 4096))
+		rsp = make([]byte, 4+reply)
+		r = bufio.NewReaderSize(rd, max(4+reply, 4096))
 	}
 	off := 4
 	if udp {
@@ -310,17 +319,22 @@ func rawCaller(ctx context.Context, c net.Conn, udp bool, size int, n int64, nex
 			}
 			m, err := rd.Read(rsp)
 			if err != nil {
-				return lats, ctxOr(ctx, fmt.Errorf("sbench: UDP echo: %w", err))
+				return lats, ctxOr(ctx, fmt.Errorf("stackbench: UDP echo: %w", err))
 			}
-			if m != size {
-				return lats, fmt.Errorf("sbench: UDP echo of %d bytes, want %d", m, size)
+			if m != reply {
+				return lats, fmt.Errorf("stackbench: UDP reply of %d bytes, want %d", m, reply)
 			}
 		} else {
-			if _, err := io.ReadFull(r, rsp); err != nil {
-				return lats, ctxOr(ctx, fmt.Errorf("sbench: TCP echo: %w", err))
+			// The length first: a frame of another size must not leave
+			// the caller waiting for bytes that never come.
+			if _, err := io.ReadFull(r, rsp[:4]); err != nil {
+				return lats, ctxOr(ctx, fmt.Errorf("stackbench: TCP reply: %w", err))
 			}
-			if got := binary.BigEndian.Uint32(rsp); got != uint32(size) {
-				return lats, fmt.Errorf("sbench: TCP echo frame of %d bytes, want %d", got, size)
+			if got := binary.BigEndian.Uint32(rsp); got != uint32(reply) {
+				return lats, fmt.Errorf("stackbench: TCP reply frame of %d bytes, want %d", got, reply)
+			}
+			if _, err := io.ReadFull(r, rsp[4:]); err != nil {
+				return lats, ctxOr(ctx, fmt.Errorf("stackbench: TCP reply: %w", err))
 			}
 		}
 		lats = append(lats, time.Since(t))

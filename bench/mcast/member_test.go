@@ -1,4 +1,4 @@
-package stackbench
+package mcast
 
 import (
 	"context"
@@ -20,28 +20,28 @@ func TestMperfInProcess(t *testing.T) {
 	// seen[i][sender] lists the cast numbers member i delivered from sender.
 	seen := make([]map[stack.Addr][]uint64, members)
 	var mu sync.Mutex
-	cfgFor := func(i int, contact string) McastConfig {
+	cfgFor := func(i int, contact string) MemberConfig {
 		seen[i] = map[stack.Addr][]uint64{}
-		return McastConfig{Members: members, Size: size, Count: count, Listen: "udp:127.0.0.1:0", Contact: contact,
+		return MemberConfig{Members: members, Size: size, Count: count, Listen: "udp:127.0.0.1:0", Contact: contact,
 			onData: func(from stack.Addr, seq uint64) {
 				mu.Lock()
 				seen[i][from] = append(seen[i][from], seq)
 				mu.Unlock()
 			}}
 	}
-	a, err := JoinMcast(ctx, cfgFor(0, ""))
+	a, err := Join(ctx, cfgFor(0, ""))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Close()
-	b, err := JoinMcast(ctx, cfgFor(1, string(a.Addr())))
+	b, err := Join(ctx, cfgFor(1, string(a.Addr())))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Close()
 
-	ms := []*McastMember{a, b}
-	res := make([]McastResult, members)
+	ms := []*Member{a, b}
+	res := make([]MemberResult, members)
 	errs := make([]error, members)
 	var wg sync.WaitGroup
 	for i, m := range ms {
