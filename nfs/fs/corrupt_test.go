@@ -88,11 +88,17 @@ func lookupPath(t *testing.T, f *FS, path string) Handle {
 // exactly the problems it reported before the operation, and the files
 // the damage does not touch still read back and can be changed.
 func TestDamageFailsOperations(t *testing.T) {
+	// check is an operation that must meet the damage, and whether its
+	// report may name any block.
+	type check struct {
+		run      func(f *FS, x *fixture) error
+		anyBlock bool
+	}
 	type op struct {
 		name string
 		// run returns the operation's error and the inode and block the
 		// damage report must name (block 0: any).
-		run func(f *FS, x *fixture) (err error, inum Inum, bn uint64)
+		check
 	}
 	type dmg struct {
 		name   string
@@ -129,12 +135,8 @@ func TestDamageFailsOperations(t *testing.T) {
 		inum Inum
 		bn   uint64
 	}
-	at := func(run func(*FS, *fixture) error) func(*FS, *fixture) (error, Inum, uint64) {
-		return func(f *FS, x *fixture) (error, Inum, uint64) { return run(f, x), where.inum, where.bn }
-	}
-	atInode := func(run func(*FS, *fixture) error) func(*FS, *fixture) (error, Inum, uint64) {
-		return func(f *FS, x *fixture) (error, Inum, uint64) { return run(f, x), where.inum, 0 }
-	}
+	at := func(run func(*FS, *fixture) error) check { return check{run: run} }
+	atInode := func(run func(*FS, *fixture) error) check { return check{run: run, anyBlock: true} }
 	fileA := func(x *fixture) Inum { return x.a }
 	cases := []dmg{
 		{
@@ -472,10 +474,12 @@ func TestDamageFailsOperations(t *testing.T) {
 			for _, o := range c.ops {
 				allocs := allocsOf(f)
 				var err error
-				var inum Inum
-				var bn uint64
-				withDeadline(t, o.name, func() { err, inum, bn = o.run(f, x) })
-				wantCorrupt(t, o.name, err, inum, bn)
+				withDeadline(t, o.name, func() { err = o.run(f, x) })
+				bn := where.bn
+				if o.anyBlock {
+					bn = 0
+				}
+				wantCorrupt(t, o.name, err, where.inum, bn)
 				if got := allocsOf(f); got != allocs && !(c.quarantine && got.ifree == allocs.ifree-1 && got.ibad == allocs.ibad+1) {
 					t.Fatalf("%s: allocators %+v after the failed operation, %+v before", o.name, got, allocs)
 				}
