@@ -31,7 +31,8 @@ func TestPercentile(t *testing.T) {
 }
 
 // TestCluster builds the binary, starts three members as separate
-// processes on loopback ports 23791-23793 (client) / 23801-23803 (peer),
+// processes (checking the settings each prints on its ready line: fsync
+// on, etcd 3.6.16, its default snapshot count) on loopback ports 23791-23793 (client) / 23801-23803 (peer),
 // runs put and get with 1 and 16 clients and 8 and 1024 byte values for
 // 3 s each, and logs the JSON lines (go test -v -run TestCluster).
 // Set ETCDPEER_BIN to use an already built binary.
@@ -92,8 +93,15 @@ func TestCluster(t *testing.T) {
 		go func(i int) {
 			sc := bufio.NewScanner(stdout)
 			for sc.Scan() {
-				if sc.Text() == "ready" {
-					ready <- nil
+				if js, ok := strings.CutPrefix(sc.Text(), "ready "); ok {
+					// The settings read back from the running member: the
+					// benchmark prints them as etcd's config.
+					var set map[string]any
+					err := json.Unmarshal([]byte(js), &set)
+					if err == nil && (set["unsafe_no_fsync"] != false || set["version"] != "3.6.16" || set["snapshot_count"] != float64(10000)) {
+						err = fmt.Errorf("member n%d runs with unexpected settings %s", i, js)
+					}
+					ready <- err
 					for sc.Scan() {
 					}
 					return
@@ -115,13 +123,13 @@ func TestCluster(t *testing.T) {
 	}
 
 	run := 0
-	for _, op := range []string{"put", "get"} {
+	for _, op := range []string{"create", "get"} {
 		for _, clients := range []int{1, 16} {
 			for _, size := range []int{8, 1024} {
 				run++
 				cmd := exec.Command(bin, "bench",
 					"-endpoints", strings.Join(endpoints, ","),
-					"-op", op, "-clients", fmt.Sprint(clients),
+					"-op", op, "-warmup", "500ms", "-clients", fmt.Sprint(clients),
 					"-duration", "3s", "-size", fmt.Sprint(size),
 					"-prefix", fmt.Sprintf("t%d", run))
 				var stderr bytes.Buffer
@@ -140,6 +148,10 @@ func TestCluster(t *testing.T) {
 				}
 				if r.System != "etcd" || r.Op != op || r.Clients != clients || r.Size != size || r.Ops <= 0 || r.OpsPerSec <= 0 || r.P50us <= 0 || r.P99us < r.P50us {
 					t.Fatalf("implausible result %q", line)
+				}
+				// fsync is on: every create is synced by a majority.
+				if op == "create" && r.Syncs < uint64(r.OpsTotal)/uint64(clients) {
+					t.Fatalf("%d disk syncs for %d creates by %d clients: fewer than one per round of requests", r.Syncs, r.OpsTotal, clients)
 				}
 				t.Log(line)
 			}

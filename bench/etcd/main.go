@@ -1,11 +1,12 @@
 // Command etcdpeer runs an etcd member in-process and drives a small
-// benchmark client against an etcd cluster. It is the etcd peer used to
-// compare Strata's key-value store against a durable consensus store.
+// benchmark client against an etcd cluster. It is the etcd peer of
+// `strata bench wor` (strata/bench/wor starts it): a durable consensus
+// store with etcd's own defaults.
 //
 //	etcdpeer member -name n1 -dir /tmp/n1 -client-port 23791 -peer-port 23801 \
 //	    -cluster "n1=http://127.0.0.1:23801,n2=http://127.0.0.1:23802,n3=http://127.0.0.1:23803"
-//	etcdpeer bench -endpoints http://127.0.0.1:23791,... -op put -clients 16 \
-//	    -duration 3s -size 8 -prefix run1
+//	etcdpeer bench -endpoints http://127.0.0.1:23791,... -op create -clients 16 \
+//	    -warmup 500ms -duration 3s -size 8 -prefix run1
 package main
 
 import (

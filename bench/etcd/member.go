@@ -1,20 +1,26 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"net/url"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 	"time"
 
+	"go.etcd.io/etcd/api/v3/version"
 	"go.etcd.io/etcd/server/v3/embed"
+	"go.etcd.io/etcd/server/v3/storage"
+	"go.etcd.io/etcd/server/v3/storage/backend"
 )
 
-// runMember starts one etcd member with embed.StartEtcd, prints "ready"
+// runMember starts one etcd member with embed.StartEtcd, prints "ready "
+// and the settings it runs with (JSON, read back from the running server)
 // once it serves clients, and runs until SIGINT/SIGTERM.
 func runMember(args []string) error {
 	fs := flag.NewFlagSet("member", flag.ExitOnError)
@@ -81,7 +87,11 @@ func runMember(args []string) error {
 		e.Server.Stop()
 		return fmt.Errorf("member %s not ready after %v", *name, *startTimeout)
 	}
-	fmt.Println("ready")
+	line, err := json.Marshal(settings(e))
+	if err != nil {
+		return err
+	}
+	fmt.Printf("ready %s\n", line)
 
 	select {
 	case s := <-sig:
@@ -91,5 +101,42 @@ func runMember(args []string) error {
 		return fmt.Errorf("etcd: %w", err)
 	case <-e.Server.StopNotify():
 		return errors.New("etcd server stopped")
+	}
+}
+
+// settings are the member's effective settings, read from the running
+// server (so that the benchmark prints what etcd ran with, not what this
+// file meant to set): zero values that etcd replaces with its defaults
+// are shown as those defaults.
+func settings(e *embed.Etcd) map[string]any {
+	c := e.Server.Cfg
+	quota := c.QuotaBackendBytes
+	if quota <= 0 {
+		quota = storage.DefaultQuotaBytes
+	}
+	interval, limit := c.BackendBatchInterval, c.BackendBatchLimit
+	bc := backend.DefaultBackendConfig(nil)
+	if interval == 0 {
+		interval = bc.BatchInterval
+	}
+	if limit == 0 {
+		limit = bc.BatchLimit
+	}
+	ec := e.Config()
+	return map[string]any{
+		"version":                version.Version,
+		"go":                     runtime.Version(),
+		"gomaxprocs":             runtime.GOMAXPROCS(0),
+		"unsafe_no_fsync":        c.UnsafeNoFsync,
+		"snapshot_count":         c.SnapshotCount,
+		"snapshot_catchup":       c.SnapshotCatchUpEntries,
+		"quota_backend_bytes":    quota,
+		"heartbeat_ms":           c.TickMs,
+		"election_ms":            c.TickMs * uint(c.ElectionTicks),
+		"backend_batch_interval": interval.String(),
+		"backend_batch_limit":    limit,
+		"max_request_bytes":      c.MaxRequestBytes,
+		"auto_compaction":        fmt.Sprintf("%q %q", ec.AutoCompactionMode, ec.AutoCompactionRetention),
+		"metrics":                ec.Metrics,
 	}
 }

@@ -1,7 +1,4 @@
-// Package worbench measures the write-once register service: throughput
-// and latency of Read, Capture+Write and Write on pre-captured registers,
-// with concurrent clients, against wormservers reached over loopback.
-package worbench
+package wor
 
 import (
 	"context"
@@ -9,86 +6,125 @@ import (
 	"fmt"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"strata/wor"
+	wormspace "strata/wor"
 )
 
-// Result is one measurement.
+// Result is one measured cell, of Strata or of etcd.
 type Result struct {
-	System    string  `json:"system"`
-	Engine    string  `json:"engine,omitempty"`
-	Mode      string  `json:"mode,omitempty"` // persistent or memory
+	System    string  `json:"system"`           // strata or etcd
+	Engine    string  `json:"engine,omitempty"` // paxos, chain; raft for etcd
+	Mode      string  `json:"mode,omitempty"`   // persistent or memory (memory-N in the chain-length sweep)
 	Op        string  `json:"op"`
 	Clients   int     `json:"clients"`
 	Size      int     `json:"size"`
-	Ops       int     `json:"ops"`
+	Ops       int     `json:"ops"` // in the measured window
 	Seconds   float64 `json:"seconds"`
 	OpsPerSec float64 `json:"ops_per_sec"`
 	P50us     float64 `json:"p50_us"`
 	P99us     float64 `json:"p99_us"`
-	Round     int     `json:"round"` // 1-based; the comparison cells repeat every round
+	Round     int     `json:"round"` // 1-based; the cells compared with etcd repeat every round
+	// OpsTotal counts every operation of the cell, warm-up and the last
+	// ones outside the window included: the denominator of SyncsPerOp.
+	OpsTotal int `json:"ops_total,omitempty"`
+	// Syncs are the disk barriers (fdatasync) the three servers issued
+	// during the cell, set-up included (persistent cells): Strata's
+	// journal barriers, etcd's WAL fdatasyncs and backend commits. They
+	// show, measured, that each side made its writes durable.
+	Syncs uint64 `json:"syncs,omitempty"`
 	// Strata paxos: requests the engine hedged to the whole replica set
-	// during the cell (warm-up and set-up included), of QuorumRequests
+	// during the cell (warm-up and set-up included), of QuorumRequests.
 	Hedged         uint64 `json:"hedged,omitempty"`
 	QuorumRequests uint64 `json:"quorum_requests,omitempty"`
 }
 
-// warmUp is how long the clients run before the measurement starts.
-const warmUp = 500 * time.Millisecond
-
-// Ops are the measured operations.
-var Ops = []string{"read", "capture+write", "write-precaptured"}
-
-// Run drives op with clients goroutines through c for d (after a short
-// warm-up), each goroutine with one operation outstanding. Registers are
-// in segment seg, which Run allocates if needed and trims at the end; each
-// goroutine uses its own offsets so that writers do not preempt each
-// other.
-func Run(ctx context.Context, c *wor.Client, seg uint64, op string, clients, size int, d time.Duration) (Result, error) {
-	return RunRate(ctx, c, seg, op, clients, size, d, 20000)
+// SyncsPerOp is Syncs over OpsTotal (0 when either is unknown).
+func (r Result) SyncsPerOp() float64 {
+	if r.OpsTotal == 0 {
+		return 0
+	}
+	return float64(r.Syncs) / float64(r.OpsTotal)
 }
 
-// RunRate is Run with a bound on the pre-captured writes per second that
-// the pre-capture provides for (each pre-captured register costs a journal
-// block on every persistent server, so persistent runs use a lower bound).
-func RunRate(ctx context.Context, c *wor.Client, seg uint64, op string, clients, size int, d time.Duration, maxRate int) (Result, error) {
-	res := Result{System: "strata", Op: op, Clients: clients, Size: size}
-	if err := c.Alloc(ctx, seg, nil); err != nil && !errors.Is(err, wor.ErrAllocated) {
-		return res, err
+// Ops are Strata's measured operations: a linearizable read, the full
+// single-register write (Capture, Paxos phase 1, then Write, phase 2), and
+// a Write on a register captured beforehand, outside the timer (WormPaxos's
+// steady state, where a segment's registers are captured in one batch).
+var Ops = []string{"read", "capture+write", "write-precaptured"}
+
+// Cell is one measurement of a Strata operation.
+type Cell struct {
+	Seg     uint64 // segment of the cell's registers: allocated, then trimmed at the end
+	Op      string // one of Ops
+	Clients int    // goroutines, one operation outstanding each (closed loop)
+	Size    int    // value size in bytes
+	Warmup  time.Duration
+	Measure time.Duration
+	// Precapture is how many pre-captured writes per second the cell
+	// provisions registers for before the timer starts (each pre-captured
+	// register takes a journal block on every persistent server, so
+	// persistent cells provision fewer). It never slows a client down: one
+	// that outruns it captures its next batch inside the timer, counted
+	// against Strata.
+	Precapture int
+	// Mark, if set, is called when the warm-up starts (after the set-up)
+	// and when the last operation has ended (before the trim), so that
+	// the caller can count the servers' disk syncs over the same span as
+	// OpsTotal.
+	Mark func()
+}
+
+// precaptureBatch is how many registers one SegCapture captures.
+const precaptureBatch = 256
+
+// Measure drives cell.Op through c with cell.Clients goroutines for the
+// warm-up and the measured window and returns the throughput and latency
+// of the operations that started in the window and ended before its end
+// (the etcd peer's bench counts the same way). Each goroutine uses its own
+// registers, so that writers do not preempt each other.
+func Measure(ctx context.Context, c *wormspace.Client, cell Cell) (Result, error) {
+	res := Result{System: "strata", Op: cell.Op, Clients: cell.Clients, Size: cell.Size}
+	if !slices.Contains(Ops, cell.Op) {
+		return res, fmt.Errorf("unknown operation %q (want one of %v)", cell.Op, Ops)
 	}
-	value := make([]byte, size)
+	if cell.Clients < 1 || cell.Measure <= 0 || cell.Warmup < 0 {
+		return res, fmt.Errorf("cell needs clients >= 1 and a positive window: %+v", cell)
+	}
+	if cell.Precapture <= 0 {
+		cell.Precapture = 20000
+	}
+	if err := c.Alloc(ctx, cell.Seg, nil); err != nil && !errors.Is(err, wormspace.ErrAllocated) {
+		return res, fmt.Errorf("alloc segment %d: %w", cell.Seg, err)
+	}
+	value := make([]byte, cell.Size)
 	// Each client has perClient registers of the segment: the first half
 	// for pre-captured writes, the second for capture+write.
 	const perClient = 1 << 16
 	const half = perClient / 2
 	// Reads need written registers; pre-captured writes need captures.
-	prefill := 64
-	const precaptureBatch = 256
-	cids := make([][]wor.CaptureID, clients)
-	for g := 0; g < clients; g++ {
+	const prefill = 64
+	cids := make([][]wormspace.CaptureID, cell.Clients)
+	for g := range cell.Clients {
 		base := uint64(g) * perClient
-		switch op {
+		switch cell.Op {
 		case "read":
-			for i := 0; i < prefill; i++ {
-				cid, err := c.Capture(ctx, seg, base+uint64(i))
+			for i := range uint64(prefill) {
+				cid, err := c.Capture(ctx, cell.Seg, base+i)
 				if err == nil {
-					err = c.Write(ctx, seg, base+uint64(i), value, cid)
+					err = c.Write(ctx, cell.Seg, base+i, value, cid)
 				}
-				if err != nil && !errors.Is(err, wor.ErrWritten) {
+				if err != nil && !errors.Is(err, wormspace.ErrWritten) {
 					return res, fmt.Errorf("prefill: %w", err)
 				}
 			}
 		case "write-precaptured":
-			// Enough captures for the run (each takes a register on every
-			// server), captured ahead, outside timing, a batch at a time.
-			// (at most maxRate writes/s, warm-up included), in batches of
-			// 256 registers.
-			n := min(int(float64(maxRate)*(d+warmUp).Seconds())/clients+precaptureBatch, half)
+			// Enough captures for the cell at cell.Precapture writes/s,
+			// warm-up included, captured ahead, a batch at a time.
+			n := min(int(float64(cell.Precapture)*(cell.Warmup+cell.Measure).Seconds())/cell.Clients+precaptureBatch, half)
 			for i := 0; i < n; i += precaptureBatch {
 				end := min(i+precaptureBatch, n)
-				cid, err := c.SegCapture(ctx, seg, base+uint64(i), base+uint64(end))
+				cid, err := c.SegCapture(ctx, cell.Seg, base+uint64(i), base+uint64(end))
 				if err != nil {
 					return res, fmt.Errorf("pre-capture: %w", err)
 				}
@@ -98,88 +134,107 @@ func RunRate(ctx context.Context, c *wor.Client, seg uint64, op string, clients,
 			}
 		}
 	}
-	var phase atomic.Int32 // 0 warm-up, 1 measure, 2 stop
-	lats := make([][]time.Duration, clients)
-	errs := make(chan error, clients)
+	if cell.Mark != nil {
+		cell.Mark()
+	}
+	start := time.Now()
+	from := start.Add(cell.Warmup)
+	to := from.Add(cell.Measure)
+	lats := make([][]time.Duration, cell.Clients)
+	total := make([]int, cell.Clients)
+	errs := make([]error, cell.Clients)
 	var wg sync.WaitGroup
-	for g := 0; g < clients; g++ {
+	for g := range cell.Clients {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			base := uint64(g) * perClient
-			for i := 0; phase.Load() < 2; i++ {
+			for i := 0; ; i++ {
 				t0 := time.Now()
+				if !t0.Before(to) {
+					return
+				}
 				var err error
-				switch op {
+				switch cell.Op {
 				case "read":
-					_, err = c.Read(ctx, seg, base+uint64(i%prefill))
+					_, err = c.Read(ctx, cell.Seg, base+uint64(i%prefill))
 				case "capture+write":
 					off := base + half + uint64(i%half)
-					var cid wor.CaptureID
-					if cid, err = c.Capture(ctx, seg, off); err == nil {
-						err = c.Write(ctx, seg, off, value, cid)
+					var cid wormspace.CaptureID
+					if cid, err = c.Capture(ctx, cell.Seg, off); err == nil {
+						err = c.Write(ctx, cell.Seg, off, value, cid)
 					}
 				case "write-precaptured":
 					if i >= len(cids[g]) {
-						// A client faster than the estimate: capture another
+						// A client faster than the provision: capture another
 						// batch now. It is timed (one capture per batch of
 						// writes, counted against Strata).
 						end := min(i+precaptureBatch, half)
 						if i >= end {
-							errs <- fmt.Errorf("ran out of registers for pre-captured writes after %d writes", i)
+							errs[g] = fmt.Errorf("ran out of registers for pre-captured writes after %d writes", i)
 							return
 						}
-						cid, err := c.SegCapture(ctx, seg, base+uint64(i), base+uint64(end))
+						cid, err := c.SegCapture(ctx, cell.Seg, base+uint64(i), base+uint64(end))
 						if err != nil {
-							errs <- fmt.Errorf("pre-capture during the run: %w", err)
+							errs[g] = fmt.Errorf("pre-capture during the run: %w", err)
 							return
 						}
 						for range end - i {
 							cids[g] = append(cids[g], cid)
 						}
 					}
-					err = c.Write(ctx, seg, base+uint64(i), value, cids[g][i])
+					err = c.Write(ctx, cell.Seg, base+uint64(i), value, cids[g][i])
 				}
-				if err != nil && !errors.Is(err, wor.ErrWritten) {
-					errs <- err
+				if err != nil && !errors.Is(err, wormspace.ErrWritten) {
+					errs[g] = err
 					return
 				}
-				if phase.Load() == 1 {
-					lats[g] = append(lats[g], time.Since(t0))
+				t1 := time.Now()
+				total[g]++
+				if !t0.Before(from) && t1.Before(to) {
+					lats[g] = append(lats[g], t1.Sub(t0))
 				}
 			}
-			errs <- nil
 		}()
 	}
-	time.Sleep(warmUp)
-	start := time.Now()
-	phase.Store(1)
-	time.Sleep(d)
-	phase.Store(2)
-	elapsed := time.Since(start)
 	wg.Wait()
-	close(errs)
-	for err := range errs {
-		if err != nil {
-			return res, err
-		}
+	if cell.Mark != nil {
+		cell.Mark()
+	}
+	if err := errors.Join(errs...); err != nil {
+		return res, err
 	}
 	var all []time.Duration
-	for _, l := range lats {
+	for g, l := range lats {
 		all = append(all, l...)
+		res.OpsTotal += total[g]
 	}
 	if len(all) == 0 {
-		return res, errors.New("no operation completed")
+		return res, errors.New("no operation completed in the measured window")
 	}
 	slices.Sort(all)
-	res.Ops, res.Seconds = len(all), elapsed.Seconds()
-	res.OpsPerSec = float64(len(all)) / elapsed.Seconds()
-	res.P50us = float64(all[len(all)/2].Nanoseconds()) / 1e3
-	res.P99us = float64(all[min(len(all)-1, len(all)*99/100)].Nanoseconds()) / 1e3
+	res.Ops, res.Seconds = len(all), cell.Measure.Seconds()
+	res.OpsPerSec = float64(len(all)) / cell.Measure.Seconds()
+	res.P50us = micros(Percentile(all, 0.50))
+	res.P99us = micros(Percentile(all, 0.99))
 	// Trim the cell's segment (outside timing) so the servers reclaim its
 	// registers' journal slots for the next cells.
-	if err := c.Trim(ctx, seg); err != nil {
+	if err := c.Trim(ctx, cell.Seg); err != nil {
 		return res, fmt.Errorf("trim after the cell: %w", err)
 	}
 	return res, nil
 }
+
+// Percentile is the nearest-rank percentile p of sorted latencies: the
+// smallest value with at least p of them at or below it. The etcd peer's
+// bench (bench/etcd) uses the same definition, so p50 and p99 mean the
+// same on both sides.
+func Percentile(sorted []time.Duration, p float64) time.Duration {
+	if len(sorted) == 0 {
+		return 0
+	}
+	idx := int(float64(len(sorted))*p+0.999999) - 1
+	return sorted[max(0, min(idx, len(sorted)-1))]
+}
+
+func micros(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 }
