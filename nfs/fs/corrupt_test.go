@@ -428,6 +428,21 @@ func TestDamageFailsOperations(t *testing.T) {
 			},
 		},
 		{
+			name: "free inode of bad type", quarantine: true,
+			damage: func(t *testing.T, x *fixture) (Inum, uint64) {
+				next := Inum(1) // the inode the next create gets
+				for x.f.ialloc.isUsed(uint64(next)) {
+					next++
+				}
+				editInode(t, x.f, next, func(ip *inode) { ip.typ = 99 })
+				return next, 0
+			},
+			ops: []op{{"create", atInode(func(f *FS, _ *fixture) error {
+				_, _, _, _, err := f.Create(f.Root(), "new", Guarded, SetAttr{}, 0, 0, 0, ts(10))
+				return err
+			})}},
+		},
+		{
 			name: "symlink with a bad size",
 			damage: func(t *testing.T, x *fixture) (Inum, uint64) {
 				editInode(t, x.f, x.l, func(ip *inode) { ip.size = 1 << 20 })

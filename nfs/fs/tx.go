@@ -201,16 +201,19 @@ func (t *tx) allocInode(typ FileType, now Time) (*inode, error) {
 		return nil, err
 	}
 	old, err := t.inode(Inum(i))
-	if err != nil {
-		return nil, err
+	if err == nil && old.typ != 0 {
+		err = corrupt(old.inum, 0, "inode free in the inode bitmap but in use (type %d, nlink %d); no longer handed out", old.typ, old.nlink)
 	}
-	if old.typ != 0 {
-		// Damage in the inode bitmap: fail, and keep the number out of
-		// the allocator (not given back at abort) so that the next
+	if errors.Is(err, ErrCorrupt) {
+		// Damage in the inode bitmap or table: fail, and keep the number
+		// out of the allocator (not given back at abort) so that the next
 		// operation gets another one.
 		t.allocI = t.allocI[:len(t.allocI)-1]
 		t.f.ialloc.quarantine(i)
-		return nil, corrupt(old.inum, 0, "inode free in the inode bitmap but in use (type %d, nlink %d); no longer handed out", old.typ, old.nlink)
+		return nil, err
+	}
+	if err != nil {
+		return nil, err
 	}
 	ip := &inode{inum: Inum(i), typ: typ, nlink: 1, gen: old.gen + 1, atime: now, mtime: now, ctime: now}
 	if ip.gen == 0 {
