@@ -197,7 +197,8 @@ func smallfile(outer context.Context, s Server, clients int, d time.Duration, ta
 // Largefile writes size bytes in 64 KiB UNSTABLE writes (up to 16 in
 // flight), COMMITs, then reads the file back and checks every byte; it
 // reports the write throughput (MB/s, write phase including the COMMIT) and
-// the read throughput. The data never repeats within the file (see
+// the read throughput. Every 64-byte line of the file starts with a word
+// found nowhere else in it, and a file of another run matches nowhere (see
 // largeData), so a chunk or block that lands at the wrong offset, or is
 // overwritten, fails the check.
 func Largefile(ctx context.Context, s Server, size int64, tag string) (write, read Result, err error) {
@@ -274,28 +275,107 @@ func largefile(ctx context.Context, s Server, size int64, tag string) (write, re
 	return write, read, nil
 }
 
-// largeData fills b (a multiple of 8 bytes long) with Largefile's data for
-// file offset off (a multiple of 8): the word at file offset pos is
-// largeWord(pos, seed).
-func largeData(b []byte, off int64, seed uint64) {
-	for i := 0; i+8 <= len(b); i += 8 {
-		binary.LittleEndian.PutUint64(b[i:], largeWord(off+int64(i), seed))
+// Largefile's data is a function of the file offset and the run's seed,
+// cheap to make (a copy and a word every 64 bytes: about a memory copy, so
+// that making it, on the client and on the null server, costs no more
+// than a real server's copy from its cache) and checked word by word:
+//
+//   - the word at an 8-aligned offset pos is mix(q) XOR seed, where mix is
+//     a bijection on 64-bit words and q is pos itself at the start of each
+//     64-byte line and pos mod 64 KiB elsewhere;
+//   - so the rest of a line repeats every 64 KiB (a block of 64 KiB, made
+//     once per seed, is copied), while the first word of every line is
+//     unique in the file and no two words of one 64 KiB block are equal; a
+//     block or line at the wrong offset, shifted, or overwritten by another
+//     part of the file fails the comparison, and every word of a file of
+//     another run (another seed) differs.
+const (
+	largeLine   = 64       // bytes a unique word heads
+	largePeriod = 64 << 10 // bytes after which the rest of a line repeats
+)
+
+// largeMix is a bijection on 64-bit words: times an odd constant, the high
+// half folded into the low half.
+func largeMix(q uint64) uint64 {
+	v := q * 0x9e3779b97f4a7c15
+	return v ^ v>>32
+}
+
+// largeQ is the argument of largeMix for the word at offset pos.
+func largeQ(pos int64) uint64 {
+	if pos%largeLine == 0 {
+		return uint64(pos)
+	}
+	return uint64(pos % largePeriod)
+}
+
+// largeWord is Largefile's 8-byte word at the 8-aligned file offset pos.
+func largeWord(pos int64, seed uint64) uint64 { return largeMix(largeQ(pos)) ^ seed }
+
+// largeSeed returns the seed of a Largefile whose word at the 8-aligned
+// file offset pos is w (what the null server learns from a WRITE).
+func largeSeed(pos int64, w uint64) uint64 { return w ^ largeMix(largeQ(pos)) }
+
+// largeBlocks caches the 64 KiB block of recent seeds (the driver uses one
+// per run, the null server one per file).
+var largeBlocks struct {
+	sync.Mutex
+	seeds  [4]uint64
+	blocks [4][]byte
+	next   int
+}
+
+// largeBlock returns seed's 64 KiB block: the words of offsets 0 to 64 KiB
+// (never modified once made).
+func largeBlock(seed uint64) []byte {
+	c := &largeBlocks
+	c.Lock()
+	defer c.Unlock()
+	for i, b := range c.blocks {
+		if b != nil && c.seeds[i] == seed {
+			return b
+		}
+	}
+	b := make([]byte, largePeriod)
+	for i := 0; i < largePeriod; i += 8 {
+		binary.LittleEndian.PutUint64(b[i:], largeMix(uint64(i))^seed)
+	}
+	c.seeds[c.next], c.blocks[c.next] = seed, b
+	c.next = (c.next + 1) % len(c.blocks)
+	return b
+}
+
+// largeData fills p with Largefile's data from file offset off (any
+// offset and length).
+func largeData(p []byte, off int64, seed uint64) {
+	block := largeBlock(seed)
+	for i := 0; i < len(p); {
+		i += copy(p[i:], block[(off+int64(i))%largePeriod:])
+	}
+	// The line heads: the word at each multiple of 64 that overlaps p,
+	// whole ones stored at once, one cut by either end of p copied in
+	// part.
+	end := off + int64(len(p))
+	partial := func(line int64) {
+		var w [8]byte
+		binary.LittleEndian.PutUint64(w[:], largeMix(uint64(line))^seed)
+		from := max(off, line)
+		copy(p[from-off:], w[from-line:min(8, end-line)])
+	}
+	line := off - off%largeLine
+	if line < off {
+		if line+8 > off {
+			partial(line)
+		}
+		line += largeLine
+	}
+	for ; line+8 <= end; line += largeLine {
+		binary.LittleEndian.PutUint64(p[line-off:], largeMix(uint64(line))^seed)
+	}
+	if line < end {
+		partial(line)
 	}
 }
-
-// largeWord is Largefile's 8-byte word at file offset pos: a bijective mix
-// of pos (times an odd constant, high half folded into the low half) XOR
-// the run's seed, so no two words of a file are equal and a file from
-// another run (another seed) does not match either. The word at offset 0
-// is the seed itself; largeSeed inverts it at any offset.
-func largeWord(pos int64, seed uint64) uint64 {
-	v := uint64(pos) * 0x9e3779b97f4a7c15
-	return v ^ v>>32 ^ seed
-}
-
-// largeSeed returns the seed of a Largefile whose word at file offset pos
-// is w (what the null server learns from a WRITE).
-func largeSeed(pos int64, w uint64) uint64 { return w ^ largeWord(pos, 0) }
 
 // App copies the tree at src (a real source tree, e.g. a Go toolchain's
 // src/net) into the server with clients concurrent clients (files dealt

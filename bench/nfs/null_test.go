@@ -122,7 +122,7 @@ func TestNullStoresNothing(t *testing.T) {
 	}
 	// What it returns is the pattern of the seed the first word implies.
 	want := make([]byte, 6000)
-	fillPattern(want, 0, largeSeed(0, binary.LittleEndian.Uint64(data)))
+	largeData(want, 0, largeSeed(0, binary.LittleEndian.Uint64(data)))
 	if !bytes.Equal(got, want) {
 		t.Fatal("READ is not the pattern of the written first word")
 	}
@@ -158,22 +158,41 @@ func TestNullStoresNothing(t *testing.T) {
 	}
 }
 
-// fillPattern agrees with largeData at every alignment and length.
-func TestFillPattern(t *testing.T) {
+// largeData makes, at any offset and length, the bytes of largeWord: a
+// reference built word by word.
+func TestLargeData(t *testing.T) {
 	const seed = 0x1234_5678_9abc_def0
-	ref := make([]byte, 256)
-	largeData(ref, 0, seed)
-	for off := 0; off < 24; off++ {
-		for n := 0; n < 40; n++ {
+	const size = 3*largePeriod + 200
+	ref := make([]byte, size)
+	for pos := 0; pos+8 <= size; pos += 8 {
+		binary.LittleEndian.PutUint64(ref[pos:], largeWord(int64(pos), seed))
+	}
+	for _, off := range []int{0, 1, 7, 8, 60, 63, 64, 65, 100, largePeriod - 3, largePeriod, 2*largePeriod + 61} {
+		for _, n := range []int{0, 1, 5, 8, 9, 63, 64, 65, 130, largePeriod, largePeriod + 77} {
+			if off+n > size-8 {
+				continue
+			}
 			p := make([]byte, n)
-			fillPattern(p, int64(off), seed)
+			largeData(p, int64(off), seed)
 			if !bytes.Equal(p, ref[off:off+n]) {
-				t.Fatalf("fillPattern(off %d, len %d) = %x, want %x", off, n, p, ref[off:off+n])
+				t.Fatalf("largeData(off %d, len %d) differs from the reference at byte %d", off, n, firstDiff(p, ref[off:off+n]))
 			}
 		}
 	}
-	if got := largeSeed(4096, largeWord(4096, seed)); got != seed {
-		t.Fatalf("largeSeed does not invert largeWord: %x", got)
+	// Line heads are unique in the file, words unique in a block.
+	seen := map[uint64]int{}
+	for pos := 0; pos+8 <= size; pos += 8 {
+		w := largeWord(int64(pos), seed)
+		if prev, ok := seen[w]; ok && (pos%largeLine == 0 || prev%largeLine == 0 || pos/largePeriod == prev/largePeriod) {
+			t.Fatalf("words at %d and %d are equal", prev, pos)
+		}
+		seen[w] = pos
+		if got := largeSeed(int64(pos), w); got != seed {
+			t.Fatalf("largeSeed at %d = %x, want %x", pos, got, seed)
+		}
+		if largeWord(int64(pos), seed+1) == w {
+			t.Fatalf("another seed gives the same word at %d", pos)
+		}
 	}
 }
 
