@@ -189,3 +189,17 @@ func TestEtcdStartErrorIsTyped(t *testing.T) {
 		t.Fatalf("%v does not wrap ErrEtcdStart", err)
 	}
 }
+
+// Wormservers that do not start make failed Strata cells: the report is
+// complete (the failure listed) and Run's error says so, so that the
+// command exits non-zero.
+func TestRunStrataFailureIsAnError(t *testing.T) {
+	rep, err := Run(context.Background(), Config{Strata: "/bin/false", Dir: t.TempDir(), Clients: []int{1}, Sizes: []int{8},
+		Engines: []string{"paxos"}, Modes: []string{"memory"}, Measure: time.Second, Rounds: 1, Lengths: []int{1}})
+	if !errors.Is(err, ErrStrataFailed) {
+		t.Fatalf("error %v, want ErrStrataFailed", err)
+	}
+	if rep == nil || len(rep.Failures) != 2 || len(rep.Ratios) != 0 {
+		t.Fatalf("report %+v: want the cells' and the sweep's failures, no ratios", rep)
+	}
+}
