@@ -161,9 +161,15 @@ type fixture struct {
 	root                           uint64 // root directory's tree block
 }
 
-func newFixture(t testing.TB) *fixture {
+func newFixture(t testing.TB) *fixture { return newFixtureSalt(t, 0x5a17) }
+
+// newFixtureSalt makes the fixture with a given name-hash salt, so that
+// its directory trees have the same shape on every run.
+func newFixtureSalt(t testing.TB, salt uint64) *fixture {
 	t.Helper()
 	f := newMemFS(t, 2048, 256, 256, Options{})
+	putU64At(t, f, 0, 16+8*10, salt) // the superblock's salt field, while no name is hashed
+	f = reopen(t, f)
 	root := f.Root()
 	x := &fixture{f: f}
 	mk := func(dir Handle, name string, size int) (Handle, Inum) {
