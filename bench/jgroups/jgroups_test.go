@@ -115,14 +115,24 @@ func TestJGroupsRoundTrip(t *testing.T) {
 			if err != nil {
 				t.Fatalf("%s: %v", base, err)
 			}
-			t.Logf("%s senders %d: rate-implied mean %.2f µs, printed avg %.2f µs, min %.2f µs, max %.2f µs, %.0f req/s (warm-up avg %.2f µs, %.0f req/s)",
-				base, s, res.RateAvgUs, res.AvgUs, res.MinUs, res.MaxUs, res.ReqPerSec, res.WarmupAvgUs, res.WarmupReqPerSec)
+			t.Logf("%s senders %d: rate-implied mean %.2f µs, printed avg %.2f µs, min %.2f µs, max %.2f µs, %.0f req/s, CPU %.1f µs/call (warm-up passes %.0f req/s)",
+				base, s, res.RateAvgUs, res.AvgUs, res.MinUs, res.MaxUs, res.ReqPerSec, res.CPUPerCallUs, res.WarmupReqPerSec)
 			t.Logf("commands:\n%s\nstdin: %s\nraw:\n%s", strings.Join(res.Commands, "\n"), res.Stdin, res.Raw)
-			if res.AvgUs <= 0 || res.MinUs <= 0 || res.ReqPerSec <= 0 || len(res.Commands) != 2 || res.StackXML == "" {
+			if res.AvgUs <= 0 || res.MinUs <= 0 || res.ReqPerSec <= 0 || len(res.Commands) != 2 || res.StackXML == "" || res.CPUPerCallUs <= 0 {
 				t.Errorf("implausible result %+v", res)
 			}
 			if want := float64(s) * 1e6 / res.ReqPerSec; res.RateAvgUs != want {
 				t.Errorf("rate-implied mean %v, want senders/rate = %v", res.RateAvgUs, want)
+			}
+			// Warm-up passes until the rate settles, at most MaxWarmupPasses.
+			w := res.WarmupReqPerSec
+			if len(w) < 2 || len(w) > MaxWarmupPasses {
+				t.Errorf("%d warm-up passes, want 2 to %d", len(w), MaxWarmupPasses)
+			}
+			for i := 1; i < len(w)-1; i++ {
+				if w[i] < WarmupSettled*w[i-1] {
+					t.Errorf("warm-up pass %d settled (%v) but more ran: %v", i+1, w[i], w)
+				}
 			}
 		}
 	}

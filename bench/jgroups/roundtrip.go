@@ -13,6 +13,14 @@ import (
 // RoundTripClass is JGroups' round-trip test program.
 const RoundTripClass = "org.jgroups.tests.RoundTrip"
 
+// MaxWarmupPasses is how many warm-up passes RoundTrip runs at most, and
+// WarmupSettled the ratio of two passes' request rates below which the
+// JVMs count as warm.
+const (
+	MaxWarmupPasses = 5
+	WarmupSettled   = 1.1
+)
+
 // RTHeader is the header RoundTrip puts in front of a request's payload and
 // the whole of its reply: a type byte and the sender thread's id (a short).
 const RTHeader = 3
@@ -25,11 +33,16 @@ type RTConfig struct {
 	// Size is RoundTrip's "size": payload bytes after its 3-byte header
 	// (RTHeader); a request carries RTHeader+Size bytes, a reply RTHeader.
 	Size    int
-	Senders int           // sender threads, each with one request outstanding
-	Warmup  int           // requests in the warm-up run; 0 means Messages, <0 none
-	Timeout time.Duration // whole run, JVM start to exit; 0 means 3 minutes
-	JVMArgs []string      // extra JVM options for both members (e.g. -Xmx256m)
-	CPUs    []int         // if two CPUs are given: A (the sender) runs on the first only, B on the second
+	Senders int // sender threads, each with one request outstanding
+	Warmup  int // requests per warm-up pass; 0 means Messages, <0 no warm-up
+	// WarmupPasses caps the warm-up passes (0 means MaxWarmupPasses): they
+	// repeat until one's request rate is less than WarmupSettled times the
+	// previous one's, i.e. the JIT compiler has stopped speeding the JVMs
+	// up.
+	WarmupPasses int
+	Timeout      time.Duration // whole run, JVM start to exit; 0 means 3 minutes
+	JVMArgs      []string      // extra JVM options for both members (e.g. -Xmx256m)
+	CPUs         []int         // if two CPUs are given: A (the sender) runs on the first only, B on the second
 }
 
 // RTResult is what [RoundTrip] measured, as RoundTrip reported it.
@@ -54,8 +67,13 @@ type RTResult struct {
 	// exact where AvgUs is sampled.
 	RateAvgUs float64
 
-	// WarmupAvgUs and WarmupReqPerSec are the warm-up run's figures.
-	WarmupAvgUs, WarmupReqPerSec float64
+	// CPUPerCallUs is the CPU time both JVMs used during the measured run
+	// (from the menu's "2" to its report; JIT and GC threads included),
+	// per request, in µs.
+	CPUPerCallUs float64
+
+	// WarmupReqPerSec are the warm-up passes' request rates, in order.
+	WarmupReqPerSec []float64
 
 	Raw       string   // RoundTrip's report lines of the measured run, both members
 	Commands  []string // the two java command lines (member A sends, B answers)
@@ -70,7 +88,8 @@ type RTResult struct {
 // over cfg.Stack, with RoundTrip's own defaults for everything its menu
 // does not set (its JGroups transport; messages flagged NO_FC, not OOB,
 // bundled as the stack's bundler does; sender threads as its thread
-// factory makes them): a warm-up run, then the measured run, in the same
+// factory makes them): warm-up runs until the request rate settles (see
+// RTConfig.WarmupPasses), then the measured run, in the same
 // JVMs. Both JVMs are killed (process group SIGKILL) on return whatever
 // happens.
 //
@@ -209,7 +228,11 @@ func roundTrip(ctx context.Context, cfg RTConfig) (res RTResult, err error) {
 	if err := set("4", "size:", cfg.Size); err != nil {
 		return res, err
 	}
-	if warm > 0 {
+	passes := cfg.WarmupPasses
+	if passes <= 0 {
+		passes = MaxWarmupPasses
+	}
+	for i := 0; warm > 0 && i < passes; i++ {
 		typed = append(typed, "(warm-up:)")
 		rep, err := run(warm)
 		if err != nil {
@@ -219,13 +242,22 @@ func roundTrip(ctx context.Context, cfg RTConfig) (res RTResult, err error) {
 		if err != nil {
 			return res, err
 		}
-		res.WarmupAvgUs, res.WarmupReqPerSec = w.AvgUs, w.ReqPerSec
+		res.WarmupReqPerSec = append(res.WarmupReqPerSec, w.ReqPerSec)
+		if i > 0 && w.ReqPerSec < WarmupSettled*res.WarmupReqPerSec[i-1] {
+			break
+		}
+	}
+	if warm > 0 {
 		typed = append(typed, "(measured:)")
 	}
 	bOff := b.Len()
+	cpu0 := CPUTime(ms[0].cmd.Process.Pid) + CPUTime(ms[1].cmd.Process.Pid)
 	rep, err := run(cfg.Messages)
 	if err != nil {
 		return res, err
+	}
+	if cpu1 := CPUTime(ms[0].cmd.Process.Pid) + CPUTime(ms[1].cmd.Process.Pid); cpu0 >= 0 && cpu1 >= cpu0 {
+		res.CPUPerCallUs = float64(cpu1-cpu0) / float64(time.Microsecond) / float64(cfg.Messages)
 	}
 	m, err := parseRoundTrip(rep)
 	if err != nil {

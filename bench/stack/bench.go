@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"runtime"
 	"strconv"
 	"strings"
@@ -32,8 +33,9 @@ type Config struct {
 	// (jgroups.LowLatencyTCP or jgroups.DefaultTCP); its UDP cells run
 	// jgroups.DefaultUDP.
 	JGroupsTCP string
-	// JGroupsWarmup is the requests of the warm-up run before each
-	// measured RoundTrip run, in the same JVMs (0: as many as measured).
+	// JGroupsWarmup is the requests of each warm-up pass before a measured
+	// RoundTrip run, in the same JVMs (0: as many as measured); passes
+	// repeat until the rate settles (jgroups.RTConfig.WarmupPasses).
 	JGroupsWarmup int
 
 	// CPUs places clients and servers: {-1, -1} unpinned; {0, 1} split;
@@ -146,7 +148,7 @@ func Run(ctx context.Context, cfg Config) (*kit.Report, error) {
 	rep.Note("request %d B and reply %d B for every system", cfg.Size, cfg.Reply)
 	if cfg.JGroups {
 		rep.Note("JGroups: org.jgroups.tests.RoundTrip %s (%s) in two fresh JVMs per cell (A sends from --callers sender threads, B answers); "+
-			"UDP cells run the jar's %s, TCP cells its %s (see settings); a warm-up run of %d requests with the same settings in the same JVMs precedes each measured run; "+
+			"UDP cells run the jar's %s, TCP cells its %s (see settings); warm-up passes of %d requests with the same settings in the same JVMs precede each measured run until the rate settles (the JIT compiler keeps speeding JGroups up for tens of thousands of calls on this machine); "+
 			"its request is its 3-byte header + %d B, its reply the 3-byte header; its 'timer avg' is RoundTrip's printed average, a sample of at most 2048 calls per sender, shown but not compared",
 			jgroups.Version, jgroups.JavaVersion(ctx), jgroups.DefaultUDP, cfg.JGroupsTCP, jgWarmup(cfg), cfg.Size-jgroups.RTHeader)
 	}
@@ -187,7 +189,9 @@ func jgroupsSettings(ctx context.Context, cfg Config, jar string) kit.Settings {
 	s := kit.Settings{"version": jgroups.Version, "java": jgroups.JavaVersion(ctx), "tool": jgroups.RoundTripClass,
 		"roundtrip_options": "its defaults: -tp jg (the JGroups channel), messages NO_FC, not OOB, not DONT_BUNDLE; sender threads from its thread factory",
 		"request_bytes":     fmt.Sprintf("%d (header %d + size %d)", cfg.Size, jgroups.RTHeader, cfg.Size-jgroups.RTHeader),
-		"reply_bytes":       jgroups.RTHeader, "warmup_requests": jgWarmup(cfg), "discovery": "TCPPING listing both members on 127.0.0.1"}
+		"reply_bytes":       jgroups.RTHeader, "discovery": "TCPPING listing both members on 127.0.0.1",
+		"warmup":      fmt.Sprintf("passes of %d requests with the same settings in the same JVMs, until a pass's rate is under %.1fx the previous one's (at most %d)", jgWarmup(cfg), jgroups.WarmupSettled, jgroups.MaxWarmupPasses),
+		"jvm_options": "none beyond -Djava.net.preferIPv4Stack=true -Djgroups.bind_addr=127.0.0.1 and the bind port (the JVM's defaults)"}
 	for _, kind := range cfg.Transports {
 		spec := jgStack(cfg, kind)
 		xml, err := jgroups.BuildStack(jar, spec, []int{7800, 7801})
@@ -239,6 +243,11 @@ func runCells(ctx context.Context, cfg Config, rep *kit.Report, res *Results, ra
 		for _, sys := range kit.Order(r, systems) {
 			var x RTTResult
 			var err error
+			server := ss.Pid()
+			if sys == sysRaw {
+				server = rs.Pid()
+			}
+			cpu0 := jgroups.CPUTime(os.Getpid()) + jgroups.CPUTime(server)
 			switch sys {
 			case sysStrata:
 				x, err = StrataRoundTrip(ctx, stack.Addr(saddr), cfg.Size, cfg.Reply, cfg.N, c, Blocking, cfg.BusyPoll)
@@ -261,15 +270,18 @@ func runCells(ctx context.Context, cfg Config, rep *kit.Report, res *Results, ra
 			if err != nil {
 				return fmt.Errorf("round %d %s %s callers=%d: %w", r+1, sys, kind, c, err)
 			}
+			if cpu1 := jgroups.CPUTime(os.Getpid()) + jgroups.CPUTime(server); sys != sysJGroups && cpu0 >= 0 && cpu1 >= cpu0 && x.N > 0 {
+				x.CPUPerCallUs = float64(cpu1-cpu0) / float64(time.Microsecond) / float64(x.N)
+			}
 			x.Round = r + 1
 			cell = append(cell, x)
 			extra := ""
 			if sys == sysJGroups {
-				extra = " (RoundTrip's sampled timer avg " + strconv.FormatFloat(x.TimerMeanUs, 'f', 1, 64) + " µs)"
+				extra = fmt.Sprintf(" (RoundTrip's sampled timer avg %.1f µs; warm-up passes %.0f req/s)", x.TimerMeanUs, x.WarmupReqPerSec)
 			} else {
 				extra = fmt.Sprintf(", p50 %.1f, p99 %.1f", x.P50Us, x.P99Us)
 			}
-			fmt.Fprintf(cfg.Progress, "round %d %-12s %s callers=%d: mean %.1f µs%s, %.0f req/s\n", r+1, sys, kind, c, x.MeanUs, extra, x.ReqPerSec)
+			fmt.Fprintf(cfg.Progress, "round %d %-12s %s callers=%d: mean %.1f µs%s, %.0f req/s, CPU %.1f µs/call\n", r+1, sys, kind, c, x.MeanUs, extra, x.ReqPerSec, x.CPUPerCallUs)
 		}
 		res.RoundTrips = append(res.RoundTrips, cell...)
 		cellRatios(ratios, cell)
@@ -302,7 +314,7 @@ func runJGroups(ctx context.Context, cfg Config, rep *kit.Report, r int, kind st
 		return RTTResult{}, false
 	}
 	return RTTResult{System: sysJGroups, Transport: kind, Callers: c, Size: cfg.Size, Reply: jgroups.RTHeader, N: jr.Messages,
-		MeanUs: jr.RateAvgUs, TimerMeanUs: jr.AvgUs, ReqPerSec: jr.ReqPerSec}, true
+		MeanUs: jr.RateAvgUs, TimerMeanUs: jr.AvgUs, ReqPerSec: jr.ReqPerSec, CPUPerCallUs: jr.CPUPerCallUs, WarmupReqPerSec: jr.WarmupReqPerSec}, true
 }
 
 func firstLine(s string) string {
@@ -468,3 +480,5 @@ func codeRatios(rep *kit.Report, code []CodeResult) {
 }
 
 var errNoResults = errors.New("stackbench: the report holds no stack results")
+
+func cpuOf(r RTTResult) float64 { return r.CPUPerCallUs }

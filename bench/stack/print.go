@@ -47,9 +47,9 @@ func printRoundTrips(w io.Writer, res *Results) {
 	cfg := res.cfg
 	fmt.Fprintf(w, "\nround trips on loopback, %d-byte requests, %d-byte replies, %d calls per cell, median of %d round(s)\n", cfg.Size, cfg.Reply, cfg.N, cfg.Rounds)
 	fmt.Fprintf(w, "placement: %s; busy polling %v (Strata and raw)\n", placement(cfg), cfg.BusyPoll)
-	fmt.Fprintf(w, "mean µs = callers / req/s (every system); timer µs = mean of per-call timers (JGroups: RoundTrip's sampled average)\n\n")
+	fmt.Fprintf(w, "mean µs = callers / req/s (every system); timer µs = mean of per-call timers (JGroups: RoundTrip's sampled average);\nCPU µs/call = CPU time of the client and server processes during the cell, per call\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "system\ttransport\tcallers\tmean µs\ttimer µs\tp50 µs\tp99 µs\treq/s\trounds\t")
+	fmt.Fprintln(tw, "system\ttransport\tcallers\tmean µs\ttimer µs\tp50 µs\tp99 µs\treq/s\tCPU µs/call\trounds\t")
 	for _, sys := range []string{sysStrata, sysStrataEvent, sysRaw, sysJGroups} {
 		for _, k := range cfg.Transports {
 			for _, c := range cfg.Callers {
@@ -68,9 +68,9 @@ func printRoundTrips(w io.Writer, res *Results) {
 					}
 					return strconv.FormatFloat(medianOf(res.RoundTrips, sys, k, c, f), 'f', 1, 64)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%s\t%s\t%.0f\t%d\t\n", sys, k, c,
+				fmt.Fprintf(tw, "%s\t%s\t%d\t%.1f\t%.1f\t%s\t%s\t%.0f\t%.1f\t%d\t\n", sys, k, c,
 					medianOf(res.RoundTrips, sys, k, c, meanOf), medianOf(res.RoundTrips, sys, k, c, timerOf),
-					pct(p50Of), pct(p99Of), medianOf(res.RoundTrips, sys, k, c, rpsOf), n)
+					pct(p50Of), pct(p99Of), medianOf(res.RoundTrips, sys, k, c, rpsOf), medianOf(res.RoundTrips, sys, k, c, cpuOf), n)
 			}
 		}
 	}

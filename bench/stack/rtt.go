@@ -36,6 +36,14 @@ type RTTResult struct {
 	P50Us       float64 `json:"p50_us"` // per-call timers (0: not reported)
 	P99Us       float64 `json:"p99_us"`
 	ReqPerSec   float64 `json:"req_per_sec"` // calls / wall time from the first send to the last reply
+	// CPUPerCallUs is the CPU time the client and server processes used
+	// during the cell, per call (Strata, raw: this process and the server
+	// process, node setup and warm-up calls included; JGroups: both JVMs
+	// during the measured run).
+	CPUPerCallUs float64 `json:"cpu_per_call_us"`
+	// WarmupReqPerSec (JGroups) are the request rates of the warm-up
+	// passes before the measured run.
+	WarmupReqPerSec []float64 `json:"warmup_req_per_sec,omitempty"`
 }
 
 // Props is the stack both ends of the Strata round trip run.

@@ -68,15 +68,20 @@ func benchStackCmd() *cobra.Command {
      ip_mcast=false, since IP multicast may not work here), its TCP cells
      --jg-tcp-stack (default tcp-low-latency.xml, which the jar describes
      as the stack for RoundTrip; tcp.xml is the throughput stack); discovery
-     is TCPPING listing both members. A warm-up run with the same settings
-     (--jg-warmup requests) precedes each measured run in the same JVMs.
+     is TCPPING listing both members. Warm-up passes with the same settings
+     (--jg-warmup requests each) precede each measured run in the same JVMs
+     until a pass's request rate is under 1.1x the previous one's (at most
+     5): on a 2-CPU machine the JIT compiler keeps speeding JGroups up for
+     tens of thousands of calls (one pass of 20,000 left it using 2-4x the
+     CPU per call it settles at).
      RoundTrip's request is its 3-byte header plus --size minus 3 bytes, its
      reply the 3-byte header alone: so --reply-size is 3 by default, and
      JGroups runs only with --reply-size 3.
    Every system's figure is mean µs = callers / req/s (by Little's law the
    mean round trip), measured the same way for all; the table also shows
    per-call timers (p50, p99; JGroups' RoundTrip prints only a sampled
-   average). Each round runs every cell's systems in a rotated order
+   average) and the CPU time the client and server processes used per
+   call. Each round runs every cell's systems in a rotated order
    (bench/kit Order), and every ratio pairs Strata with a peer of the same
    transport and callers within one round; the reported ratio is the
    median over rounds with its range.
@@ -203,7 +208,7 @@ Ratios are oriented so that > 1 means Strata is better.`,
 	f.StringVar(&callersFlag, "callers", "1,8", "concurrent callers (JGroups: sender threads)")
 	f.StringVar(&transports, "transports", "udp,tcp", "transports for every system (JGroups: udp.xml for udp, --jg-tcp-stack for tcp)")
 	f.StringVar(&jgTCP, "jg-tcp-stack", jgroups.LowLatencyTCP, "JGroups' stack file for the TCP cells: "+jgroups.LowLatencyTCP+" or "+jgroups.DefaultTCP)
-	f.IntVar(&jgWarmup, "jg-warmup", 0, "JGroups: requests of the warm-up run before each measured run, same JVMs and settings (0: as many as --n)")
+	f.IntVar(&jgWarmup, "jg-warmup", 0, "JGroups: requests per warm-up pass before each measured run, same JVMs and settings; passes repeat until the rate settles (0: as many as --n)")
 	f.IntVar(&procs, "procs", 0, "unpinned (--pin none): GOMAXPROCS of the client and server Go processes (0: half the CPUs, at least 1)")
 	f.DurationVar(&busyPoll, "busy-poll", 50*time.Microsecond, "Strata's and the raw sockets' readers poll an empty socket this long before sleeping (0: never)")
 	f.StringVar(&serveStrata, "serve-strata", "", "run a Strata RPC server on this address (internal)")
