@@ -9,10 +9,11 @@ import (
 	"runtime"
 	"runtime/debug"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"strata/internal/testseed"
 )
 
 // wantCorrupt asserts that err reports damage (ErrCorrupt, hence ErrIO) as
@@ -556,62 +557,48 @@ func knownErr(err error) bool {
 	return slices.ContainsFunc(fsSentinels, func(s error) bool { return errors.Is(err, s) })
 }
 
-// damageSeed is the seed of TestDamageRandom: STRATA_SEED replays one.
-func damageSeed(t *testing.T) (seed uint64, iters int) {
-	iters = 60
-	if raceEnabled {
-		iters = 20
-	}
-	if s := os.Getenv("STRATA_SEED"); s != "" {
-		v, err := strconv.ParseUint(s, 10, 64)
-		if err != nil {
-			t.Fatalf("STRATA_SEED: %v", err)
-		}
-		return v, envInt("STRATA_DAMAGE_ITERS", 1)
-	}
-	return uint64(time.Now().UnixNano()), envInt("STRATA_DAMAGE_ITERS", iters)
-}
-
 // TestDamageRandom corrupts random bytes of random metadata blocks of a
 // populated image (superblock, bitmaps, orphan table, inode table,
 // directory nodes, indirect blocks), opens it and runs random operations,
 // then Check: nothing may panic or hang (each round has a deadline), every
 // error must be one of the file system's (ErrCorrupt for damage), and Open
-// either works or fails with an error. The seed is printed; STRATA_SEED=N
-// replays round N (STRATA_DAMAGE_ITERS rounds from it).
+// either works or fails with an error. Seeds come from testseed: a failed
+// round prints its replay command (STRATA_SEED=N); STRATA_SEEDS=K runs K
+// rounds.
 func TestDamageRandom(t *testing.T) {
-	seed, iters := damageSeed(t)
-	t.Logf("seed %d, %d rounds (replay a round with STRATA_SEED=N)", seed, iters)
+	rounds := 60
+	if raceEnabled {
+		rounds = 20
+	}
 	stats := map[string]int{}
-	for it := 0; it < iters; it++ {
-		s := seed + uint64(it)
-		done := make(chan string, 1)
-		go func() {
-			defer func() {
-				if p := recover(); p != nil {
-					// Only to name the seed: the file system itself must
-					// return errors, never panic.
-					done <- fmt.Sprintf("panic: %v\n%s", p, debug.Stack())
-				}
-			}()
-			done <- damageRound(t, s)
-		}()
-		select {
-		case res := <-done:
-			if strings.HasPrefix(res, "panic:") || strings.HasPrefix(res, "fail:") {
-				t.Fatalf("seed %d (replay with STRATA_SEED=%d): %s", s, s, res)
-			}
-			stats[res]++
-		case <-time.After(60 * time.Second):
-			buf := make([]byte, 1<<20)
-			t.Fatalf("seed %d (replay with STRATA_SEED=%d): round still running after 60s (hang?)\n%s", s, s, buf[:runtimeStack(buf)])
-		}
+	for s := range testseed.Each(t, testseed.Fresh(rounds)...) {
+		stats[guardedDamageRound(t, s)]++
 	}
 	t.Logf("outcomes: %v", stats)
 }
 
-// damageRound runs one round and returns its outcome ("fail: ..." on a
-// failure).
+// guardedDamageRound runs damageRound under a deadline, and turns a panic
+// into a failure of the seed (only to name it: the file system itself must
+// return errors, never panic).
+func guardedDamageRound(t *testing.T, seed uint64) string {
+	// No deadline can stop a goroutine that hangs: the watchdog names the
+	// seed, prints every goroutine and ends the test binary.
+	watchdog := time.AfterFunc(60*time.Second, func() {
+		buf := make([]byte, 1<<20)
+		n := runtime.Stack(buf, true)
+		fmt.Fprintf(os.Stderr, "TestDamageRandom: seed %d still running after 60 s (a hang?); replay: %s=%d go test ./nfs/fs -run '^TestDamageRandom$'\n%s", seed, testseed.SeedVar, seed, buf[:n])
+		os.Exit(2)
+	})
+	defer watchdog.Stop()
+	defer func() {
+		if p := recover(); p != nil {
+			t.Fatalf("panic: %v\n%s", p, debug.Stack())
+		}
+	}()
+	return damageRound(t, seed)
+}
+
+// damageRound runs one round and returns its outcome.
 func damageRound(t *testing.T, seed uint64) string {
 	rng := rand.New(rand.NewPCG(seed, 0xda3a9e))
 	x := newFixtureSalt(t, rng.Uint64())
@@ -696,7 +683,7 @@ func damageRound(t *testing.T, seed uint64) string {
 	g, err := OpenOptions(f.j, Options{})
 	if err != nil {
 		if !knownErr(err) {
-			return fmt.Sprintf("fail: open: error %v wraps no fs error", err)
+			t.Fatalf("open: error %v wraps no fs error", err)
 		}
 		return "open refused"
 	}
@@ -770,14 +757,14 @@ func damageRound(t *testing.T, seed uint64) string {
 			_, _, _, _, err = g.Mknod(pick(), name(), TypeFifo, 0, 0, SetAttr{}, 0, 0, now)
 		}
 		if err != nil && !knownErr(err) {
-			return fmt.Sprintf("fail: step %d: error %v wraps no fs error", step, err)
+			t.Fatalf("step %d: error %v wraps no fs error", step, err)
 		}
 		if errors.Is(err, ErrCorrupt) {
 			corrupted++
 		}
 	}
 	if _, err := g.Check(); err != nil && !knownErr(err) {
-		return fmt.Sprintf("fail: check: %v", err)
+		t.Fatalf("check: %v", err)
 	}
 	if corrupted > 0 {
 		return "damage met"
@@ -788,5 +775,3 @@ func damageRound(t *testing.T, seed uint64) string {
 func binary32(b []byte, v uint32) {
 	b[0], b[1], b[2], b[3] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
 }
-
-func runtimeStack(buf []byte) int { return runtime.Stack(buf, true) }
