@@ -586,7 +586,7 @@ func notes(rep *kit.Report, cfg *Config) {
 		rep.Note("gonfs runs with go-nfsd's default -unstable=true (UNSTABLE WRITEs go to GoJournal's in-memory log, COMMIT flushes it), as Strata and Ganesha honour UNSTABLE writes")
 	}
 	if cfg.Fio {
-		rep.Note("fio's sequential write (64 KiB writes, fsync at the end, same bytes and disk) is information only: no ratio or target uses it (a server that stores nothing reaches only about 0.6 of it over loopback RPC on two vCPUs; the null server is the largefile ceiling instead)")
+		rep.Note("fio's sequential write (64 KiB writes, fsync at the end, same bytes and disk) is information only: no ratio or target uses it; the largefile ceiling is the null server, measured in the same run over the same RPC path")
 	}
 	rep.Note("a FAILED peer cell (e.g. go-nfsd v0.6.0's known deadlock) is left out of the medians and ratios and does not fail the command; a FAILED Strata or null cell does; a system that does not start fails the command at once")
 }

@@ -9,9 +9,9 @@ package nfsbench
 // memory (directories, files, their sizes) and, per file, one 8-byte word.
 // Strata's largefile figures divided by the null server's say how much of
 // what the RPC path, the client and the loopback allow on this machine
-// Strata reaches, which a disk-bandwidth target cannot say here (a server
-// that stores nothing reaches only 0.60-0.67 of fio's sequential bandwidth
-// with client and server on the same two vCPUs).
+// Strata reaches, which a disk-bandwidth target cannot say here (the
+// issue found a server that stores nothing at only 0.60-0.67 of fio's
+// sequential bandwidth, client and server sharing two vCPUs).
 //
 // READ returns the bytes the largefile driver wrote without having stored
 // them: the driver's data is a function of the file offset and a per-run
