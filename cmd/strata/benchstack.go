@@ -1,22 +1,16 @@
 package main
 
 import (
-	"bufio"
-	"context"
 	"fmt"
-	"io"
 	"os"
-	"os/exec"
 	"os/signal"
 	"runtime"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"strata/bench/jgroups"
-	"strata/bench/kit"
 	stackbench "strata/bench/stack"
 	"strata/stack"
 )
@@ -216,64 +210,4 @@ Ratios are oriented so that > 1 means Strata is better.`,
 	f.MarkHidden("serve-strata")
 	f.MarkHidden("serve-raw")
 	return c
-}
-
-// server is a child process serving round trips.
-type server struct {
-	cmd  *exec.Cmd
-	in   io.WriteCloser
-	addr string
-}
-
-// startServer starts this binary with args (pinned to cpu unless cpu < 0,
-// with env added to the environment) and waits for its "listening on"
-// line. Only bench wor still uses it; bench stack starts its servers with
-// kit.Start.
-func startServer(ctx context.Context, cpu int, env []string, args ...string) (*server, error) {
-	self, err := os.Executable()
-	if err != nil {
-		return nil, err
-	}
-	argv, err := kit.Pinned(cpu, append([]string{self}, args...))
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
-	if len(env) > 0 {
-		cmd.Env = append(os.Environ(), env...)
-	}
-	in, err := cmd.StdinPipe()
-	if err != nil {
-		return nil, err
-	}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return nil, err
-	}
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		return nil, err
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	addr, ok := strings.CutPrefix(strings.TrimSpace(line), "listening on ")
-	if err != nil || !ok {
-		in.Close()
-		cmd.Process.Kill()
-		cmd.Wait()
-		return nil, fmt.Errorf("server %v did not start: %q %v", args, line, err)
-	}
-	return &server{cmd: cmd, in: in, addr: addr}, nil
-}
-
-func (s *server) stop() {
-	s.in.Close()
-	s.cmd.Process.Signal(syscall.SIGTERM) // servers that do not watch stdin
-	done := make(chan struct{})
-	go func() { s.cmd.Wait(); close(done) }()
-	select {
-	case <-done:
-	case <-time.After(5 * time.Second):
-		s.cmd.Process.Kill()
-		<-done
-	}
 }
