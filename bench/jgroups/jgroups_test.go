@@ -29,6 +29,29 @@ func TestParseRoundTrip(t *testing.T) {
 	}
 }
 
+// The warm-up ends once two passes in a row fail to beat the best rate
+// before them by 10%, not at the first slow pass.
+func TestWarmedUp(t *testing.T) {
+	for _, c := range []struct {
+		rates []float64
+		warm  bool
+	}{
+		{nil, false},
+		{[]float64{1000, 1000}, false},             // at least three passes
+		{[]float64{1000, 1050, 1040}, true},        // flat
+		{[]float64{3431, 3760, 4000}, true},        // 3760 and 4000 both under 1.1x 3431 and 3760
+		{[]float64{1000, 900, 2000}, false},        // the last pass beat the best by 2x
+		{[]float64{1000, 2000, 1900, 2500}, false}, // 1900 did not, 2500 did
+		{[]float64{1000, 2000, 1900, 2100}, true},
+		{[]float64{1907, 2270, 3010, 8695, 7101}, false}, // still climbing: 8695
+		{[]float64{1907, 2270, 3010, 8695, 7101, 8800}, true},
+	} {
+		if got := warmedUp(c.rates); got != c.warm {
+			t.Errorf("warmedUp(%v) = %v, want %v", c.rates, got, c.warm)
+		}
+	}
+}
+
 func TestShellJoin(t *testing.T) {
 	got := shellJoin([]string{"java", "-Dx=1", "a b", "it's", ""})
 	if want := `java -Dx=1 'a b' 'it'\''s' ''`; got != want {
@@ -126,12 +149,12 @@ func TestJGroupsRoundTrip(t *testing.T) {
 			}
 			// Warm-up passes until the rate settles, at most MaxWarmupPasses.
 			w := res.WarmupReqPerSec
-			if len(w) < 2 || len(w) > MaxWarmupPasses {
-				t.Errorf("%d warm-up passes, want 2 to %d", len(w), MaxWarmupPasses)
+			if len(w) < 3 || len(w) > MaxWarmupPasses || len(w) < MaxWarmupPasses && !warmedUp(w) {
+				t.Errorf("warm-up passes %v: want 3 to %d, ending when warm", w, MaxWarmupPasses)
 			}
-			for i := 1; i < len(w)-1; i++ {
-				if w[i] < WarmupSettled*w[i-1] {
-					t.Errorf("warm-up pass %d settled (%v) but more ran: %v", i+1, w[i], w)
+			for i := 1; i < len(w); i++ {
+				if warmedUp(w[:i]) {
+					t.Errorf("warm-up passes %v went on after the first %d were warm", w, i)
 				}
 			}
 		}

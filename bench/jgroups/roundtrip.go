@@ -14,12 +14,29 @@ import (
 const RoundTripClass = "org.jgroups.tests.RoundTrip"
 
 // MaxWarmupPasses is how many warm-up passes RoundTrip runs at most, and
-// WarmupSettled the ratio of two passes' request rates below which the
-// JVMs count as warm.
+// WarmupSettled the factor by which a pass's request rate must beat the
+// best before it for the JVMs to count as still warming up.
 const (
-	MaxWarmupPasses = 5
+	MaxWarmupPasses = 8
 	WarmupSettled   = 1.1
 )
+
+// warmedUp reports whether the warm-up passes with these request rates
+// are enough: the last two passes each failed to beat the best rate
+// before them by WarmupSettled. Two, not one: on a busy machine one slow
+// pass says little, and stopping early leaves the JIT compiler working
+// through the measured run.
+func warmedUp(rates []float64) bool {
+	if len(rates) < 3 {
+		return false
+	}
+	best := max(rates[0], 0)
+	for _, r := range rates[1 : len(rates)-2] {
+		best = max(best, r)
+	}
+	n := len(rates)
+	return rates[n-2] < WarmupSettled*best && rates[n-1] < WarmupSettled*max(best, rates[n-2])
+}
 
 // RTHeader is the header RoundTrip puts in front of a request's payload and
 // the whole of its reply: a type byte and the sender thread's id (a short).
@@ -36,9 +53,9 @@ type RTConfig struct {
 	Senders int // sender threads, each with one request outstanding
 	Warmup  int // requests per warm-up pass; 0 means Messages, <0 no warm-up
 	// WarmupPasses caps the warm-up passes (0 means MaxWarmupPasses): they
-	// repeat until one's request rate is less than WarmupSettled times the
-	// previous one's, i.e. the JIT compiler has stopped speeding the JVMs
-	// up.
+	// repeat until two in a row fail to beat the best rate before them by
+	// WarmupSettled (see warmedUp), i.e. the JIT compiler has stopped
+	// speeding the JVMs up.
 	WarmupPasses int
 	Timeout      time.Duration // whole run, JVM start to exit; 0 means 3 minutes
 	JVMArgs      []string      // extra JVM options for both members (e.g. -Xmx256m)
@@ -232,7 +249,7 @@ func roundTrip(ctx context.Context, cfg RTConfig) (res RTResult, err error) {
 	if passes <= 0 {
 		passes = MaxWarmupPasses
 	}
-	for i := 0; warm > 0 && i < passes; i++ {
+	for i := 0; warm > 0 && i < passes && !warmedUp(res.WarmupReqPerSec); i++ {
 		typed = append(typed, "(warm-up:)")
 		rep, err := run(warm)
 		if err != nil {
@@ -243,9 +260,6 @@ func roundTrip(ctx context.Context, cfg RTConfig) (res RTResult, err error) {
 			return res, err
 		}
 		res.WarmupReqPerSec = append(res.WarmupReqPerSec, w.ReqPerSec)
-		if i > 0 && w.ReqPerSec < WarmupSettled*res.WarmupReqPerSec[i-1] {
-			break
-		}
 	}
 	if warm > 0 {
 		typed = append(typed, "(measured:)")

@@ -190,7 +190,7 @@ func jgroupsSettings(ctx context.Context, cfg Config, jar string) kit.Settings {
 		"roundtrip_options": "its defaults: -tp jg (the JGroups channel), messages NO_FC, not OOB, not DONT_BUNDLE; sender threads from its thread factory",
 		"request_bytes":     fmt.Sprintf("%d (header %d + size %d)", cfg.Size, jgroups.RTHeader, cfg.Size-jgroups.RTHeader),
 		"reply_bytes":       jgroups.RTHeader, "discovery": "TCPPING listing both members on 127.0.0.1",
-		"warmup":      fmt.Sprintf("passes of %d requests with the same settings in the same JVMs, until a pass's rate is under %.1fx the previous one's (at most %d)", jgWarmup(cfg), jgroups.WarmupSettled, jgroups.MaxWarmupPasses),
+		"warmup":      fmt.Sprintf("passes of %d requests with the same settings in the same JVMs, until two in a row fail to beat the best rate before them by %.1fx (at least 3, at most %d)", jgWarmup(cfg), jgroups.WarmupSettled, jgroups.MaxWarmupPasses),
 		"jvm_options": "none beyond -Djava.net.preferIPv4Stack=true -Djgroups.bind_addr=127.0.0.1 and the bind port (the JVM's defaults)"}
 	for _, kind := range cfg.Transports {
 		spec := jgStack(cfg, kind)

@@ -64,10 +64,10 @@ func benchStackCmd() *cobra.Command {
      as the stack for RoundTrip; tcp.xml is the throughput stack); discovery
      is TCPPING listing both members. Warm-up passes with the same settings
      (--jg-warmup requests each) precede each measured run in the same JVMs
-     until a pass's request rate is under 1.1x the previous one's (at most
-     5): on a 2-CPU machine the JIT compiler keeps speeding JGroups up for
-     tens of thousands of calls (one pass of 20,000 left it using 2-4x the
-     CPU per call it settles at).
+     until two passes in a row fail to beat the best rate before them by
+     10% (at most 8): on a 2-CPU machine the JIT compiler keeps speeding
+     JGroups up for tens of thousands of calls (one pass of 20,000 left it
+     using 2-4x the CPU per call it settles at).
      RoundTrip's request is its 3-byte header plus --size minus 3 bytes, its
      reply the 3-byte header alone: so --reply-size is 3 by default, and
      JGroups runs only with --reply-size 3.
