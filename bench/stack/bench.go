@@ -88,6 +88,7 @@ func Run(ctx context.Context, cfg Config) (*kit.Report, error) {
 	rep.Results = res
 	res.Code = codeLatency(cfg, progress)
 	codeRatios(rep, res.Code)
+	rep.Note("code-latency ratios are within Strata: the bypass against the imperative composition, or against its own generic loops (> 1: the bypass is faster), of the medians over rounds, so they have no per-round spread")
 	rep.System("strata-code", kit.Settings{"stacks": "pt2pt: bottom,pt2pt,top; mcast4: top,mnak,pt2pt,bottom; vsync: Total,Membership (13 layers)",
 		"modes": strings.Join(Modes, ","), "sizes": "pt2pt 4,24,100,1000 B; mcast4 and vsync 4,100,1000 B"})
 	if cfg.CodeOnly {
