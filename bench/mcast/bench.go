@@ -216,7 +216,7 @@ func jgroupsSettings(ctx context.Context, cfg Config, jar string) kit.Settings {
 			"bundler": jgroups.Effective(xml, tp, "bundler_type"), "nakack2_xmit_interval": jgroups.Effective(xml, "NAKACK2", "xmit_interval"),
 			"unicast3_xmit_interval": jgroups.Effective(xml, "UNICAST3", "xmit_interval"), "stable_desired_avg_gossip": jgroups.Effective(xml, "STABLE", "desired_avg_gossip")} {
 			if v == "" {
-				v = "(protocol default)"
+				v = jgDefaults[k]
 			}
 			s[k] = v
 		}
@@ -272,6 +272,17 @@ func runJGroups(ctx context.Context, cfg Config, r, n int, jar string) (Result, 
 	fmt.Fprintf(cfg.Progress, "round %d jgroups %s members=%d: %.0f msgs/s per member %v (%d s test; warm-up %v)\n",
 		r+1, cfg.Transport, n, x.MsgsPerSec, x.PerMember, cfg.JGTime, warmRates)
 	return x, nil
+}
+
+// jgDefaults are JGroups 5.5.6's built-in values of the settings the
+// report prints, for a stack file that leaves them unset (from its source).
+var jgDefaults = map[string]string{
+	"nakack2_xmit_interval":     "1000 (ms, NAKACK2's default)",
+	"unicast3_xmit_interval":    "500 (ms, UNICAST3's default)",
+	"stable_desired_avg_gossip": "20000 (ms, STABLE's default)",
+	"mfc_max_credits":           "(MFC's default)",
+	"ufc_max_credits":           "(UFC's default)",
+	"bundler":                   "(the transport's default)",
 }
 
 // TCPXMLCredits is tcp.xml's MFC and UFC max_credits ("2M", in bytes): the
