@@ -52,7 +52,7 @@ func TestTuningIsEqualOrAbsent(t *testing.T) {
 	// stack's defaults.
 	custom := def
 	custom.Window = 4096
-	if flags, st = tuning(custom); !slices.Equal(flags, []string{"--cast-window", "256", "--window", "4096", "--gossip", "50ms", "--rto", "20ms"}) {
+	if flags, _ = tuning(custom); !slices.Equal(flags, []string{"--cast-window", "256", "--window", "4096", "--gossip", "50ms", "--rto", "20ms"}) {
 		t.Errorf("custom flags %v", flags)
 	}
 	// Over UDP both run UDP.
