@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -49,12 +48,4 @@ func stdinContext(ctx context.Context) context.Context {
 		cancel()
 	}()
 	return ctx
-}
-
-// round3 rounds to 3 decimals (half away from zero, negatives too).
-func round3(x float64) float64 { return math.Round(x*1000) / 1000 }
-
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
 }
