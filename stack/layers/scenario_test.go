@@ -27,6 +27,10 @@ var update = flag.Bool("update", false, "rewrite the expected lines of scenario 
 //	                                cast's copy from mnak); an emitted
 //	                                event so marked shows "unreliable"
 //	in up deliver b 01 0000... "x"  datagram from b: header hex, then body
+//	in up deliver b seq=3 00 "x"    the same with Event.Seq set (a cast
+//	                                numbered by the multicast layer); an
+//	                                emitted event with Seq shows "seq=3"
+//	in up stable 2,0 / in down stable 2,0   a stability vector
 //	in up timer 40ms                the clock reached 40ms
 //	in down call b 5 100ms "req"    RPC 5 to b with deadline 100ms
 //	in down cancel 5 / in down response b 5 "resp"
@@ -34,6 +38,7 @@ var update = flag.Bool("update", false, "rewrite the expected lines of scenario 
 //	in down view 2 a,b,c            a new view (ID, members); "in up view
 //	                                2 a,b rejoin=x": a view that ends at once
 //	layer elect local=a members=a,b,c contact=x   group settings
+//	                                (also castwindow=N, gossip=D, status=D)
 //	out down send b <header hex> "payload"   an event the layer must emit
 //	out up deliver b "body"
 //
@@ -53,6 +58,12 @@ func format(d stack.Dir, ev stack.Event) string {
 	}
 	if ev.ID != 0 {
 		s += fmt.Sprintf(" id=%d", ev.ID)
+	}
+	if ev.Seq != 0 {
+		s += fmt.Sprintf(" seq=%d", ev.Seq)
+	}
+	if ev.Type == stack.EStable {
+		s += " " + joinUints(ev.Stability())
 	}
 	if ev.Type == stack.ETimerReq || ev.Type == stack.ETimer {
 		s += " " + ev.Time.String()
@@ -82,6 +93,14 @@ func format(d stack.Dir, ev stack.Event) string {
 		}
 	}
 	return s
+}
+
+func joinUints(v []uint64) string {
+	out := make([]string, len(v))
+	for i, x := range v {
+		out[i] = strconv.FormatUint(x, 10)
+	}
+	return strings.Join(out, ",")
 }
 
 func parseConfig(fields []string) (string, stack.Config, error) {
@@ -120,6 +139,12 @@ func parseConfig(fields []string) (string, stack.Config, error) {
 			}
 		case "contact":
 			cfg.Contact = stack.Addr(v)
+		case "castwindow":
+			cfg.CastWindow, err = strconv.Atoi(v)
+		case "gossip":
+			cfg.GossipEvery, err = time.ParseDuration(v)
+		case "status":
+			cfg.StatusEvery, err = time.ParseDuration(v)
 		case "unreliable": // a layer above sends Unreliable events (as Build sets it for mnak)
 			cfg.Unreliable, err = strconv.ParseBool(v)
 		default:
@@ -157,7 +182,15 @@ func parseIn(rest string, now time.Duration) (stack.Dir, stack.Event, error) {
 		ev.Type, ev.Peer, ev.Msg = stack.ESend, stack.Addr(f[2]), stack.NewMsg([]byte(quoted))
 		ev.Unreliable = f[1] == "usend"
 	case "deliver":
-		raw, err := hex.DecodeString(strings.Join(f[3:], ""))
+		hx := f[3:]
+		if len(hx) > 0 && strings.HasPrefix(hx[0], "seq=") {
+			seq, err := strconv.ParseUint(hx[0][4:], 10, 64)
+			if err != nil {
+				return 0, ev, err
+			}
+			ev.Seq, hx = seq, hx[1:]
+		}
+		raw, err := hex.DecodeString(strings.Join(hx, ""))
 		if err != nil {
 			return 0, ev, err
 		}
@@ -184,6 +217,19 @@ func parseIn(rest string, now time.Duration) (stack.Dir, stack.Event, error) {
 		ev.Type, ev.Peer = stack.ESuspect, stack.Addr(f[2])
 	case "block":
 		ev.Type = stack.EBlock
+	case "stable":
+		if len(f) < 3 {
+			return 0, ev, fmt.Errorf("stable needs a vector")
+		}
+		var v []uint64
+		for _, x := range strings.Split(f[2], ",") {
+			n, err := strconv.ParseUint(x, 10, 64)
+			if err != nil {
+				return 0, ev, err
+			}
+			v = append(v, n)
+		}
+		ev.Type, ev.Stable = stack.EStable, &v
 	case "exit":
 		ev.Type = stack.EExit
 	case "flush":

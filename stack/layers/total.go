@@ -9,7 +9,8 @@ import (
 )
 
 // Total header: kind u8, then for kind 1 (data) the origin's message
-// number u64; kind 2 (order) the view ID u64 and a body of entries, each
+// number u64; kind 2 (order) the view ID u64, the position in the view's
+// order of its first entry u64 (1, 2, ...) and a body of entries, each
 // origin rank u16 and message number u64, in the order the sequencer
 // assigned. Order entries of another view are ignored (an order cast held
 // back over a view change names messages the view change delivered).
@@ -19,6 +20,17 @@ import (
 // sequencer, as it delivers each one, casts an order entry naming it; every
 // member delivers messages in the order of the entries, holding a message
 // until its entry arrives and an entry until its message does.
+//
+// Order casts are applied by their position, not in the order they
+// arrive: the sequencer's casts can leave it in another order than it
+// made them. It makes the order entry for one of its own messages while
+// that message comes back up to it (the local layer delivers it on its
+// way down), and mflow below may have released that message together
+// with other casts of the sequencer's, order casts among them, that have
+// not gone further down yet: the new order cast, which finds the window
+// open, overtakes them. Applied in arrival order, such an overtaking
+// entry delivered a member's messages out of its cast order, at every
+// member (until 2026-11-27; TestTotalFIFO).
 //
 // Guarantees: members deliver the same messages in the same order, and
 // each origin's in its cast order. Assumes reliable FIFO multicast with
@@ -35,7 +47,10 @@ type Total struct {
 	held    []totalHeld // by origin rank: casts waiting for their order entry
 	order   []totalKey  // assigned, in order; order[done:] not yet delivered
 	done    int
-	c       struct{ ordered, delivered, held, malformed, stale uint64 }
+	made    uint64                // order entries the sequencer made in this view
+	applied uint64                // order entries of this view appended to order
+	early   map[uint64][]totalKey // order casts that arrived before one made earlier, by position
+	c       struct{ ordered, delivered, held, malformed, stale, early uint64 }
 	arena   arena // order entries' bodies (scratch memory, not state)
 }
 
@@ -123,6 +138,7 @@ const (
 	totalOrder   = 2
 	totalHdrData = 9
 	totalEntry   = 10
+	totalOrderHd = 16 // an order cast's view and position
 )
 
 // TotalSpec describes Total.
@@ -151,6 +167,7 @@ func (t *Total) install(v *stack.View) {
 	// next is not reset: casts the membership layer held back during the
 	// view change were numbered in the old view and are sent in this one.
 	t.held, t.order, t.done, t.blocked = make([]totalHeld, len(t.members)), nil, 0, false
+	t.made, t.applied, t.early = 0, 0, nil
 }
 
 func (t *Total) waiting() int {
@@ -233,7 +250,7 @@ func (t *Total) Up(ev stack.Event, out stack.Emitter) {
 	case totalOrder:
 		body := ev.Msg.Body()
 		ev.Msg.Free()
-		if r != 0 || len(body) < 8 || (len(body)-8)%totalEntry != 0 {
+		if r != 0 || len(body) < totalOrderHd || (len(body)-totalOrderHd)%totalEntry != 0 {
 			t.c.malformed++
 			return
 		}
@@ -241,9 +258,36 @@ func (t *Total) Up(ev stack.Event, out stack.Emitter) {
 			t.c.stale++
 			return
 		}
-		body = body[8:]
-		for i := 0; i < len(body); i += totalEntry {
-			t.order = append(t.order, totalKey{int(binary.BigEndian.Uint16(body[i:])), binary.BigEndian.Uint64(body[i+2:])})
+		pos := binary.BigEndian.Uint64(body[8:])
+		body = body[totalOrderHd:]
+		switch {
+		case pos <= t.applied || pos-t.applied > maxAhead:
+			// Applied already (mnak delivers each cast once), or not a
+			// position the sequencer can have reached.
+			t.c.malformed++
+			return
+		case pos > t.applied+1:
+			if _, dup := t.early[pos]; dup {
+				t.c.malformed++
+				return
+			}
+			if t.early == nil {
+				t.early = map[uint64][]totalKey{}
+			}
+			t.early[pos] = appendEntries(nil, body)
+			t.c.early++
+			return
+		}
+		t.order = appendEntries(t.order, body)
+		t.applied += uint64(len(body) / totalEntry)
+		for len(t.early) > 0 {
+			ks, ok := t.early[t.applied+1]
+			if !ok {
+				break
+			}
+			delete(t.early, t.applied+1)
+			t.order = append(t.order, ks...)
+			t.applied += uint64(len(ks))
 		}
 	default:
 		t.c.malformed++
@@ -253,13 +297,23 @@ func (t *Total) Up(ev stack.Event, out stack.Emitter) {
 	t.drain(out)
 }
 
+// appendEntries appends the order entries in body to ks.
+func appendEntries(ks []totalKey, body []byte) []totalKey {
+	for i := 0; i+totalEntry <= len(body); i += totalEntry {
+		ks = append(ks, totalKey{int(binary.BigEndian.Uint16(body[i:])), binary.BigEndian.Uint64(body[i+2:])})
+	}
+	return ks
+}
+
 // sequence casts the order entry for k (the sequencer only).
 func (t *Total) sequence(k totalKey, ev stack.Event, out stack.Emitter) {
 	t.c.ordered++
-	body := t.arena.take(8 + totalEntry)
+	t.made++
+	body := t.arena.take(totalOrderHd + totalEntry)
 	binary.BigEndian.PutUint64(body, t.view)
-	binary.BigEndian.PutUint16(body[8:], uint16(k.origin))
-	binary.BigEndian.PutUint64(body[10:], k.n)
+	binary.BigEndian.PutUint64(body[8:], t.made)
+	binary.BigEndian.PutUint16(body[totalOrderHd:], uint16(k.origin))
+	binary.BigEndian.PutUint64(body[totalOrderHd+2:], k.n)
 	msg := stack.NewMsg(body)
 	msg.Push(1)[0] = totalOrder
 	out.Down(stack.Event{Type: stack.ECast, Msg: msg, Now: ev.Now})
@@ -295,7 +349,8 @@ func (t *Total) drain(out stack.Emitter) {
 // Counters implements stack.Counted.
 func (t *Total) Counters() []stack.Counter {
 	return []stack.Counter{stack.C("ordered", t.c.ordered), stack.C("delivered", t.c.delivered),
-		stack.C("waiting", uint64(t.waiting())), stack.C("malformed", t.c.malformed), stack.C("other_view_orders", t.c.stale)}
+		stack.C("waiting", uint64(t.waiting())), stack.C("malformed", t.c.malformed), stack.C("other_view_orders", t.c.stale),
+		stack.C("orders_early", t.c.early)}
 }
 
 var totalDataFields = []stack.Field{stack.Const("kind", 1, totalData), stack.Var("n", 8)}
