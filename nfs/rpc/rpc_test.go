@@ -650,3 +650,107 @@ func TestReplyTooLargeForUDP(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// blockingServer serves a program whose procedure 1 blocks until unblock
+// is closed (procedure 2 calls Detach first), procedure 0 answers at once;
+// entered receives a value when a blocking call starts.
+func blockingServer(t *testing.T, detachAfter time.Duration) (c *Client, entered chan struct{}, unblock chan struct{}) {
+	t.Helper()
+	s := NewServer(nil)
+	s.DetachAfter = detachAfter
+	entered = make(chan struct{}, 1)
+	unblock = make(chan struct{})
+	s.Register(testProg, 1, func(ctx context.Context, c *Call, res *xdr.Writer) AcceptStat {
+		switch c.Proc {
+		case 0:
+			return Success
+		case 1, 2:
+			if c.Proc == 2 {
+				c.Detach()
+			}
+			entered <- struct{}{}
+			select {
+			case <-unblock:
+			case <-ctx.Done():
+			}
+			return Success
+		}
+		return ProcUnavail
+	})
+	return dial(t, "tcp", serveTCP(t, s)), entered, unblock
+}
+
+// callDuring starts a blocking call of proc and returns a channel with the
+// error of a NULL call made while it blocks, and one with the blocking
+// call's error.
+func callDuring(t *testing.T, c *Client, entered chan struct{}, proc uint32) (null, blocked chan error) {
+	t.Helper()
+	ctx := testCtx(t)
+	blocked = make(chan error, 1)
+	go func() {
+		_, err := c.Call(ctx, testProg, 1, proc, nil)
+		blocked <- err
+	}()
+	<-entered
+	null = make(chan error, 1)
+	go func() {
+		_, err := c.Call(ctx, testProg, 1, 0, nil)
+		null <- err
+	}()
+	return null, blocked
+}
+
+// TestBlockedCallDetaches: a call that arrives on an idle connection runs
+// on the connection's reader; if it blocks, the server makes another
+// goroutine read the connection after DetachAfter, so the connection's
+// next call is answered while the first still blocks.
+func TestBlockedCallDetaches(t *testing.T) {
+	c, entered, unblock := blockingServer(t, 20*time.Millisecond)
+	null, blocked := callDuring(t, c, entered, 1)
+	select {
+	case err := <-null:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a call behind a blocked one got no reply")
+	}
+	close(unblock)
+	if err := <-blocked; err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestDetach: a handler that calls Detach lets the connection's next call
+// through at once; one that does not, with a long DetachAfter, holds the
+// connection's reader (the call behind it waits).
+func TestDetach(t *testing.T) {
+	c, entered, unblock := blockingServer(t, time.Hour)
+	null, blocked := callDuring(t, c, entered, 2)
+	select {
+	case err := <-null:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a call behind a detached one got no reply")
+	}
+	close(unblock)
+	if err := <-blocked; err != nil {
+		t.Fatal(err)
+	}
+
+	c, entered, unblock = blockingServer(t, time.Hour)
+	null, blocked = callDuring(t, c, entered, 1)
+	select {
+	case err := <-null:
+		t.Fatalf("a call behind one running on the reader was answered first (err %v)", err)
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(unblock)
+	for _, ch := range []chan error{blocked, null} {
+		if err := <-ch; err != nil {
+			t.Fatal(err)
+		}
+	}
+}

@@ -25,6 +25,9 @@ const (
 	DefaultWriteTimeout   = 30 * time.Second
 )
 
+// DefaultDetachAfter is Server.DetachAfter's default.
+const DefaultDetachAfter = time.Millisecond
+
 // MaxUDPMessage is the largest call or reply carried in one UDP datagram.
 const MaxUDPMessage = 65507
 
@@ -48,6 +51,23 @@ type Call struct {
 	Args                  *xdr.Reader
 	Net                   string // "tcp" or "udp"
 	Peer                  net.Addr
+
+	conn *tcpConn // the connection whose reader runs this call, if it does
+}
+
+// Detach tells the server that the handler may now block for a while
+// (waiting for a disk barrier, say). A call that arrives on an otherwise
+// idle TCP connection runs on the goroutine that reads the connection,
+// which saves handing it to another goroutine; Detach makes another
+// goroutine take over the reading, so that later calls on the
+// connection need not wait for this one. It does nothing for a call that
+// already runs on its own goroutine. The server also detaches a call by
+// itself once it has run for Server.DetachAfter; Detach only saves that
+// wait.
+func (c *Call) Detach() {
+	if c.conn != nil {
+		c.conn.detach()
+	}
 }
 
 // Handler runs one procedure call. On Success it has written the
@@ -57,8 +77,14 @@ type Call struct {
 // are sent as SystemErr. A panic is recovered, logged and answered with
 // SystemErr.
 //
-// Handlers run concurrently, each call on its own goroutine. ctx is the
-// context passed to ServeTCP or ServeUDP (cancelled when serving stops).
+// Handlers run concurrently. A call that arrives on a TCP connection with
+// no other call in flight and nothing more received runs on the goroutine
+// that reads the connection; the server hands the reading to another
+// goroutine when the handler calls Call.Detach or has run for
+// Server.DetachAfter,
+// so a handler that blocks delays later calls of its connection by at most
+// that. Every other call runs on a goroutine of its own. ctx is the context
+// passed to ServeTCP or ServeUDP (cancelled when serving stops).
 type Handler func(ctx context.Context, c *Call, res *xdr.Writer) AcceptStat
 
 // Stats are the Server's counters since NewServer.
@@ -96,8 +122,13 @@ type Server struct {
 	MaxInFlight int
 	// MaxInFlightUDP bounds the calls handled at once per ServeUDP.
 	MaxInFlightUDP int
+	// DetachAfter is how long a call may run on its connection's reader
+	// before the server makes another goroutine read the connection (see
+	// Handler); zero means DefaultDetachAfter. Set it before serving.
+	DetachAfter time.Duration
 	// WriteTimeout bounds the writing of one TCP reply; a connection whose
-	// peer does not read for that long is closed. Zero means no limit.
+	// peer does not read for that long (at least 7/8 of it: the deadline
+	// is moved at most every eighth of it) is closed. Zero means no limit.
 	WriteTimeout time.Duration
 
 	log   *slog.Logger
@@ -184,6 +215,8 @@ type request struct {
 	hdr  xdr.Writer // record mark (TCP) and reply header
 	res  xdr.Writer // results
 	h    callHeader // parsed call header (and AUTH_SYS storage)
+	// inline is the connection whose reader runs this call, if it does.
+	inline *tcpConn
 }
 
 func (s *Server) getRequest() *request {
@@ -198,6 +231,7 @@ func (s *Server) putRequest(r *request) {
 		return // let an unusually large one go
 	}
 	r.call = Call{}
+	r.inline = nil
 	r.args.Reset(nil)
 	r.hdr.Reset()
 	r.res.Reset()
@@ -285,7 +319,7 @@ func (s *Server) handle(ctx context.Context, req *request, msg []byte, netw stri
 		req.call = Call{
 			XID: h.xid, Prog: h.prog, Vers: h.vers, Proc: h.proc,
 			CredFlavor: h.credFlavor, Sys: h.sys, Args: &req.args,
-			Net: netw, Peer: peer,
+			Net: netw, Peer: peer, conn: req.inline,
 		}
 		stat = s.invoke(ctx, p.vers[h.vers], &req.call, &req.res)
 	}
@@ -407,12 +441,35 @@ func transientAcceptError(err error) bool {
 // tcpConn is one served TCP connection.
 type tcpConn struct {
 	s    *Server
+	ctx  context.Context
 	conn net.Conn
 	peer net.Addr
 	wmu  sync.Mutex // serializes replies
 	sem  chan struct{}
 	wg   sync.WaitGroup
+
+	// The reading state, owned by the goroutine that currently reads the
+	// connection (the reader role moves between goroutines, see readLoop).
+	br *bufio.Reader
+	rr recordReader
+
+	// inline is the state of a call run on the reader: inlineNone,
+	// inlineRunning, or inlineDetached once another goroutine took over
+	// the reading. The goroutine that moves it from inlineRunning decides
+	// who reads next.
+	inline      atomic.Int32
+	watchdog    *time.Timer // detaches an inline call after detachAfter
+	detachAfter time.Duration
+	readDone    chan struct{}
+
+	deadlineAt time.Time // when the write deadline was last set (under wmu)
 }
+
+const (
+	inlineNone = iota
+	inlineRunning
+	inlineDetached
+)
 
 func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
 	defer conn.Close()
@@ -420,12 +477,33 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
 	if n <= 0 {
 		n = DefaultMaxInFlight
 	}
-	tc := &tcpConn{s: s, conn: conn, peer: conn.RemoteAddr(), sem: make(chan struct{}, n)}
-	rr := recordReader{r: bufio.NewReaderSize(conn, 32<<10), max: MaxRecord, chunk: 256 << 10}
+	tc := &tcpConn{s: s, ctx: ctx, conn: conn, peer: conn.RemoteAddr(), sem: make(chan struct{}, n), readDone: make(chan struct{})}
+	tc.br = bufio.NewReaderSize(conn, 32<<10)
+	tc.rr = recordReader{r: tc.br, max: MaxRecord, chunk: 256 << 10}
+	tc.detachAfter = s.DetachAfter
+	if tc.detachAfter <= 0 {
+		tc.detachAfter = DefaultDetachAfter
+	}
+	tc.watchdog = time.AfterFunc(time.Hour, tc.detach)
+	tc.watchdog.Stop()
+	tc.readLoop()
+	<-tc.readDone
+	tc.wg.Wait()
+	tc.watchdog.Stop()
+}
+
+// readLoop reads calls until the connection ends (it then closes
+// readDone) or another goroutine takes over the reading (it then just
+// returns). A call that finds the connection idle (no other call in
+// flight, nothing more received) runs here, on the reader, which saves a
+// goroutine switch on the path of every call of a client that waits for
+// each reply; other calls go to workers.
+func (tc *tcpConn) readLoop() {
+	s := tc.s
 	for {
 		tc.sem <- struct{}{}
 		req := s.getRequest()
-		msg, err := rr.next(req.buf)
+		msg, err := tc.rr.next(req.buf)
 		req.buf = msg
 		if err != nil {
 			<-tc.sem
@@ -434,7 +512,7 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
 			case errors.Is(err, ErrRecordTooLarge):
 				s.st.badRecords.Add(1)
 				s.warn("rpc: record over MaxRecord; closing connection", "peer", tc.peer, "max", MaxRecord)
-				conn.Close()
+				tc.conn.Close()
 			case errors.Is(err, io.ErrUnexpectedEOF):
 				s.st.badRecords.Add(1)
 				s.warn("rpc: connection closed inside a record", "peer", tc.peer)
@@ -443,23 +521,53 @@ func (s *Server) serveConn(ctx context.Context, conn net.Conn) {
 			default:
 				s.log.Debug("rpc: connection read failed", "peer", tc.peer, "err", err)
 			}
-			break
+			close(tc.readDone)
+			return
 		}
 		tc.wg.Add(1)
-		s.pool.run(func() { tc.serve(ctx, req, msg) })
+		if len(tc.sem) > 1 || tc.br.Buffered() > 0 {
+			s.pool.run(func() {
+				tc.serve(req, msg)
+				tc.release(req)
+			})
+			continue
+		}
+		tc.inline.Store(inlineRunning)
+		req.inline = tc
+		tc.watchdog.Reset(tc.detachAfter)
+		tc.serve(req, msg)
+		tc.watchdog.Stop()
+		// Decide before the call's slot is released: a new reader cannot
+		// run a call inline (and set inline) while this one holds it.
+		reader := tc.inline.CompareAndSwap(inlineRunning, inlineNone)
+		tc.release(req)
+		if !reader {
+			return // detached: another goroutine reads now
+		}
 	}
-	tc.wg.Wait()
 }
 
-func (tc *tcpConn) serve(ctx context.Context, req *request, msg []byte) {
+// detach hands the reading to another goroutine if the reader is running
+// a call.
+func (tc *tcpConn) detach() {
+	if tc.inline.CompareAndSwap(inlineRunning, inlineDetached) {
+		tc.s.pool.run(tc.readLoop)
+	}
+}
+
+// release ends a call: its request goes back to the pool, its slot to the
+// connection.
+func (tc *tcpConn) release(req *request) {
+	tc.s.putRequest(req)
+	<-tc.sem
+	tc.wg.Done()
+}
+
+// serve handles one call and writes its reply.
+func (tc *tcpConn) serve(req *request, msg []byte) {
 	s := tc.s
-	defer func() {
-		s.putRequest(req)
-		<-tc.sem
-		tc.wg.Done()
-	}()
 	req.hdr.Uint32(0) // record mark, filled in below
-	if !s.handle(ctx, req, msg, "tcp", tc.peer, maxFragment-4) {
+	if !s.handle(tc.ctx, req, msg, "tcp", tc.peer, maxFragment-4) {
 		return
 	}
 	res := req.res.Bytes()
@@ -473,7 +581,13 @@ func (tc *tcpConn) serve(ctx context.Context, req *request, msg []byte) {
 	tc.wmu.Lock()
 	defer tc.wmu.Unlock()
 	if s.WriteTimeout > 0 {
-		tc.conn.SetWriteDeadline(time.Now().Add(s.WriteTimeout))
+		// Moving the deadline costs a timer update; refreshing it at most
+		// every eighth of the timeout still gives every reply at least
+		// 7/8 of it.
+		if now := time.Now(); now.Sub(tc.deadlineAt) >= s.WriteTimeout/8 {
+			tc.conn.SetWriteDeadline(now.Add(s.WriteTimeout))
+			tc.deadlineAt = now
+		}
 	}
 	var err error
 	if len(res) == 0 {
