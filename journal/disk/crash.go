@@ -3,6 +3,7 @@ package disk
 import (
 	"errors"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 )
 
@@ -19,8 +20,9 @@ type CrashDisk struct {
 	mu      sync.Mutex
 	durable [][]byte            // nil: zeros
 	latest  [][]byte            // what reads return
-	pending map[uint64][][]byte // writes since the last barrier, in order
+	pending map[uint64][][]byte // writes not yet made durable by a barrier, in order
 	order   []uint64            // blocks with pending writes, first-write order
+	settled map[uint64]int      // per block: writes made durable (and dropped from pending) so far
 	crashed bool
 	limit   int64 // writes left before crashing by itself; <0: no limit
 
@@ -34,6 +36,7 @@ func NewCrashDisk(blocks uint64) *CrashDisk {
 		durable: make([][]byte, blocks),
 		latest:  make([][]byte, blocks),
 		pending: map[uint64][][]byte{},
+		settled: map[uint64]int{},
 		limit:   -1,
 	}
 }
@@ -104,18 +107,50 @@ func (d *CrashDisk) Write(a uint64, data []byte) error {
 	return nil
 }
 
+// Barrier makes durable the writes that completed before it was called,
+// and only those: like a real disk's flush, it takes time, and writes made
+// while it runs (by other goroutines) stay pending. Concurrent barriers
+// may return in any order.
 func (d *CrashDisk) Barrier() error {
+	d.mu.Lock()
+	if d.crashed {
+		d.mu.Unlock()
+		return ErrCrashed
+	}
+	type mark struct {
+		blk uint64
+		n   int // writes to blk before the call, counted from the first
+	}
+	marks := make([]mark, 0, len(d.order))
+	for _, blk := range d.order {
+		marks = append(marks, mark{blk, d.settled[blk] + len(d.pending[blk])})
+	}
+	d.mu.Unlock()
+	runtime.Gosched() // let other writes and barriers in meanwhile
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.crashed {
 		return ErrCrashed
 	}
-	for _, blk := range d.order {
-		w := d.pending[blk]
-		d.durable[blk] = w[len(w)-1]
+	for _, m := range marks {
+		k := m.n - d.settled[m.blk] // of the pending writes, those made before the call
+		if k <= 0 {
+			continue // a concurrent barrier settled them
+		}
+		w := d.pending[m.blk]
+		d.durable[m.blk] = w[k-1]
+		d.pending[m.blk] = w[k:]
+		d.settled[m.blk] += k
 	}
-	clear(d.pending)
-	d.order = d.order[:0]
+	order := d.order[:0]
+	for _, blk := range d.order {
+		if len(d.pending[blk]) > 0 {
+			order = append(order, blk)
+		} else {
+			delete(d.pending, blk)
+		}
+	}
+	d.order = order
 	d.Barriers++
 	return nil
 }
