@@ -115,6 +115,10 @@ func (j *Journal) DurablePos() uint64 { return j.wal.DurablePos() }
 // (so that a caller with nothing to wait for can skip Flush).
 func (j *Journal) Pending() bool { return j.wal.Pending() }
 
+// FlushTo makes the operations committed at positions up to pos (Op.Pos)
+// durable, and so every operation committed before them.
+func (j *Journal) FlushTo(pos uint64) error { return j.wal.Flush(context.Background(), pos) }
+
 // Flush makes every committed operation durable.
 func (j *Journal) Flush() error { return j.FlushContext(context.Background()) }
 

@@ -90,6 +90,15 @@ func (s *Server) nfs(_ context.Context, c *rpc.Call, w *xdr.Writer) rpc.AcceptSt
 		return rpc.ProcUnavail
 	}
 	s.calls[c.Proc].Add(1)
+	switch c.Proc {
+	case procCommit, procSetattr, procCreate, procMkdir, procSymlink, procMknod, procRemove, procRmdir, procRename, procLink:
+		// COMMIT waits for the disk; so do metadata operations when they
+		// are durable on return: let the connection's other calls proceed
+		// meanwhile (see rpc.Call.Detach). Stable WRITEs detach in write.
+		if c.Proc == procCommit || s.fs.SyncMetadata() {
+			c.Detach()
+		}
+	}
 	r := c.Args
 	var st uint32
 	var err error
@@ -109,7 +118,7 @@ func (s *Server) nfs(_ context.Context, c *rpc.Call, w *xdr.Writer) rpc.AcceptSt
 	case procRead:
 		st, err = s.read(r, w, callerOf(c))
 	case procWrite:
-		st, err = s.write(r, w, callerOf(c))
+		st, err = s.write(r, w, callerOf(c), c)
 	case procCreate, procMkdir, procSymlink, procMknod:
 		st, err = s.create(c.Proc, r, w, callerOf(c))
 	case procRemove, procRmdir:
@@ -448,7 +457,7 @@ func (s *Server) read(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
 	return st, err
 }
 
-func (s *Server) write(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
+func (s *Server) write(r *xdr.Reader, w *xdr.Writer, c caller, call *rpc.Call) (uint32, error) {
 	h, st, err := fhArg(r)
 	if err != nil {
 		return 0, err
@@ -465,6 +474,9 @@ func (s *Server) write(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
 		w.Uint32(st)
 		wcc(w, fs.WCC{}, false, fs.Attr{}, false)
 		return st, nil
+	}
+	if stable != unstable {
+		call.Detach() // it waits for the disk
 	}
 	err = s.may(h, c, permW, true)
 	var pre fs.WCC
@@ -852,7 +864,7 @@ func (s *Server) commit(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
 	var a fs.Attr
 	if st == nfsOK {
 		if a, err = s.fs.GetAttr(h); err == nil {
-			err = s.fs.Flush()
+			err = s.fs.FlushFile(h)
 		}
 		st = status(err)
 	}

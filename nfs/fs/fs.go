@@ -337,6 +337,24 @@ type FS struct {
 	freedMu    sync.Mutex
 	freed      map[uint64]uint64
 	freedPrune int // prune freed when it grows past this
+
+	// changed[i] is the commit position of the latest operation that
+	// changed an inode whose number is i modulo len(changed) (FlushFile).
+	changed [changedSlots]atomic.Uint64
+}
+
+const changedSlots = 4096
+
+// noteChanged records that inode inum was changed by an operation
+// committed at pos.
+func (f *FS) noteChanged(inum Inum, pos uint64) {
+	c := &f.changed[uint64(inum)%changedSlots]
+	for {
+		old := c.Load()
+		if old >= pos || c.CompareAndSwap(old, pos) {
+			return
+		}
+	}
 }
 
 // noteFreed records blocks freed by an operation committed at pos.
@@ -591,9 +609,30 @@ func loadBitmap(j *journal.Journal, a *bitAlloc, start, n uint64) error {
 // Root is the handle of the root directory.
 func (f *FS) Root() Handle { return Handle{Ino: rootInum, Gen: f.rootGen} }
 
+// SyncMetadata reports whether metadata operations are durable on return
+// (the file system was opened without Options.UnstableMetadata).
+func (f *FS) SyncMetadata() bool { return f.syncMeta }
+
 // Flush makes every committed operation durable (NFS COMMIT).
 func (f *FS) Flush() error {
 	if err := f.j.Flush(); err != nil {
+		return ioErr("flush", err)
+	}
+	return nil
+}
+
+// FlushFile makes h's data and attributes durable (NFS COMMIT of h).
+// With synchronous metadata it waits only for the operations that changed
+// h (and the ones committed before them): every metadata operation is
+// durable already, and another file's unstable writes wait for that
+// file's COMMIT. With Options.UnstableMetadata it flushes everything, as
+// Flush does, so that a COMMIT also makes every operation before it
+// durable.
+func (f *FS) FlushFile(h Handle) error {
+	if !f.syncMeta {
+		return f.Flush()
+	}
+	if err := f.j.FlushTo(f.changed[uint64(h.Ino)%changedSlots].Load()); err != nil {
 		return ioErr("flush", err)
 	}
 	return nil

@@ -291,9 +291,17 @@ func (t *tx) abort() {
 	}
 }
 
-// finish updates the allocators after the operation committed.
+// finish updates the allocators after the operation committed, and notes
+// the inodes it changed (FlushFile).
 func (t *tx) finish() {
 	t.done = true
+	if pos := t.op.Pos(); pos != 0 {
+		for _, ip := range t.inodes {
+			if ip.dirty {
+				t.f.noteChanged(ip.inum, pos)
+			}
+		}
+	}
 	if len(t.freeB) > 0 {
 		bns := make([]uint64, len(t.freeB))
 		for k, i := range t.freeB {
