@@ -145,7 +145,7 @@ type Op struct {
 }
 
 // Begin starts an operation.
-func (j *Journal) Begin() *Op { return &Op{j: j, bufs: map[Addr]*Buf{}} }
+func (j *Journal) Begin() *Op { return &Op{j: j} }
 
 // ReadBuf returns the object's latest value in this operation: what the
 // operation wrote, or else the latest committed value. Changes to Data take
@@ -168,6 +168,9 @@ func (op *Op) ReadBuf(a Addr, sz uint64) (*Buf, error) {
 	if err != nil {
 		return nil, err
 	}
+	if op.bufs == nil {
+		op.bufs = map[Addr]*Buf{}
+	}
 	op.bufs[a] = b
 	op.order = append(op.order, b)
 	return b, nil
@@ -185,6 +188,9 @@ func (op *Op) OverWrite(a Addr, sz uint64, data []byte) error {
 	b, ok := op.bufs[a]
 	if !ok {
 		b = &Buf{Addr: a, Sz: sz}
+		if op.bufs == nil {
+			op.bufs = map[Addr]*Buf{}
+		}
 		op.bufs[a] = b
 		op.order = append(op.order, b)
 	} else if b.Sz != sz {
@@ -219,7 +225,7 @@ func (op *Op) WriteDirect(blkno uint64, data []byte) error {
 		return op.OverWrite(Addr{Blkno: blkno}, BlockBits, data)
 	}
 	if op.direct == nil {
-		op.direct = map[uint64][]byte{}
+		op.direct = make(map[uint64][]byte, 16)
 	}
 	op.direct[blkno] = data
 	return nil

@@ -306,6 +306,11 @@ func (s *Server) may(h fs.Handle, c caller, want uint32, ownerOK bool) error {
 	if err != nil {
 		return err
 	}
+	return c.allowed(a, want, ownerOK)
+}
+
+// allowed is may's check on a file's attributes.
+func (c caller) allowed(a fs.Attr, want uint32, ownerOK bool) error {
 	if c.uid == 0 || (ownerOK && c.uid == a.UID) || c.bits(a)&want == want {
 		return nil
 	}
@@ -478,12 +483,8 @@ func (s *Server) write(r *xdr.Reader, w *xdr.Writer, c caller, call *rpc.Call) (
 	if stable != unstable {
 		call.Detach() // it waits for the disk
 	}
-	err = s.may(h, c, permW, true)
-	var pre fs.WCC
-	var post fs.Attr
-	if err == nil {
-		pre, post, err = s.fs.Write(h, off, data, stable != unstable, now())
-	}
+	pre, post, err := s.fs.WriteChecked(h, off, data, stable != unstable, now(),
+		func(a fs.Attr) error { return c.allowed(a, permW, true) })
 	if st, err = s.wccResult(w, h, pre, post, err); err != nil {
 		return st, err
 	}

@@ -336,7 +336,8 @@ type FS struct {
 	// Op.WriteDirect): a crash could revive the file that owned it.
 	freedMu    sync.Mutex
 	freed      map[uint64]uint64
-	freedPrune int // prune freed when it grows past this
+	freedMax   uint64 // the largest position in freed
+	freedPrune int    // prune freed when it grows past this
 
 	// changed[i] is the commit position of the latest operation that
 	// changed an inode whose number is i modulo len(changed) (FlushFile).
@@ -378,6 +379,7 @@ func (f *FS) noteFreed(blocks []uint64, pos uint64) {
 	for _, b := range blocks {
 		f.freed[b] = pos
 	}
+	f.freedMax = max(f.freedMax, pos)
 }
 
 // directOK reports whether data block bn (just allocated) may be written
@@ -385,6 +387,17 @@ func (f *FS) noteFreed(blocks []uint64, pos uint64) {
 func (f *FS) directOK(bn uint64) bool {
 	f.freedMu.Lock()
 	defer f.freedMu.Unlock()
+	if len(f.freed) == 0 {
+		return true
+	}
+	if f.freedMax <= f.j.DurablePos() {
+		// Every free recorded is durable: forget them all at once (a
+		// removed big file leaves tens of thousands, and lookups in a
+		// map that size cost a cache miss each).
+		f.freed = map[uint64]uint64{}
+		f.freedPrune = 4096
+		return true
+	}
 	p, ok := f.freed[bn]
 	if !ok {
 		return true

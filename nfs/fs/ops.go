@@ -340,25 +340,42 @@ const directMin = 32 << 10
 // data is durable on return. More data than one journal operation holds is
 // written in chunks, each atomic, in file order.
 func (f *FS) Write(h Handle, off uint64, data []byte, stable bool, now Time) (WCC, Attr, error) {
+	return f.WriteChecked(h, off, data, stable, now, nil)
+}
+
+// WriteChecked is Write that first calls check, if not nil, with the
+// file's attributes (under the file's lock): its error fails the write,
+// which then changes nothing (a permission check, say).
+func (f *FS) WriteChecked(h Handle, off uint64, data []byte, stable bool, now Time, check func(Attr) error) (WCC, Attr, error) {
 	f.gate.RLock()
 	defer f.gate.RUnlock()
 	defer f.unlock(f.lock(h.Ino))
 	t := f.begin()
 	ip, err := t.live(h)
 	if err != nil {
+		t.abort()
 		return WCC{}, Attr{}, err
 	}
-	t.abort()
 	pre := ip.wcc()
+	fail := func(err error) (WCC, Attr, error) {
+		a := ip.attr()
+		t.abort()
+		return pre, a, err
+	}
+	if check != nil {
+		if err := check(ip.attr()); err != nil {
+			return fail(err)
+		}
+	}
 	if err := regular(ip); err != nil {
-		return pre, ip.attr(), err
+		return fail(err)
 	}
 	end := off + uint64(len(data))
 	if end < off || end > MaxFileSize {
-		return pre, ip.attr(), fmt.Errorf("%w: write to %d+%d", ErrFBig, off, len(data))
+		return fail(fmt.Errorf("%w: write to %d+%d", ErrFBig, off, len(data)))
 	}
 	if len(data) == 0 {
-		return pre, ip.attr(), nil
+		return fail(nil)
 	}
 	budget := f.opBudget()
 	// Big writes put new whole blocks straight home (written once, not
@@ -367,10 +384,12 @@ func (f *FS) Write(h Handle, off uint64, data []byte, stable bool, now Time) (WC
 	direct := len(data) >= directMin
 	var attr Attr
 	for pos := 0; pos < len(data); {
-		t := f.begin()
-		ip, err := t.live(h)
-		if err != nil {
-			return pre, Attr{}, err
+		if t == nil { // the first chunk uses the operation that checked h
+			t = f.begin()
+			if ip, err = t.live(h); err != nil {
+				t.abort()
+				return pre, Attr{}, err
+			}
 		}
 		start := pos
 		for pos < len(data) && (pos == start || !t.full(8)) {
@@ -408,7 +427,9 @@ func (f *FS) Write(h Handle, off uint64, data []byte, stable bool, now Time) (WC
 		ip.mtime, ip.ctime = now, now
 		t.writeInode(ip)
 		attr = ip.attr()
-		if err := t.commit(stable && pos == len(data)); err != nil {
+		err := t.commit(stable && pos == len(data))
+		t = nil
+		if err != nil {
 			if f.retry(err, budget) {
 				budget, pos = f.opBudget(), start
 				continue

@@ -29,7 +29,8 @@ type tx struct {
 }
 
 func (f *FS) begin() *tx {
-	return &tx{f: f, op: f.j.Begin(), inodes: map[Inum]*inode{}, dirty: map[uint64]struct{}{}, blocks: map[uint64]*journal.Buf{}}
+	// The maps are made on first use: most operations read one inode.
+	return &tx{f: f, op: f.j.Begin()}
 }
 
 func ioErr(what string, err error) error {
@@ -43,7 +44,12 @@ func ioErr(what string, err error) error {
 // keeping reserve blocks for what the caller still has to write.
 func (t *tx) full(reserve int) bool { return len(t.dirty)+reserve >= t.f.opBudget() }
 
-func (t *tx) markDirty(bn uint64) { t.dirty[bn] = struct{}{} }
+func (t *tx) markDirty(bn uint64) {
+	if t.dirty == nil {
+		t.dirty = make(map[uint64]struct{}, 32)
+	}
+	t.dirty[bn] = struct{}{}
+}
 
 // inode returns inum's inode, read once per operation.
 func (t *tx) inode(inum Inum) (*inode, error) {
@@ -61,8 +67,15 @@ func (t *tx) inode(inum Inum) (*inode, error) {
 	if err := t.f.sb.checkInode(ip); err != nil {
 		return nil, err
 	}
-	t.inodes[inum] = ip
+	t.keepInode(ip)
 	return ip, nil
+}
+
+func (t *tx) keepInode(ip *inode) {
+	if t.inodes == nil {
+		t.inodes = make(map[Inum]*inode, 4)
+	}
+	t.inodes[ip.inum] = ip
 }
 
 // named returns the inode that an on-disk reference names: a directory
@@ -120,6 +133,9 @@ func (t *tx) readBlock(owner Inum, bn uint64) (*journal.Buf, error) {
 	buf, err := t.op.ReadBuf(journal.Addr{Blkno: bn}, journal.BlockBits)
 	if err != nil {
 		return nil, ioErr(fmt.Sprintf("read block %d", bn), err)
+	}
+	if t.blocks == nil {
+		t.blocks = map[uint64]*journal.Buf{}
 	}
 	t.blocks[bn] = buf
 	return buf, nil
@@ -219,7 +235,7 @@ func (t *tx) allocInode(typ FileType, now Time) (*inode, error) {
 	if ip.gen == 0 {
 		ip.gen = 1
 	}
-	t.inodes[ip.inum] = ip
+	t.keepInode(ip)
 	t.writeInode(ip)
 	return ip, nil
 }
