@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"strata/journal"
+	"strata/journal/wal"
 )
 
 const (
@@ -233,7 +234,7 @@ func (f *FS) Lookup(dir Handle, name string) (Handle, Attr, Attr, error) {
 // Read returns up to count bytes at off (fewer at the end of the file, and
 // at most 4 MiB); eof says the reply reaches the end of the file.
 func (f *FS) Read(h Handle, off uint64, count uint32) (data []byte, eof bool, a Attr, err error) {
-	return f.read(h, off, count, nil)
+	return f.readAlloc(h, off, count, nil)
 }
 
 // ReadTouch is Read that also records the access as Linux's relatime
@@ -244,7 +245,16 @@ func (f *FS) Read(h Handle, off uint64, count uint32) (data []byte, eof bool, a 
 // waits, or Flush); if it cannot commit, the read still succeeds and the
 // returned attributes keep the old atime.
 func (f *FS) ReadTouch(h Handle, off uint64, count uint32, now Time) (data []byte, eof bool, a Attr, err error) {
-	return f.read(h, off, count, &now)
+	return f.readAlloc(h, off, count, &now)
+}
+
+func (f *FS) readAlloc(h Handle, off uint64, count uint32, now *Time) ([]byte, bool, Attr, error) {
+	buf := make([]byte, min(count, maxRead))
+	n, eof, a, err := f.ReadAt(h, off, buf, now, nil)
+	if err != nil {
+		return nil, false, a, err
+	}
+	return buf[:n:n], eof, a, nil
 }
 
 // atimeStale says whether a read at now should move ip's atime (relatime).
@@ -254,7 +264,14 @@ func atimeStale(ip *inode, now Time) bool {
 
 func (a Time) before(b Time) bool { return a.Sec < b.Sec || a.Sec == b.Sec && a.Nsec < b.Nsec }
 
-func (f *FS) read(h Handle, off uint64, count uint32, now *Time) (data []byte, eof bool, a Attr, err error) {
+// ReadAt reads up to len(dst) bytes at off into dst (fewer at the end of
+// the file, and at most 4 MiB) and returns how many; eof says they reach
+// the end of the file. With now it updates atime as ReadTouch does. check,
+// if not nil, is called with the file's attributes before anything is
+// read (under the file's lock): its error fails the read (a permission
+// check, say). The returned attributes are the file's after the read,
+// also on failure once the file was found.
+func (f *FS) ReadAt(h Handle, off uint64, dst []byte, now *Time, check func(Attr) error) (n int, eof bool, a Attr, err error) {
 	f.gate.RLock()
 	defer f.gate.RUnlock()
 	defer f.unlock(f.lock(h.Ino))
@@ -262,54 +279,23 @@ func (f *FS) read(h Handle, off uint64, count uint32, now *Time) (data []byte, e
 	defer t.abort()
 	ip, err := t.live(h)
 	if err != nil {
-		return nil, false, Attr{}, err
+		return 0, false, Attr{}, err
+	}
+	if check != nil {
+		if err := check(ip.attr()); err != nil {
+			return 0, false, ip.attr(), err
+		}
 	}
 	if err := regular(ip); err != nil {
-		return nil, false, ip.attr(), err
+		return 0, false, ip.attr(), err
 	}
-	if off >= ip.size {
-		return []byte{}, true, ip.attr(), nil
+	if off >= ip.size || len(dst) == 0 {
+		return 0, off >= ip.size, ip.attr(), nil
 	}
-	n := min(uint64(count), ip.size-off, maxRead)
-	// Read whole blocks into one buffer, each run of consecutive blocks in
-	// one journal read; holes stay zero.
-	first, last := off/blockSize, (off+n-1)/blockSize
-	buf := make([]byte, (last-first+1)*blockSize)
-	var runStart, runBn, runLen uint64
-	flush := func() error {
-		if runLen == 0 {
-			return nil
-		}
-		if !t.f.sb.isDataBlock(runBn) || !t.f.sb.isDataBlock(runBn+runLen-1) {
-			return corrupt(ip.inum, runBn, "block pointers %d..%d outside the data area", runBn, runBn+runLen-1)
-		}
-		dst := buf[(runStart-first)*blockSize : (runStart-first+runLen)*blockSize]
-		if err := f.j.ReadBlocks(runBn, dst); err != nil {
-			return ioErr(fmt.Sprintf("read blocks %d..%d", runBn, runBn+runLen-1), err)
-		}
-		runLen = 0
-		return nil
+	n = int(min(uint64(len(dst)), ip.size-off, maxRead))
+	if err := t.readData(ip, off, dst[:n]); err != nil {
+		return 0, false, ip.attr(), err
 	}
-	for L := first; L <= last; L++ {
-		bn, _, err := t.bmap(ip, L, false)
-		if err != nil {
-			return nil, false, ip.attr(), err
-		}
-		if bn != 0 && runLen > 0 && bn == runBn+runLen {
-			runLen++
-			continue
-		}
-		if err := flush(); err != nil {
-			return nil, false, ip.attr(), err
-		}
-		if bn != 0 {
-			runStart, runBn, runLen = L, bn, 1
-		}
-	}
-	if err := flush(); err != nil {
-		return nil, false, ip.attr(), err
-	}
-	boff := off % blockSize
 	if now != nil && atimeStale(ip, *now) {
 		old := ip.atime
 		ip.atime = *now
@@ -318,7 +304,91 @@ func (f *FS) read(h Handle, off uint64, count uint32, now *Time) (data []byte, e
 			ip.atime = old
 		}
 	}
-	return buf[boff : boff+n : boff+n], off+n >= ip.size, ip.attr(), nil
+	return n, off+uint64(n) >= ip.size, ip.attr(), nil
+}
+
+// readData fills dst with ip's data at off (within the file): whole
+// blocks straight into dst, each run of consecutive blocks in one journal
+// read, the partial blocks at either end through a block buffer; holes
+// read as zeros.
+func (t *tx) readData(ip *inode, off uint64, dst []byte) error {
+	end := off + uint64(len(dst))
+	first, last := off/blockSize, (end-1)/blockSize
+	var tmp []byte
+	defer func() {
+		if tmp != nil {
+			wal.PutBlock(tmp)
+		}
+	}()
+	// A run of consecutive mapped blocks [runL, runL+runLen) at runBn.
+	var runL, runBn, runLen uint64
+	flush := func() error {
+		if runLen == 0 {
+			return nil
+		}
+		defer func() { runLen = 0 }()
+		if !t.f.sb.isDataBlock(runBn) || !t.f.sb.isDataBlock(runBn+runLen-1) {
+			return corrupt(ip.inum, runBn, "block pointers %d..%d outside the data area", runBn, runBn+runLen-1)
+		}
+		// Whole blocks of the run go straight into dst; a block cut by
+		// off or end goes through tmp.
+		lo, hi := runL, runL+runLen // logical blocks
+		if off > lo*blockSize {
+			if err := t.readPartial(ip, runBn, lo, off, end, dst, &tmp); err != nil {
+				return err
+			}
+			lo++
+		}
+		if hi > lo && end < hi*blockSize {
+			if err := t.readPartial(ip, runBn+(hi-1-runL), hi-1, off, end, dst, &tmp); err != nil {
+				return err
+			}
+			hi--
+		}
+		if hi > lo {
+			d := dst[lo*blockSize-off : hi*blockSize-off]
+			if err := t.f.j.ReadBlocks(runBn+(lo-runL), d); err != nil {
+				return ioErr(fmt.Sprintf("read blocks %d..%d", runBn+(lo-runL), runBn+(hi-runL)-1), err)
+			}
+		}
+		return nil
+	}
+	for L := first; L <= last; L++ {
+		bn, _, err := t.bmap(ip, L, false)
+		if err != nil {
+			return err
+		}
+		if bn != 0 && runLen > 0 && bn == runBn+runLen {
+			runLen++
+			continue
+		}
+		if err := flush(); err != nil {
+			return err
+		}
+		if bn != 0 {
+			runL, runBn, runLen = L, bn, 1
+			continue
+		}
+		// A hole: zeros.
+		lo, hi := max(L*blockSize, off), min((L+1)*blockSize, end)
+		clear(dst[lo-off : hi-off])
+	}
+	return flush()
+}
+
+// readPartial copies the part of logical block L (at bn) that lies in
+// [off, end) into dst (which holds [off, end)), reading the block into
+// *tmp (a block buffer made on first use).
+func (t *tx) readPartial(ip *inode, bn, L, off, end uint64, dst []byte, tmp *[]byte) error {
+	if *tmp == nil {
+		*tmp = wal.GetBlock()
+	}
+	if err := t.f.j.ReadBlocks(bn, *tmp); err != nil {
+		return ioErr(fmt.Sprintf("read block %d of inode %d", bn, ip.inum), err)
+	}
+	lo, hi := max(L*blockSize, off), min((L+1)*blockSize, end)
+	copy(dst[lo-off:hi-off], (*tmp)[lo-L*blockSize:hi-L*blockSize])
+	return nil
 }
 
 func regular(ip *inode) error {
