@@ -12,8 +12,16 @@ import (
 // Two members in this process over UDP loopback each cast a few thousand
 // 1 KB casts; each member delivers every cast of both exactly once, in its
 // sender's order, and reports as much. No timing is asserted.
-func TestMperfInProcess(t *testing.T) {
-	const members, count, size = 2, 3000, 1024
+func TestMperfInProcess(t *testing.T) { mperfInProcess(t, 2) }
+
+// A group of one (`bench mcast --members 1`): the member casts many times
+// the stack's cast window and delivers every cast once, in order. It
+// stalled for good after one window until 2026-11-27 (the group layers
+// below gms started from an empty view, so its casts never became stable).
+func TestMperfAlone(t *testing.T) { mperfInProcess(t, 1) }
+
+func mperfInProcess(t *testing.T, members int) {
+	const count, size = 3000, 1024
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 
@@ -29,18 +37,19 @@ func TestMperfInProcess(t *testing.T) {
 				mu.Unlock()
 			}}
 	}
-	a, err := Join(ctx, cfgFor(0, ""))
-	if err != nil {
-		t.Fatal(err)
+	var ms []*Member
+	for i := range members {
+		contact := ""
+		if i > 0 {
+			contact = string(ms[0].Addr())
+		}
+		m, err := Join(ctx, cfgFor(i, contact))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		ms = append(ms, m)
 	}
-	defer a.Close()
-	b, err := Join(ctx, cfgFor(1, string(a.Addr())))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-
-	ms := []*Member{a, b}
 	res := make([]MemberResult, members)
 	errs := make([]error, members)
 	var wg sync.WaitGroup
@@ -61,7 +70,7 @@ func TestMperfInProcess(t *testing.T) {
 	for i, r := range res {
 		t.Logf("member %d (rank %d): %d casts in %.3fs, %.0f msgs/s", i, r.Rank, r.Received, r.Seconds, r.MsgsPerSec)
 		ranks[r.Rank] = true
-		if r.Received != members*count || r.Duplicates != 0 || r.OutOfOrder != 0 || r.Members != members {
+		if r.Received != int64(members*count) || r.Duplicates != 0 || r.OutOfOrder != 0 || r.Members != members {
 			t.Errorf("member %d: %+v", i, r)
 		}
 		if len(r.PerSender) != members {
@@ -90,7 +99,9 @@ func TestMperfInProcess(t *testing.T) {
 			}
 		}
 	}
-	if !ranks[0] || !ranks[1] {
-		t.Errorf("ranks %v, want 0 and 1", ranks)
+	for r := range members {
+		if !ranks[r] {
+			t.Errorf("ranks %v, want 0 to %d", ranks, members-1)
+		}
 	}
 }

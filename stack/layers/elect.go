@@ -1,10 +1,6 @@
 package layers
 
-import (
-	"slices"
-
-	"strata/stack"
-)
+import "strata/stack"
 
 // Elect names the coordinator of the view: its first member that is not
 // suspected (Ensemble's elect layer). No header.
@@ -43,17 +39,6 @@ func NewElect(cfg stack.Config) *Elect {
 	e := &Elect{cfg: cfg, suspects: map[stack.Addr]bool{}}
 	e.setView(initialView(cfg))
 	return e
-}
-
-// initialView is the view every group layer starts from: Config.Members
-// (ID 1), or just Config.Local (a process that starts a group alone or
-// will join one).
-func initialView(cfg stack.Config) *stack.View {
-	members := cfg.Members
-	if len(members) == 0 {
-		members = []stack.Addr{cfg.Local}
-	}
-	return &stack.View{ID: 1, Members: slices.Clone(members)}
 }
 
 func (e *Elect) setView(v *stack.View) {

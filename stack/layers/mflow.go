@@ -1,10 +1,6 @@
 package layers
 
-import (
-	"slices"
-
-	"strata/stack"
-)
+import "strata/stack"
 
 // Mflow is multicast flow control: a member may have at most
 // Config.CastWindow of its own casts outstanding, that is sent in the
@@ -14,15 +10,25 @@ import (
 // change cannot lose credit — the JGroups bug where credits vanished
 // across a view change and senders stalled for ever). No header.
 //
+// A member alone in its view is not limited: flow control bounds what the
+// other members must receive and buffer, and there are none; its casts
+// are stable as soon as it delivers them (stable below reports them every
+// quarter window). Limiting it would also break the order of its casts:
+// stability then grows while a cast this layer released is still on its
+// way down (the local layer below delivers it back), so that the casts a
+// window's growth releases at that point would overtake the rest of the
+// ones released before it.
+//
 // Guarantees: the member's casts leave in the order made; at most
 // CastWindow (plus those the membership layer held back over a view
-// change) are unstable at once; a cast waits only while that many are
-// unstable. Assumes Stability below (EStable up, own casts counted by
-// their number in the view).
+// change) are unstable at once while the view has other members; a cast
+// waits only while that many are unstable. Assumes Stability below
+// (EStable up, own casts counted by their number in the view).
 type Mflow struct {
 	cfg     stack.Config
 	self    stack.Addr
 	rank    int
+	alone   bool   // the view is this member alone: no window
 	sent    uint64 // own casts passed down in this view
 	stable  uint64 // of those, stable
 	waiting []stack.Event
@@ -41,16 +47,24 @@ var MflowSpec = stack.Spec{
 func NewMflow(cfg stack.Config) *Mflow {
 	cfg = cfg.WithDefaults()
 	m := &Mflow{cfg: cfg, self: cfg.Local}
-	m.rank = slices.Index(cfg.Members, cfg.Local)
+	m.setView(initialView(cfg))
 	return m
 }
+
+func (m *Mflow) setView(v *stack.View) {
+	m.rank = v.Rank(m.self)
+	m.alone = len(v.Members) == 1 && m.rank == 0
+}
+
+// room reports whether a cast may go now, as far as the window goes.
+func (m *Mflow) room() bool { return m.alone || m.sent-m.stable < uint64(m.cfg.CastWindow) }
 
 func (m *Mflow) Down(ev stack.Event, out stack.Emitter) {
 	if ev.Type != stack.ECast {
 		out.Down(ev)
 		return
 	}
-	if len(m.waiting) > 0 || m.sent-m.stable >= uint64(m.cfg.CastWindow) {
+	if len(m.waiting) > 0 || !m.room() {
 		m.waiting = append(m.waiting, ev)
 		m.c.waited++
 		m.c.maxWaiting = max(m.c.maxWaiting, uint64(len(m.waiting)))
@@ -69,7 +83,7 @@ func (m *Mflow) Up(ev stack.Event, out stack.Emitter) {
 		out.Up(ev)
 		m.release(out)
 	case stack.EView:
-		m.rank = ev.View.Rank(m.self)
+		m.setView(ev.View)
 		m.sent, m.stable = 0, 0
 		out.Up(ev)
 		m.release(out)
@@ -81,7 +95,7 @@ func (m *Mflow) Up(ev stack.Event, out stack.Emitter) {
 // release sends waiting casts while the window has room.
 func (m *Mflow) release(out stack.Emitter) {
 	n := 0
-	for n < len(m.waiting) && m.sent-m.stable < uint64(m.cfg.CastWindow) {
+	for n < len(m.waiting) && m.room() {
 		m.sent++
 		n++
 	}
@@ -112,7 +126,7 @@ func (m *Mflow) FastPath(c stack.Case) *stack.Path {
 }
 
 func (m *Mflow) fastCastCCP(*stack.Event, *stack.Frame) bool {
-	return len(m.waiting) == 0 && m.sent-m.stable < uint64(m.cfg.CastWindow)
+	return len(m.waiting) == 0 && m.room()
 }
 
 func (m *Mflow) fastCast(*stack.Event, *stack.Frame) { m.sent++ }

@@ -40,8 +40,9 @@ const (
 )
 
 // Mnak is reliable FIFO multicast with negative acknowledgements within a
-// view: Config.Members (view ID 1) until an EView comes down from the
-// membership layer, which starts a new cast numbering for its members.
+// view: Config.Members, or just Config.Local (view ID 1, initialView),
+// until an EView comes down from the membership layer, which starts a new
+// cast numbering for its members.
 //
 // Guarantees, between members that stay up, over a transport that may
 // lose, duplicate, delay and reorder: every cast is delivered exactly once
@@ -148,11 +149,12 @@ var MnakSpec = stack.Spec{
 	New:             func(c stack.Config) stack.Layer { return NewMnak(c) },
 }
 
-// NewMnak builds the layer for the view cfg.Members.
+// NewMnak builds the layer for the initial view (cfg.Members, or just
+// cfg.Local).
 func NewMnak(cfg stack.Config) *Mnak {
 	cfg = cfg.WithDefaults()
 	m := &Mnak{cfg: cfg}
-	m.install(&stack.View{ID: 1, Members: cfg.Members})
+	m.install(initialView(cfg))
 	return m
 }
 

@@ -1,6 +1,7 @@
 package layers
 
 import (
+	"slices"
 	"unsafe"
 
 	"strata/stack"
@@ -56,4 +57,22 @@ func (k *ranks) of(a stack.Addr) (int, bool) {
 		k.memoNext = (k.memoNext + 1) % rankMemos
 	}
 	return r, ok
+}
+
+// initialView is the view every group layer starts from, until the
+// membership layer sends one (EView): Config.Members (ID 1), or just
+// Config.Local (a process that starts a group alone, or will join one,
+// and is then in no view until gms installs its first). Every layer must
+// start from the same view: until 2026-11-27 mnak, stable, mflow and
+// total started from Config.Members as given, empty for a process that
+// starts a group alone, while gms, elect and suspect started from the
+// view of itself; its own casts were then a stranger's at mnak, never
+// counted by stable, and mflow stopped the process for good after one
+// cast window (a group of one never gets an EView to set it right).
+func initialView(cfg stack.Config) *stack.View {
+	members := cfg.Members
+	if len(members) == 0 {
+		members = []stack.Addr{cfg.Local}
+	}
+	return &stack.View{ID: 1, Members: slices.Clone(members)}
 }

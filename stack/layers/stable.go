@@ -62,10 +62,11 @@ var StableSpec = stack.Spec{
 	New:      func(c stack.Config) stack.Layer { return NewStable(c) },
 }
 
-// NewStable builds the layer for the view cfg.Members.
+// NewStable builds the layer for the initial view (cfg.Members, or just
+// cfg.Local).
 func NewStable(cfg stack.Config) *Stable {
 	s := &Stable{cfg: cfg.WithDefaults()}
-	s.install(&stack.View{ID: 1, Members: cfg.Members})
+	s.install(initialView(cfg))
 	return s
 }
 

@@ -149,10 +149,11 @@ var TotalSpec = stack.Spec{
 	New:      func(c stack.Config) stack.Layer { return NewTotal(c) },
 }
 
-// NewTotal builds the layer for the view cfg.Members.
+// NewTotal builds the layer for the initial view (cfg.Members, or just
+// cfg.Local).
 func NewTotal(cfg stack.Config) *Total {
 	t := &Total{cfg: cfg}
-	t.install(&stack.View{ID: 1, Members: cfg.Members})
+	t.install(initialView(cfg))
 	return t
 }
 
