@@ -115,6 +115,22 @@ func (l *Log) Load(a Addr, sz uint64) (*Buf, error) {
 	if err := Check(a, sz, l.wal.DataBlocks()); err != nil {
 		return nil, err
 	}
+	if sz == BlockBits {
+		data := wal.GetBlock()
+		if err := l.wal.Read(a.Blkno, data); err != nil {
+			wal.PutBlock(data)
+			return nil, err
+		}
+		return &Buf{Addr: a, Sz: sz, Data: data}, nil
+	}
+	// A part of a block: copy just that from memory if the block is there
+	// (an inode is 128 bytes of a hot block), else read the home block.
+	if sz%8 == 0 {
+		data := make([]byte, sz/8)
+		if l.wal.ReadMemAt(a.Blkno, int(a.Off/8), data) {
+			return &Buf{Addr: a, Sz: sz, Data: data}, nil
+		}
+	}
 	blk := l.blkPool.Get().(*[disk.BlockSize]byte)
 	defer l.blkPool.Put(blk)
 	if err := l.wal.Read(a.Blkno, blk[:]); err != nil {

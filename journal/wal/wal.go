@@ -266,6 +266,20 @@ func (w *WAL) ReadMem(a uint64, buf []byte) (ok bool, gen uint64) {
 	return false, w.installGen
 }
 
+// ReadMemAt copies the bytes of block a's latest in-memory value from
+// byte off into dst and returns true, or returns false if a has no update
+// in memory. It copies only len(dst) bytes (an inode, not its block).
+func (w *WAL) ReadMemAt(a uint64, off int, dst []byte) bool {
+	abs := a + w.dataStart
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if p, ok := w.index[abs]; ok {
+		copy(dst, w.memLog[p-w.memStart].Data[off:])
+		return true
+	}
+	return false
+}
+
 // InMem reports whether block a has an update in memory, without copying
 // it; on false it returns the install generation, as ReadMem does.
 func (w *WAL) InMem(a uint64) (bool, uint64) {
