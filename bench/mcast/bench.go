@@ -29,18 +29,18 @@ type Config struct {
 	JGThreads int // JGroups: sender threads per member (0: MPerf's 100)
 
 	// Tuned runs both systems with the flow-control budget Credits (bytes
-	// per sender): Strata's cast window and point-to-point window become
-	// Credits/Size casts and frames, with stability gossip every 10 ms and
-	// a 200 ms first retransmission; JGroups' MFC and UFC max_credits
-	// become Credits. Otherwise both run as their users get them: Strata
+	// per sender): Strata's cast window becomes Credits bytes and
+	// Credits/Size casts, its point-to-point window Credits/Size frames,
+	// with stability gossip every 10 ms and a 200 ms first retransmission;
+	// JGroups' MFC and UFC max_credits become Credits. Otherwise both run as their users get them: Strata
 	// with the stack's defaults, JGroups with the jar's stack file.
 	Tuned   bool
 	Credits int
 	// Strata overrides (0 keeps the tuned value, or without Tuned the
 	// stack's default; the command allows them untuned only without
 	// JGroups).
-	CastWindow, Window int
-	Gossip, RTO        time.Duration
+	CastWindow, CastBytes, Window int
+	Gossip, RTO                   time.Duration
 
 	Outstanding, Batch int           // Strata's sender (the workload, not the stack)
 	Timeout            time.Duration // Strata: deadline of one run
@@ -74,12 +74,15 @@ type Results struct {
 // report prints them.
 func tuning(cfg Config) ([]string, kit.Settings) {
 	def := stack.Config{}.WithDefaults()
-	cw, w, g, rto := def.CastWindow, def.Window, def.GossipEvery, def.RTO
+	cw, cb, w, g, rto := def.CastWindow, def.CastBytes, def.Window, def.GossipEvery, def.RTO
 	if cfg.Tuned {
-		cw, w, g, rto = max(cfg.Credits/cfg.Size, 1), max(cfg.Credits/cfg.Size, 1), 10*time.Millisecond, 200*time.Millisecond
+		cw, cb, w, g, rto = max(cfg.Credits/cfg.Size, 1), cfg.Credits, max(cfg.Credits/cfg.Size, 1), 10*time.Millisecond, 200*time.Millisecond
 	}
 	if cfg.CastWindow > 0 {
 		cw = cfg.CastWindow
+	}
+	if cfg.CastBytes > 0 {
+		cb = cfg.CastBytes
 	}
 	if cfg.Window > 0 {
 		w = cfg.Window
@@ -90,11 +93,11 @@ func tuning(cfg Config) ([]string, kit.Settings) {
 	if cfg.RTO > 0 {
 		rto = cfg.RTO
 	}
-	st := kit.Settings{"cast_window": cw, "window": w, "gossip": g.String(), "rto": rto.String()}
-	if !cfg.Tuned && cfg.CastWindow == 0 && cfg.Window == 0 && cfg.Gossip == 0 && cfg.RTO == 0 {
+	st := kit.Settings{"cast_window": cw, "cast_bytes": cb, "window": w, "gossip": g.String(), "rto": rto.String()}
+	if !cfg.Tuned && cfg.CastWindow == 0 && cfg.CastBytes == 0 && cfg.Window == 0 && cfg.Gossip == 0 && cfg.RTO == 0 {
 		return nil, st // the member's flags left unset: the stack's defaults
 	}
-	return []string{"--cast-window", strconv.Itoa(cw), "--window", strconv.Itoa(w), "--gossip", g.String(), "--rto", rto.String()}, st
+	return []string{"--cast-window", strconv.Itoa(cw), "--cast-bytes", strconv.Itoa(cb), "--window", strconv.Itoa(w), "--gossip", g.String(), "--rto", rto.String()}, st
 }
 
 // jgStack is the stack JGroups' members run.
@@ -132,11 +135,11 @@ func Run(ctx context.Context, cfg Config) (*kit.Report, error) {
 	}
 	progress := cfg.Progress
 	mode := "defaults: Strata with the stack's defaults (as `strata stack` and group.Join give them), JGroups with the jar's stack file"
-	if !cfg.Tuned && (cfg.CastWindow != 0 || cfg.Window != 0 || cfg.Gossip != 0 || cfg.RTO != 0) {
-		mode = "custom: Strata with the --cast-window, --window, --gossip or --rto given, the rest its defaults"
+	if !cfg.Tuned && (cfg.CastWindow != 0 || cfg.CastBytes != 0 || cfg.Window != 0 || cfg.Gossip != 0 || cfg.RTO != 0) {
+		mode = "custom: Strata with the --cast-window, --cast-bytes, --window, --gossip or --rto given, the rest its defaults"
 	}
 	if cfg.Tuned {
-		mode = fmt.Sprintf("tuned: both with a flow-control budget of %d bytes per sender (Strata's windows in casts and frames of --size bytes; JGroups' MFC and UFC max_credits)", cfg.Credits)
+		mode = fmt.Sprintf("tuned: both with a flow-control budget of %d bytes per sender (Strata's cast window in bytes, and its windows in casts and frames of --size bytes; JGroups' MFC and UFC max_credits)", cfg.Credits)
 	}
 	rep := kit.NewReport("mcast", kit.Settings{"rounds": cfg.Rounds, "members": cfg.Members, "size": cfg.Size, "transport": cfg.Transport, "tuning": mode})
 	res := &Results{Runs: []Result{}, cfg: cfg}

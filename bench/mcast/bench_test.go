@@ -16,7 +16,7 @@ func TestTuningIsEqualOrAbsent(t *testing.T) {
 	if flags != nil {
 		t.Errorf("default run passes Strata flags %v", flags)
 	}
-	if st["cast_window"] != 256 || st["window"] != 1024 || st["gossip"] != "50ms" || st["rto"] != "20ms" {
+	if st["cast_window"] != 4096 || st["cast_bytes"] != 4_000_000 || st["window"] != 1024 || st["gossip"] != "50ms" || st["rto"] != "20ms" {
 		t.Errorf("default settings %v, want the stack's defaults", st)
 	}
 	if spec := jgStack(def); spec.Base != "tcp.xml" || spec.Set != nil {
@@ -29,10 +29,10 @@ func TestTuningIsEqualOrAbsent(t *testing.T) {
 	tuned := def
 	tuned.Tuned = true
 	flags, st = tuning(tuned)
-	if want := []string{"--cast-window", "2000", "--window", "2000", "--gossip", "10ms", "--rto", "200ms"}; !slices.Equal(flags, want) {
+	if want := []string{"--cast-window", "2000", "--cast-bytes", "2000000", "--window", "2000", "--gossip", "10ms", "--rto", "200ms"}; !slices.Equal(flags, want) {
 		t.Errorf("tuned flags %v, want %v", flags, want)
 	}
-	if st["cast_window"] != 2000 {
+	if st["cast_window"] != 2000 || st["cast_bytes"] != 2_000_000 {
 		t.Errorf("tuned settings %v", st)
 	}
 	spec := jgStack(tuned)
@@ -52,7 +52,7 @@ func TestTuningIsEqualOrAbsent(t *testing.T) {
 	// stack's defaults.
 	custom := def
 	custom.Window = 4096
-	if flags, _ = tuning(custom); !slices.Equal(flags, []string{"--cast-window", "256", "--window", "4096", "--gossip", "50ms", "--rto", "20ms"}) {
+	if flags, _ = tuning(custom); !slices.Equal(flags, []string{"--cast-window", "4096", "--cast-bytes", "4000000", "--window", "4096", "--gossip", "50ms", "--rto", "20ms"}) {
 		t.Errorf("custom flags %v", flags)
 	}
 	// Over UDP both run UDP.

@@ -61,6 +61,7 @@ type MemberConfig struct {
 
 	// Stack tuning; zero keeps stack.Config's defaults.
 	CastWindow  int           // mflow: own casts unstable at once
+	CastBytes   int           // mflow: their bytes
 	GossipEvery time.Duration // stable: delivery-vector gossip interval
 	Window      int           // pt2pt: frames in flight per peer
 	RTO         time.Duration // pt2pt: first retransmission timeout
@@ -182,7 +183,7 @@ func Join(ctx context.Context, cfg MemberConfig) (*Member, error) {
 		kick: make(chan struct{}, 1), expect: int64(cfg.Members) * int64(cfg.Count)}
 	scfg := stack.Config{Local: tr.Local(), Epoch: uint64(time.Now().UnixNano()), MTU: min(tr.MTU(), 64000),
 		Group: Group, Contact: stack.Addr(cfg.Contact),
-		CastWindow: cfg.CastWindow, GossipEvery: cfg.GossipEvery, Window: cfg.Window, RTO: cfg.RTO}
+		CastWindow: cfg.CastWindow, CastBytes: cfg.CastBytes, GossipEvery: cfg.GossipEvery, Window: cfg.Window, RTO: cfg.RTO}
 	if cfg.Contact == "" {
 		m.view = &stack.View{ID: 1, Members: []stack.Addr{tr.Local()}}
 	}

@@ -161,7 +161,7 @@ func GroupCodeLatency(stackName string, size, n int, mode string) CodeResult {
 	for i, a := range names {
 		// A cast window far above what is in flight here: the code path,
 		// not flow control, is measured.
-		ls := layers.Build(specs, stack.Config{Local: a, Members: names, Epoch: uint64(i + 1), Window: 1 << 20, CastWindow: 1 << 20,
+		ls := layers.Build(specs, stack.Config{Local: a, Members: names, Epoch: uint64(i + 1), Window: 1 << 20, CastWindow: 1 << 20, CastBytes: 1 << 40,
 			Heartbeat: time.Second, SuspectAfter: time.Hour, GossipEvery: 5 * time.Millisecond, StatusEvery: 5 * time.Millisecond})
 		fb := &framesBoundary{}
 		ms = append(ms, &member{addr: a, r: runner(ls, fb, mode), out: fb})

@@ -18,7 +18,8 @@ func benchMcastCmd() *cobra.Command {
 		membersFlag, transport                  string
 		size, count, rounds, credits            int
 		jgTime, jgWarmup, jgThreads             int
-		castWindow, window, outstanding         int
+		castWindow, castBytes, window           int
+		outstanding                             int
 		batch                                   int
 		gossip, rto, timeout                    time.Duration
 		listen, contact                         string
@@ -52,17 +53,19 @@ of messages; every member sends from 100 threads (--jg-threads) and
 reports the messages it received during its test / the test's length.
 
 Tuning. By default both systems run as their users get them: Strata's
-stack with its own defaults (cast window 256 casts, point-to-point window
-1024 frames, stability gossip every 50 ms, first retransmission after
-20 ms: what ` + "`strata stack`" + ` and group.Join give), JGroups with the jar's
-stack file. With --tuned both get the same flow-control budget, --credits
-bytes per sender (default 2 MB, tcp.xml's own MFC and UFC max_credits):
-Strata's cast window and point-to-point window become --credits/--size
-casts and frames, its stability gossip (which is what returns cast credit
-in Strata) runs every 10 ms and its first retransmission waits 200 ms
+stack with its own defaults (cast window 4096 casts and 4,000,000 bytes,
+point-to-point window 1024 frames, stability gossip every 50 ms, first
+retransmission after 20 ms: what ` + "`strata stack`" + ` and group.Join give),
+JGroups with the jar's stack file. With --tuned both get the same
+flow-control budget, --credits bytes per sender (default 2 MB, tcp.xml's
+own MFC and UFC max_credits): Strata's cast window becomes --credits
+bytes and --credits/--size casts, its point-to-point window --credits/--size
+frames, its stability gossip (which is what returns cast credit in
+Strata) runs every 10 ms and its first retransmission waits 200 ms
 (above the queueing delays of a saturated loopback); JGroups' MFC and UFC
-max_credits become --credits. --cast-window, --window, --gossip and --rto
-override Strata's tuned values and need --tuned (or --no-jgroups). The
+max_credits become --credits. --cast-window, --cast-bytes, --window,
+--gossip and --rto override Strata's tuned values and need --tuned (or
+--no-jgroups). The
 output and the ratio keys say which mode ran, and print both sides'
 settings.
 
@@ -81,7 +84,7 @@ oriented so that > 1 means Strata is better.`,
 					return fmt.Errorf("--members: member mode wants one number: %w", err)
 				}
 				cfg := mcast.MemberConfig{Members: n, Size: size, Count: count, Listen: listen, Contact: contact,
-					CastWindow: castWindow, GossipEvery: gossip, Window: window, RTO: rto, Outstanding: outstanding, Batch: batch}
+					CastWindow: castWindow, CastBytes: castBytes, GossipEvery: gossip, Window: window, RTO: rto, Outstanding: outstanding, Batch: batch}
 				return mcast.ServeMember(ctx, stdinContext(ctx), cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
 			if quick {
@@ -99,10 +102,10 @@ oriented so that > 1 means Strata is better.`,
 			if size < 9 || count < 1 || rounds < 1 || jgTime < 1 || jgWarmup < 0 || jgThreads < 0 || credits < 1 {
 				return fmt.Errorf("--size >= 9, --count >= 1, --rounds >= 1, --jg-time >= 1, --jg-warmup >= 0, --jg-threads >= 0 and --credits >= 1 are required")
 			}
-			if castWindow < 0 || window < 0 || gossip < 0 || rto < 0 || outstanding < 0 || batch < 0 {
-				return fmt.Errorf("--cast-window, --window, --gossip, --rto, --outstanding and --batch must not be negative")
+			if castWindow < 0 || castBytes < 0 || window < 0 || gossip < 0 || rto < 0 || outstanding < 0 || batch < 0 {
+				return fmt.Errorf("--cast-window, --cast-bytes, --window, --gossip, --rto, --outstanding and --batch must not be negative")
 			}
-			for _, f := range []string{"cast-window", "window", "gossip", "rto"} {
+			for _, f := range []string{"cast-window", "cast-bytes", "window", "gossip", "rto"} {
 				if cmd.Flags().Changed(f) && !tuned && !noJGroups {
 					return fmt.Errorf("--%s tunes Strata alone: add --tuned (both systems get the same flow-control budget, --credits) or --no-jgroups", f)
 				}
@@ -116,7 +119,7 @@ oriented so that > 1 means Strata is better.`,
 			}
 			cfg := mcast.Config{Members: members, Size: size, Count: count, Rounds: rounds, Transport: transport,
 				JGroups: !noJGroups, JGTime: jgTime, JGWarmup: jgWarmup, JGThreads: jgThreads,
-				Tuned: tuned, Credits: credits, CastWindow: castWindow, Window: window, Gossip: gossip, RTO: rto,
+				Tuned: tuned, Credits: credits, CastWindow: castWindow, CastBytes: castBytes, Window: window, Gossip: gossip, RTO: rto,
 				Outstanding: outstanding, Batch: batch, Timeout: timeout,
 				Self: []string{self, "bench", "mcast", "--member"}, Progress: cmd.ErrOrStderr()}
 			rep, err := mcast.Run(ctx, cfg)
@@ -143,7 +146,8 @@ oriented so that > 1 means Strata is better.`,
 	f.IntVar(&jgThreads, "jg-threads", 0, "JGroups: sender threads per member (0: MPerf's default, 100)")
 	f.BoolVar(&tuned, "tuned", false, "run both systems with the same flow-control budget, --credits bytes per sender (see above) instead of their defaults")
 	f.IntVar(&credits, "credits", mcast.TCPXMLCredits, "--tuned: flow-control budget per sender in bytes (tcp.xml's MFC/UFC max_credits)")
-	f.IntVar(&castWindow, "cast-window", 0, "Strata, with --tuned: own casts that may be unstable at once (default --credits/--size; the stack's own default is 256)")
+	f.IntVar(&castWindow, "cast-window", 0, "Strata, with --tuned: own casts that may be unstable at once (default --credits/--size; the stack's own default is 4096)")
+	f.IntVar(&castBytes, "cast-bytes", 0, "Strata, with --tuned: bytes of own casts that may be unstable at once (default --credits; the stack's own default is 4000000)")
 	f.IntVar(&window, "window", 0, "Strata, with --tuned: point-to-point frames in flight per peer (default --credits/--size; the stack's own default is 1024)")
 	f.DurationVar(&gossip, "gossip", 0, "Strata, with --tuned: stability gossip interval (default 10ms; the stack's own default is 50ms)")
 	f.DurationVar(&rto, "rto", 0, "Strata, with --tuned: first retransmission timeout (default 200ms; the stack's own default is 20ms)")

@@ -122,12 +122,18 @@ func newEquivWorldTraced(t testing.TB, rng *rand.Rand, specs []stack.Spec, n int
 	}
 	w.wide = rng.IntN(3) > 0
 	for i, a := range members {
-		castWindow := 1 + rng.IntN(6)
+		// Cast windows in casts and in bytes (casts are up to 100 bytes
+		// here): narrow ones, where either limit binds, and wide ones,
+		// where the byte limit binds in half the groups now and then.
+		castWindow, castBytes := 1+rng.IntN(6), 100+rng.IntN(400)
 		if w.wide {
-			castWindow = 16 + rng.IntN(48)
+			castWindow, castBytes = 16+rng.IntN(48), 0
+			if rng.IntN(2) == 0 {
+				castBytes = 1000 + rng.IntN(3000)
+			}
 		}
 		cfg := stack.Config{Local: a, Epoch: uint64(1000 + i), Members: members, Group: "g", MTU: 600,
-			Window: 8 + rng.IntN(24), Credit: 2000 + rng.IntN(8000), CastWindow: castWindow,
+			Window: 8 + rng.IntN(24), Credit: 2000 + rng.IntN(8000), CastWindow: castWindow, CastBytes: castBytes,
 			Heartbeat: 10 * time.Millisecond, SuspectAfter: 300 * time.Millisecond,
 			RTO: 10 * time.Millisecond, StatusEvery: 10 * time.Millisecond, GossipEvery: 20 * time.Millisecond}
 		tw := &twin{addr: a, timerAt: -1}

@@ -622,7 +622,7 @@ func (c *fz_c839d00c_cast_down_bd2b85256526a159) ApplyDown(hi, lo int, ev *stack
 		if lo > 10 {
 			return
 		}
-		c.l10.fastCast(ev, f)
+		c.l10.fastCast(ev, f.Enter(10))
 		fallthrough
 	case 9, 8, 7, 6, 5, 4:
 		if lo > 4 {
@@ -722,7 +722,7 @@ func (c *fz_c839d00c_cast_down_bd2b85256526a159) ApplyUp(lo, hi int, ev *stack.E
 		if hi <= 10 {
 			return false
 		}
-		c.l10.fastCast(ev, f)
+		c.l10.fastCast(ev, f.Enter(10))
 		fallthrough
 	case 11:
 		if hi <= 11 {
@@ -864,7 +864,7 @@ func (c *fz_c839d00c_cast_up_0acf0d06f1e5a6a7) CCPDown(hi, lo int, ev *stack.Eve
 		if lo > 9 {
 			return -1
 		}
-		if !c.l9.fastRecvCCP(ev, f) {
+		if !c.l9.fastRecvCCP(ev, f.Enter(9)) {
 			return 9
 		}
 		fallthrough
@@ -899,7 +899,7 @@ func (c *fz_c839d00c_cast_up_0acf0d06f1e5a6a7) ApplyDown(hi, lo int, ev *stack.E
 		if lo > 9 {
 			return
 		}
-		c.l9.fastRecv(ev, f)
+		c.l9.fastRecv(ev, f.Enter(9))
 		fallthrough
 	case 8, 7:
 		if lo > 7 {
@@ -941,7 +941,7 @@ func (c *fz_c839d00c_cast_up_0acf0d06f1e5a6a7) CCPUp(lo int, ev *stack.Event, f 
 		}
 		fallthrough
 	case 8, 9:
-		if !c.l9.fastRecvCCP(ev, f) {
+		if !c.l9.fastRecvCCP(ev, f.Enter(9)) {
 			return 9
 		}
 	}
@@ -979,7 +979,7 @@ func (c *fz_c839d00c_cast_up_0acf0d06f1e5a6a7) ApplyUp(lo, hi int, ev *stack.Eve
 		if hi <= 9 {
 			return false
 		}
-		c.l9.fastRecv(ev, f)
+		c.l9.fastRecv(ev, f.Enter(9))
 		fallthrough
 	case 10, 11:
 		if hi <= 11 {
@@ -1209,7 +1209,7 @@ func (c *fz_8b1b2f77_cast_down_6231acaf3eccccb2) ApplyDown(hi, lo int, ev *stack
 		if lo > 10 {
 			return
 		}
-		c.l10.fastCast(ev, f)
+		c.l10.fastCast(ev, f.Enter(10))
 		fallthrough
 	case 9, 8, 7, 6, 5, 4:
 		if lo > 4 {
@@ -1309,7 +1309,7 @@ func (c *fz_8b1b2f77_cast_down_6231acaf3eccccb2) ApplyUp(lo, hi int, ev *stack.E
 		if hi <= 10 {
 			return false
 		}
-		c.l10.fastCast(ev, f)
+		c.l10.fastCast(ev, f.Enter(10))
 		fallthrough
 	case 11:
 		if hi <= 11 {
@@ -1466,7 +1466,7 @@ func (c *fz_8b1b2f77_cast_up_94b4c2509a169677) CCPDown(hi, lo int, ev *stack.Eve
 		if lo > 9 {
 			return -1
 		}
-		if !c.l9.fastRecvCCP(ev, f) {
+		if !c.l9.fastRecvCCP(ev, f.Enter(9)) {
 			return 9
 		}
 		fallthrough
@@ -1507,7 +1507,7 @@ func (c *fz_8b1b2f77_cast_up_94b4c2509a169677) ApplyDown(hi, lo int, ev *stack.E
 		if lo > 9 {
 			return
 		}
-		c.l9.fastRecv(ev, f)
+		c.l9.fastRecv(ev, f.Enter(9))
 		fallthrough
 	case 8, 7:
 		if lo > 7 {
@@ -1549,7 +1549,7 @@ func (c *fz_8b1b2f77_cast_up_94b4c2509a169677) CCPUp(lo int, ev *stack.Event, f 
 		}
 		fallthrough
 	case 8, 9:
-		if !c.l9.fastRecvCCP(ev, f) {
+		if !c.l9.fastRecvCCP(ev, f.Enter(9)) {
 			return 9
 		}
 		fallthrough
@@ -1593,7 +1593,7 @@ func (c *fz_8b1b2f77_cast_up_94b4c2509a169677) ApplyUp(lo, hi int, ev *stack.Eve
 		if hi <= 9 {
 			return false
 		}
-		c.l9.fastRecv(ev, f)
+		c.l9.fastRecv(ev, f.Enter(9))
 		fallthrough
 	case 10, 11:
 		if hi <= 11 {

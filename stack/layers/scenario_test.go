@@ -38,7 +38,8 @@ var update = flag.Bool("update", false, "rewrite the expected lines of scenario 
 //	in down view 2 a,b,c            a new view (ID, members); "in up view
 //	                                2 a,b rejoin=x": a view that ends at once
 //	layer elect local=a members=a,b,c contact=x   group settings
-//	                                (also castwindow=N, gossip=D, status=D)
+//	                                (also castwindow=N, castbytes=N,
+//	                                gossip=D, status=D)
 //	out down send b <header hex> "payload"   an event the layer must emit
 //	out up deliver b "body"
 //
@@ -141,6 +142,8 @@ func parseConfig(fields []string) (string, stack.Config, error) {
 			cfg.Contact = stack.Addr(v)
 		case "castwindow":
 			cfg.CastWindow, err = strconv.Atoi(v)
+		case "castbytes":
+			cfg.CastBytes, err = strconv.Atoi(v)
 		case "gossip":
 			cfg.GossipEvery, err = time.ParseDuration(v)
 		case "status":

@@ -42,7 +42,8 @@ type Stable struct {
 	delivered []uint64   // what this member delivered, per origin (own: sent)
 	heard     [][]uint64 // latest vector from each member
 	stable    []uint64
-	fresh     int // casts delivered since this member last gossiped
+	fresh     int    // casts delivered since this member last gossiped
+	freshB    uint64 // their bytes (as mflow counts them, and this header)
 	timer     periodic
 	c         struct{ gossipSent, gossipRecv, updates, malformed, otherView uint64 }
 }
@@ -59,7 +60,9 @@ var StableSpec = stack.Spec{
 	Name: "stable", Doc: "stability detection: gossiped delivery vectors, EStable when all members delivered",
 	Requires: []stack.Prop{stack.Multicast, stack.SelfDelivery},
 	Provides: []stack.Prop{stack.Stability},
-	New:      func(c stack.Config) stack.Layer { return NewStable(c) },
+	// Its gossip goes Unreliable.
+	SendsUnreliable: true,
+	New:             func(c stack.Config) stack.Layer { return NewStable(c) },
 }
 
 // NewStable builds the layer for the initial view (cfg.Members, or just
@@ -74,7 +77,7 @@ func NewStable(cfg stack.Config) *Stable {
 func (s *Stable) install(v *stack.View) {
 	n := len(v.Members)
 	s.view, s.self, s.members, s.rank = v.ID, -1, slices.Clone(v.Members), newRanks(v.Members)
-	s.fresh = 0
+	s.fresh, s.freshB = 0, 0
 	s.delivered, s.heard, s.stable = make([]uint64, n), make([][]uint64, n), make([]uint64, n)
 	for i, a := range s.members {
 		if a == s.cfg.Local {
@@ -112,6 +115,7 @@ func (s *Stable) Up(ev stack.Event, out stack.Emitter) {
 		out.Up(ev)
 		return
 	}
+	size := ev.Msg.Len()
 	h, err := ev.Msg.Pop(stableHdr)
 	if err != nil || h[0] > stableReply {
 		s.c.malformed++
@@ -141,7 +145,7 @@ func (s *Stable) Up(ev stack.Event, out stack.Emitter) {
 			}
 		}
 		s.update(ev.Now, out)
-		if behind && kind == stableGossip && s.self >= 0 {
+		if behind && kind == stableGossip && s.self >= 0 && !s.pending() {
 			s.gossip(ev.Peer, stableReply, ev.Now, out)
 		}
 		return
@@ -150,7 +154,8 @@ func (s *Stable) Up(ev stack.Event, out stack.Emitter) {
 		s.delivered[r] = max(s.delivered[r], ev.Seq)
 		s.arm(ev.Now, out)
 		s.fresh++
-		if s.fresh >= s.gossipAfter() {
+		s.freshB += uint64(size)
+		if s.fresh >= s.gossipAfter() || s.freshB >= s.gossipAfterBytes() {
 			now := ev.Now
 			out.Up(ev)
 			s.tick(now, out)
@@ -160,10 +165,13 @@ func (s *Stable) Up(ev stack.Event, out stack.Emitter) {
 	out.Up(ev)
 }
 
-// gossipAfter is how many deliveries make a member gossip before its
-// timer: a quarter of a sender's cast window, so that credit comes back
-// while the sender still has three quarters of it to spend.
+// gossipAfter and gossipAfterBytes are how many deliveries, and how many
+// bytes delivered, make a member gossip before its timer: a quarter of a
+// sender's cast window, so that credit comes back while the sender still
+// has three quarters of it to spend.
 func (s *Stable) gossipAfter() int { return max(1, s.cfg.CastWindow/4) }
+
+func (s *Stable) gossipAfterBytes() uint64 { return uint64(max(1, s.cfg.CastBytes/4)) }
 
 // update recomputes the stable vector and reports growth.
 func (s *Stable) update(now time.Duration, out stack.Emitter) {
@@ -194,20 +202,26 @@ func (s *Stable) update(now time.Duration, out stack.Emitter) {
 
 func (s *Stable) arm(now time.Duration, out stack.Emitter) { s.timer.arm(now, s.cfg.GossipEvery, out) }
 
+// pending reports whether this member delivered casts not yet stable: it
+// then gossips on its own (its timer is armed), at the latest
+// GossipEvery from now.
+func (s *Stable) pending() bool {
+	for i := range s.members {
+		if s.delivered[i] > s.stable[i] {
+			return true
+		}
+	}
+	return false
+}
+
 // tick gossips the delivery vector while something seen is not stable.
 func (s *Stable) tick(now time.Duration, out stack.Emitter) {
 	s.update(now, out)
-	pending := false
-	for i := range s.members {
-		if s.delivered[i] > s.stable[i] {
-			pending = true
-		}
-	}
 	// The count starts again even when there is nothing to gossip: left
 	// at its threshold, every later delivery would come back here and
 	// take the full stack (the fast path's CCP requires it below).
-	s.fresh = 0
-	if !pending || s.self < 0 {
+	s.fresh, s.freshB = 0, 0
+	if !s.pending() || s.self < 0 {
 		return
 	}
 	for i, a := range s.members {
@@ -229,7 +243,11 @@ func (s *Stable) gossip(a stack.Addr, kind byte, now time.Duration, out stack.Em
 	}
 	msg := stack.NewMsg(body)
 	msg.Push(stableHdr)[0] = kind
-	out.Down(stack.Event{Type: stack.ESend, Peer: a, Msg: msg, Now: now})
+	// Unreliable: a lost gossip needs no retransmission, the next one
+	// (GossipEvery later at the latest, while anything is unstable)
+	// carries newer vectors; sent reliably, each cost pt2pt an ack and a
+	// retransmission timer, and under load its retransmissions.
+	out.Down(stack.Event{Type: stack.ESend, Peer: a, Msg: msg, Now: now, Unreliable: true})
 	s.c.gossipSent++
 }
 
@@ -250,13 +268,14 @@ func (s *Stable) FastPath(c stack.Case) *stack.Path {
 	return &stack.Path{Hdr: stableDataFields, CCP: s.fastRecvCCP, Apply: s.fastRecv}
 }
 
-func (s *Stable) fastRecvCCP(ev *stack.Event, _ *stack.Frame) bool {
+func (s *Stable) fastRecvCCP(ev *stack.Event, f *stack.Frame) bool {
 	_, member := s.rank.of(ev.Peer)
-	return member && s.timer.on && ev.Seq > 0 && s.fresh+1 < s.gossipAfter()
+	return member && s.timer.on && ev.Seq > 0 && s.fresh+1 < s.gossipAfter() && s.freshB+uint64(f.Len()) < s.gossipAfterBytes()
 }
 
-func (s *Stable) fastRecv(ev *stack.Event, _ *stack.Frame) {
+func (s *Stable) fastRecv(ev *stack.Event, f *stack.Frame) {
 	r, _ := s.rank.of(ev.Peer)
 	s.delivered[r] = max(s.delivered[r], ev.Seq)
 	s.fresh++
+	s.freshB += uint64(f.Len())
 }
