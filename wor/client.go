@@ -137,127 +137,112 @@ func NewPaxos(node *stack.Node, replicas []stack.Addr, id uint64, timeout time.D
 // Asking only a majority halves the work of the replica left out on a
 // 3-server set: on the benchmark machine, where the three servers share
 // one disk, a write costs two barriers instead of three.
+//
+// The counting and deciding is quorumCall's (quorum.go), a state machine
+// without I/O; broadcast is its driver: it sends, arms the hedge timer,
+// keeps replicaHealth and the counts, and calls back.
 func (c *Paxos) broadcast(req request, cb func([]response, error)) {
-	n := len(c.replicas)
-	maj := n/2 + 1
 	h, counts := c.quorumState()
 	counts.Requests.Add(1)
-	order := h.order(c.node.Now(), segOf(req.Addr))
-	var mu sync.Mutex
-	var got []response
-	failed, sent, done := 0, 0, false
-	answered := make([]bool, n)
-	start := c.node.Now()
-	body := c.stamp(req).encode()
-	var send func(idx []int)
-	var stopHedge func() bool
-	// widen, with mu held, claims the replicas not yet asked.
-	widen := func() []int {
-		rest := order[sent:]
-		sent = n
-		return rest
+	n := len(c.replicas)
+	r := &quorumRun{c: c, h: h, counts: counts, body: c.stamp(req).encode(), cb: cb}
+	order, state, got := r.orderBuf[:0], r.stateBuf[:], r.gotBuf[:]
+	if n > smallSet {
+		order, state, got = make([]int, 0, n), make([]replicaState, n), make([]response, 0, n/2+1)
 	}
-	// widenOnFailure is widen after a server failed to answer.
-	widenOnFailure := func() []int {
-		if sent < n {
-			counts.Widened.Add(1)
-		}
-		return widen()
+	now := c.node.Now()
+	order = h.order(order, now, segOf(req.Addr))
+	r.mu.Lock()
+	r.q.init(order, state[:n], got)
+	first, hedge := r.q.start(now)
+	r.mu.Unlock()
+	if hedge {
+		stop := c.node.AfterFunc(h.hedge(c.timeout), r.hedgeDue)
+		r.mu.Lock()
+		r.stopHedge = stop
+		r.mu.Unlock()
 	}
-	send = func(idx []int) {
-		for _, i := range idx {
-			_, err := c.node.CallAsync(c.replicas[i], body, c.timeout, func(b []byte, err error) {
-				h.answer(i, err == nil, c.node.Now())
-				var resp response
-				if err == nil {
-					resp, err = decodeResponse(b)
-					err = statusErr(err, resp.Status)
-				}
-				mu.Lock()
-				answered[i] = true
-				if done {
-					mu.Unlock()
-					return
-				}
-				if err != nil {
-					failed++
-				} else {
-					got = append(got, resp)
-				}
-				var out []response
-				var outErr error
-				var more []int
-				switch {
-				case errors.Is(err, ErrTrimmed), errors.Is(err, ErrSealed):
-					// Any server of the quorum saying so is enough: the
-					// caller completes the trim everywhere, or fetches the
-					// new configuration.
-					outErr, done = err, true
-				case len(got) == maj:
-					out, done = got, true
-				case failed > n-maj:
-					outErr, done = fmt.Errorf("%w (%d of %d failed: %v)", ErrUnavailable, failed, n, err), true
-				case err != nil:
-					more = widenOnFailure()
-				}
-				// Decided under the lock: done may change as soon as it is
-				// released.
-				fire := out != nil || outErr != nil
-				stop := stopHedge
-				mu.Unlock()
-				if fire && stop != nil {
-					stop()
-				}
-				if out != nil {
-					h.quorum(c.node.Now() - start)
-				}
-				if fire {
-					cb(out, outErr)
-				}
-				send(more)
-			})
-			if err != nil {
-				mu.Lock()
-				failed++
-				fire := !done && failed > n-maj
-				done = done || fire
-				var more []int
-				if !done {
-					more = widenOnFailure()
-				}
-				mu.Unlock()
-				if fire {
-					cb(nil, fmt.Errorf("%w: %v", ErrUnavailable, err))
-				}
-				send(more)
+	r.send(first)
+}
+
+// smallSet is the largest replica set whose calls keep their buffers in
+// the quorumRun itself (no allocation for them beyond the run's own).
+const smallSet = 7
+
+// quorumRun is one broadcast: its quorum call and what the driver needs
+// to carry out the call's steps.
+type quorumRun struct {
+	c      *Paxos
+	h      *replicaHealth
+	counts *QuorumCounts
+	body   []byte // the request as sent (read-only)
+	cb     func([]response, error)
+
+	mu        sync.Mutex
+	q         quorumCall  // guarded by mu
+	stopHedge func() bool // guarded by mu; nil without a hedge timer
+
+	// Buffers for q on small replica sets (q's slices point into them).
+	orderBuf [smallSet]int
+	stateBuf [smallSet]replicaState
+	gotBuf   [smallSet/2 + 1]response
+}
+
+// send asks the replicas idx; a request that cannot even be sent (the
+// node is closed) is that replica's failure.
+func (r *quorumRun) send(idx []int) {
+	for _, i := range idx {
+		_, err := r.c.node.CallAsync(r.c.replicas[i], r.body, r.c.timeout, func(b []byte, err error) {
+			now := r.c.node.Now()
+			// Any reply, even an error status, shows the replica alive.
+			r.h.answer(i, err == nil, now)
+			var resp response
+			if err == nil {
+				resp, err = decodeResponse(b)
+				err = statusErr(err, resp.Status)
 			}
-		}
-	}
-	first := order[:maj]
-	sent = maj
-	if maj < n {
-		stop := c.node.AfterFunc(h.hedge(c.timeout), func() {
-			mu.Lock()
-			if done || sent == n {
-				mu.Unlock()
-				return
-			}
-			now := c.node.Now()
-			counts.Hedged.Add(1)
-			for _, i := range first {
-				if !answered[i] {
-					h.miss(i, now)
-				}
-			}
-			more := widen()
-			mu.Unlock()
-			send(more)
+			r.answer(i, resp, err, now)
 		})
-		mu.Lock()
-		stopHedge = stop
-		mu.Unlock()
+		if err != nil {
+			r.answer(i, response{}, err, r.c.node.Now())
+		}
 	}
-	send(first)
+}
+
+// answer feeds replica i's answer to the call and carries out the step.
+func (r *quorumRun) answer(i int, resp response, err error, now time.Duration) {
+	r.mu.Lock()
+	st := r.q.answer(i, resp, err, now)
+	stop := r.stopHedge
+	r.mu.Unlock()
+	if st.widened {
+		r.counts.Widened.Add(1)
+	}
+	if st.decided {
+		if stop != nil {
+			stop()
+		}
+		if st.err == nil {
+			r.h.quorum(st.latency)
+		}
+		r.cb(st.rs, st.err)
+	}
+	r.send(st.send)
+}
+
+// hedgeDue is the hedge timer's function: the first majority was slow.
+func (r *quorumRun) hedgeDue() {
+	r.mu.Lock()
+	st := r.q.hedgeDue()
+	r.mu.Unlock()
+	if st.hedged {
+		r.counts.Hedged.Add(1)
+		now := r.c.node.Now()
+		for _, i := range st.missed {
+			r.h.miss(i, now)
+		}
+	}
+	r.send(st.send)
 }
 
 // replicaHealth is what a Paxos engine remembers about its replicas to
@@ -294,12 +279,11 @@ func (c *Paxos) quorumState() (*replicaHealth, *QuorumCounts) {
 	return c.h, c.counts
 }
 
-// order returns the replicas' indices, the segment's rotation, with the
-// suspected ones moved to the end.
-func (h *replicaHealth) order(now time.Duration, seg uint64) []int {
+// order appends to out the replicas' indices, the segment's rotation, with
+// the suspected ones moved to the end.
+func (h *replicaHealth) order(out []int, now time.Duration, seg uint64) []int {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	out := make([]int, 0, h.n)
 	rot := int(seg % uint64(h.n))
 	for k := range h.n {
 		if i := (rot + k) % h.n; h.suspect[i] <= now {

@@ -14,6 +14,9 @@ import (
 	"time"
 
 	"strata/internal/testseed"
+	"strata/stack"
+	"strata/stack/layers"
+	"strata/stack/sim"
 )
 
 var update = flag.Bool("update", false, "rewrite the expected lines of wor's scenario files from the code's output")
@@ -436,5 +439,56 @@ func checkQuorumRun(t *testing.T, rng *rand.Rand) {
 	}
 	if widened+hedged == 0 && len(asked) != maj {
 		t.Fatalf("n=%d order %v: asked %v without a failure or a hedge, want a majority only", n, order, asked)
+	}
+}
+
+// BenchmarkPaxosWrite: a capture and a write through the paxos engine to 3
+// memory servers on the simulated network. The network's allocations do
+// not depend on the engine, so a change in allocs/op is the engine's or
+// the server's: 75 allocs/op before quorumCall (the old broadcast's
+// closures and captured variables), 53 with it.
+func BenchmarkPaxosWrite(b *testing.B) {
+	net := sim.New(1)
+	net.SetDefault(sim.Link{Delay: 100 * time.Microsecond})
+	ch, err := layers.Configure([]stack.Prop{stack.RPC})
+	if err != nil {
+		b.Fatal(err)
+	}
+	mk := func(a stack.Addr, epoch uint64) *stack.Node {
+		tr, err := net.Endpoint(a)
+		if err != nil {
+			b.Fatal(err)
+		}
+		return stack.NewNode(tr, net.Clock(), layers.Build(ch.Specs, stack.Config{Local: a, Epoch: epoch, RTO: 5 * time.Millisecond, MaxRTO: 40 * time.Millisecond}), stack.NodeOptions{})
+	}
+	var replicas []stack.Addr
+	for i := range 3 {
+		a := stack.Addr(fmt.Sprintf("sim:s%d", i))
+		mk(a, uint64(i+1)).Handle(NewServer(nil).Handle)
+		replicas = append(replicas, a)
+	}
+	c, err := NewPaxos(mk("sim:c", 9), replicas, 1, 200*time.Millisecond)
+	if err != nil {
+		b.Fatal(err)
+	}
+	val := []byte("value")
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		addr := Addr(3, uint64(i)%MaxOffset)
+		done := false
+		c.Capture(addr, func(cid CaptureID, err error) {
+			if err != nil {
+				b.Fatal(err)
+			}
+			c.Write(addr, val, cid, func(err error) {
+				if err != nil {
+					b.Fatal(err)
+				}
+				done = true
+			})
+		})
+		if !net.RunUntil(func() bool { return done }, time.Minute) {
+			b.Fatal("write did not finish")
+		}
 	}
 }
