@@ -176,7 +176,15 @@ func Run(ctx context.Context, cfg Config) (*kit.Report, error) {
 				if sys == "strata" {
 					x, err = runStrata(ctx, cfg, r, n, extra)
 					if err != nil {
-						return nil, fmt.Errorf("round %d strata members=%d: %w", r+1, n, err)
+						if ctx.Err() != nil {
+							return nil, err
+						}
+						// Recorded, not fatal: the run's other cells still
+						// pair, and the failure is printed with them (and
+						// makes the command exit non-zero).
+						fmt.Fprintf(progress, "round %d strata members=%d: FAILED: %v\n", r+1, n, firstLine(err.Error()))
+						rep.Fail("round %d strata members=%d: %s", r+1, n, firstLine(err.Error()))
+						continue
 					}
 				} else if x, err = runJGroups(ctx, cfg, r, n, jar); err != nil {
 					if ctx.Err() != nil {

@@ -127,9 +127,14 @@ oriented so that > 1 means Strata is better.`,
 				return err
 			}
 			if asJSON {
-				return rep.WriteJSON(cmd.OutOrStdout())
+				err = rep.WriteJSON(cmd.OutOrStdout())
+			} else {
+				err = mcast.Print(cmd.OutOrStdout(), rep)
 			}
-			return mcast.Print(cmd.OutOrStdout(), rep)
+			if err == nil && len(rep.Failures) > 0 {
+				err = fmt.Errorf("%d cell(s) failed (listed above)", len(rep.Failures))
+			}
+			return err
 		},
 	}
 	f := c.Flags()
