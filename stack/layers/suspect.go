@@ -19,6 +19,9 @@ import (
 // it keeps sending other messages. The view comes from the membership layer
 // above (EView down); until one does, it is Config.Members (ID 1).
 //
+// Heartbeats are Unreliable sends (not held by the reliable layer's
+// window or FIFO order behind data and its retransmissions).
+//
 // Guarantees: a member that stops sending heartbeats for the view, or
 // whose heartbeats stop arriving, is suspected within SuspectAfter plus
 // one heartbeat interval; a member is never suspected while its heartbeats
@@ -46,7 +49,9 @@ var SuspectSpec = stack.Spec{
 	Name: "suspect", Doc: "heartbeat failure detector: ESuspect for members silent longer than SuspectAfter",
 	Requires: []stack.Prop{stack.Datagram},
 	Provides: []stack.Prop{stack.FailureDetection},
-	New:      func(c stack.Config) stack.Layer { return NewSuspect(c) },
+	// Its heartbeats go Unreliable.
+	SendsUnreliable: true,
+	New:             func(c stack.Config) stack.Layer { return NewSuspect(c) },
 }
 
 // NewSuspect builds the layer for the view cfg.Members (or just
@@ -133,7 +138,13 @@ func (s *Suspect) tick(now time.Duration, out stack.Emitter) {
 		msg := stack.NewMsg(s.beatBody())
 		msg.Push(1)[0] = suspectBeat
 		s.c.beatsSent++
-		out.Down(stack.Event{Type: stack.ESend, Peer: m, Msg: msg, Now: now})
+		// Unreliable: a heartbeat sent reliably waits behind the data
+		// in the point-to-point window and, with FIFO delivery, behind
+		// every retransmission of it, so a member saturated with casts
+		// could look silent for SuspectAfter and be removed (seen in
+		// bench mcast --tuned on a loaded machine). A lost heartbeat
+		// needs no retransmission: the next follows in Heartbeat.
+		out.Down(stack.Event{Type: stack.ESend, Peer: m, Msg: msg, Now: now, Unreliable: true})
 	}
 }
 
