@@ -75,6 +75,6 @@ Start with:  strata up`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(upCmd(), journalCmd(), stackCmd(), worCmd(), nfsCmd(), mpcalCmd(), benchCmd(), geoCmd())
+	root.AddCommand(upCmd(), journalCmd(), stackCmd(), worCmd(), kvCmd(), nfsCmd(), mpcalCmd(), benchCmd(), geoCmd())
 	return root
 }
