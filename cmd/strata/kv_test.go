@@ -1,0 +1,38 @@
+package main
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestKVBadArguments: wrong arguments to the kv commands are clear
+// errors, before any server is asked.
+func TestKVBadArguments(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "missing.json")
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"kv", "put", "k"}, "accepts 2 arg(s)"},
+		{[]string{"kv", "get"}, "accepts 1 arg(s)"},
+		{[]string{"kv", "delete", "a", "b"}, "accepts 1 arg(s)"},
+		{[]string{"kv", "cas", "k", "x", "v"}, "VERSION \"x\""},
+		{[]string{"kv", "cas", "k", "-1", "v"}, "unknown shorthand flag"},
+		{[]string{"kv", "scan"}, "accepts between 1 and 2 arg(s)"},
+		{[]string{"kv", "scan", "a", "--limit", "-3"}, "--limit -3"},
+		{[]string{"kv", "watch"}, "needs a KEY or --prefix"},
+		{[]string{"kv", "watch", "k", "--prefix", "p"}, "not both"},
+		{[]string{"kv", "put", "", "v", "--servers", "udp:127.0.0.1:1"}, "empty key"},
+		{[]string{"kv", "put", strings.Repeat("k", 4097), "v", "--servers", "udp:127.0.0.1:1"}, "key too large"},
+		{[]string{"kv", "get", "k", "--servers", "nonsense"}, "want udp:HOST:PORT"},
+		{[]string{"kv", "get", "k", "--servers-file", missing}, "missing.json"},
+		{[]string{"kv", "serve", "--cluster", missing, "--id", "1"}, "missing.json"},
+		{[]string{"kv", "serve", "--cluster", missing}, "--id"},
+	} {
+		out, err := run(t, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("strata %s: %v (output %q), want an error containing %q", strings.Join(c.args, " "), err, out, c.want)
+		}
+	}
+}
