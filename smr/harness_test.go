@@ -1,0 +1,414 @@
+package smr
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"strata/stack"
+	"strata/stack/layers"
+	"strata/stack/sim"
+	"strata/wor"
+)
+
+// rtnet drives a simulated network (stack/sim, as wor/lin_test.go uses
+// it: loss, duplication, reordering, partitions, crashes) in real time,
+// so that blocking code — wor.Client and the replicas' goroutines — runs
+// over it. One goroutine runs the network's events, its virtual clock
+// following the wall clock; everything other goroutines do to the network
+// (a node's sends, the faults a test injects) is queued and run by that
+// goroutine, since a sim.Net is single-threaded. Nodes use the real clock
+// for their timers. The network's choices (loss, delays) come from the
+// seed, but goroutine scheduling does not, so a seed replays the same
+// fault settings and fault schedule, not the same interleaving.
+type rtnet struct {
+	net   *sim.Net
+	start time.Time
+	mu    sync.Mutex // guards q
+	q     []func()
+	wake  chan struct{}
+	stop  chan struct{}
+	done  chan struct{}
+}
+
+func newRTNet(t *testing.T, seed uint64) *rtnet {
+	r := &rtnet{net: sim.New(seed), start: time.Now(), wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
+	go r.loop()
+	t.Cleanup(func() {
+		close(r.stop)
+		<-r.done
+	})
+	return r
+}
+
+func (r *rtnet) loop() {
+	defer close(r.done)
+	tick := time.NewTimer(time.Millisecond)
+	defer tick.Stop()
+	for {
+		select {
+		case <-r.stop:
+			return
+		default:
+		}
+		r.mu.Lock()
+		q := r.q
+		r.q = nil
+		r.mu.Unlock()
+		for _, f := range q {
+			f()
+		}
+		if d := time.Since(r.start) - r.net.Now(); d > 0 {
+			r.net.Run(d)
+		} else {
+			r.net.Run(0)
+		}
+		r.mu.Lock()
+		more := len(r.q) > 0
+		r.mu.Unlock()
+		if more {
+			continue
+		}
+		tick.Reset(200 * time.Microsecond)
+		select {
+		case <-r.wake:
+		case <-tick.C:
+		case <-r.stop:
+			return
+		}
+	}
+}
+
+// post runs f on the network's goroutine.
+func (r *rtnet) post(f func()) {
+	r.mu.Lock()
+	r.q = append(r.q, f)
+	r.mu.Unlock()
+	select {
+	case r.wake <- struct{}{}:
+	default:
+	}
+}
+
+// do runs f on the network's goroutine and waits for it.
+func (r *rtnet) do(f func()) {
+	ch := make(chan struct{})
+	r.post(func() { f(); close(ch) })
+	select {
+	case <-ch:
+	case <-r.done:
+	}
+}
+
+// rtTransport is a sim endpoint used from any goroutine.
+type rtTransport struct {
+	rt  *rtnet
+	tr  stack.Transport
+	mtu int
+}
+
+func (t *rtTransport) Local() stack.Addr { return t.tr.Local() }
+func (t *rtTransport) MTU() int          { return t.mtu }
+func (t *rtTransport) Send(to stack.Addr, vec [][]byte) error {
+	size := 0
+	for _, v := range vec {
+		size += len(v)
+	}
+	if size > t.mtu {
+		return fmt.Errorf("datagram of %d bytes over the MTU %d", size, t.mtu)
+	}
+	data := make([]byte, 0, size)
+	for _, v := range vec {
+		data = append(data, v...)
+	}
+	t.rt.post(func() { _ = t.tr.Send(to, [][]byte{data}) })
+	return nil
+}
+func (t *rtTransport) SetReceiver(f func(from stack.Addr, data []byte)) {
+	t.rt.do(func() { t.tr.SetReceiver(f) })
+}
+func (t *rtTransport) Close() error {
+	t.rt.post(func() { _ = t.tr.Close() })
+	return nil
+}
+
+// faults are the network's link settings for a run.
+type faults struct {
+	delay, jitter      time.Duration
+	loss, dup, reorder float64
+	clientTimeout      time.Duration
+}
+
+func drawFaults(rng *rand.Rand, lossy bool) faults {
+	f := faults{delay: time.Duration(1+rng.IntN(2)) * time.Millisecond, jitter: time.Duration(rng.IntN(2)) * time.Millisecond, clientTimeout: 100 * time.Millisecond}
+	if lossy {
+		f.loss = rng.Float64() * 0.05
+		f.dup = rng.Float64() * 0.05
+		f.reorder = rng.Float64() * 0.2
+	}
+	return f
+}
+
+// worCluster is three in-memory wormservers on a real-time simulated
+// network, and a factory for WOR clients (each on its own node, with its
+// own client id).
+type worCluster struct {
+	t       *testing.T
+	rt      *rtnet
+	engine  string
+	servers []stack.Addr
+	specs   []stack.Spec
+	f       faults
+	mu      sync.Mutex
+	nextID  uint64
+	nodes   []*stack.Node
+	inc     uint64
+}
+
+func newWorCluster(t *testing.T, seed uint64, engine string, lossy bool) *worCluster {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 7))
+	c := &worCluster{t: t, rt: newRTNet(t, seed), engine: engine, f: drawFaults(rng, lossy)}
+	c.rt.do(func() {
+		c.rt.net.SetDefault(sim.Link{Delay: c.f.delay, Jitter: c.f.jitter, Loss: c.f.loss, Dup: c.f.dup, Reorder: c.f.reorder})
+	})
+	ch, err := layers.Configure([]stack.Prop{stack.Reliable, stack.Fragment, stack.RPC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.specs = ch.Specs
+	for i := 0; i < 3; i++ {
+		a := stack.Addr(fmt.Sprintf("sim:s%d", i))
+		nd := c.node(a)
+		srv := wor.NewServer(nil)
+		nd.HandleAsync(srv.HandleAsync)
+		srv.SetNotifier(func(to stack.Addr, msg []byte) { _ = nd.Send(to, msg) })
+		c.servers = append(c.servers, a)
+	}
+	t.Cleanup(func() {
+		c.mu.Lock()
+		nodes := c.nodes
+		c.mu.Unlock()
+		for _, n := range nodes {
+			n.Close()
+		}
+	})
+	return c
+}
+
+func (c *worCluster) node(a stack.Addr) *stack.Node {
+	c.t.Helper()
+	var tr stack.Transport
+	var err error
+	var mtu int
+	c.rt.do(func() {
+		tr, err = c.rt.net.Endpoint(a)
+		if err == nil {
+			mtu = tr.MTU()
+		}
+	})
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	c.mu.Lock()
+	c.inc++
+	inc := c.inc
+	c.mu.Unlock()
+	nd := stack.NewNode(&rtTransport{rt: c.rt, tr: tr, mtu: mtu}, stack.NewRealClock(),
+		layers.Build(c.specs, stack.Config{Local: a, Epoch: inc, RTO: 5 * time.Millisecond, MaxRTO: 40 * time.Millisecond}), stack.NodeOptions{})
+	c.mu.Lock()
+	c.nodes = append(c.nodes, nd)
+	c.mu.Unlock()
+	return nd
+}
+
+// client returns a new WOR client on a fresh node at address a.
+func (c *worCluster) client(a stack.Addr) *wor.Client {
+	c.t.Helper()
+	nd := c.node(a)
+	c.mu.Lock()
+	c.nextID++
+	id := c.nextID
+	c.mu.Unlock()
+	var e wor.Engine
+	var err error
+	if c.engine == "chain" {
+		e, err = wor.NewChain(nd, c.servers, id, c.f.clientTimeout)
+	} else {
+		e, err = wor.NewPaxos(nd, c.servers, id, c.f.clientTimeout)
+	}
+	if err != nil {
+		c.t.Fatal(err)
+	}
+	return wor.NewClient(e)
+}
+
+// isolate cuts addresses off from everyone else (nil heals).
+func (c *worCluster) isolate(addrs ...stack.Addr) {
+	c.rt.do(func() {
+		if len(addrs) == 0 {
+			c.rt.net.Heal()
+			return
+		}
+		c.rt.net.Partition(addrs)
+	})
+}
+
+func (c *worCluster) crash(a stack.Addr) { c.rt.do(func() { c.rt.net.Crash(a) }) }
+
+// group is a replication group of test replicas on a worCluster.
+type group struct {
+	t    *testing.T
+	c    *worCluster
+	cfg  Config // template: Client, ID, Addr filled per replica
+	mu   sync.Mutex
+	reps map[uint64]*member
+}
+
+type member struct {
+	id   uint64
+	addr stack.Addr
+	rep  *Replica
+	sm   *testSM
+	gone bool
+}
+
+func newGroup(t *testing.T, c *worCluster, cfg Config) *group {
+	g := &group{t: t, c: c, cfg: cfg, reps: map[uint64]*member{}}
+	t.Cleanup(func() {
+		g.mu.Lock()
+		var ms []*member
+		for _, m := range g.reps {
+			ms = append(ms, m)
+		}
+		g.mu.Unlock()
+		for _, m := range ms {
+			m.rep.Close()
+		}
+	})
+	return g
+}
+
+// start starts replica id (on a fresh node, so a restart is a new
+// incarnation).
+func (g *group) start(id uint64) *member {
+	g.t.Helper()
+	g.mu.Lock()
+	inc := len(g.reps)
+	g.mu.Unlock()
+	a := stack.Addr(fmt.Sprintf("sim:r%d-%d", id, inc))
+	cfg := g.cfg
+	cfg.Client = g.c.client(a)
+	cfg.ID = id
+	cfg.Addr = fmt.Sprintf("kv-%d", id)
+	sm := newTestSM()
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	rep, err := Start(ctx, cfg, sm)
+	if err != nil {
+		g.t.Fatalf("start replica %d: %v", id, err)
+	}
+	m := &member{id: id, addr: a, rep: rep, sm: sm}
+	g.mu.Lock()
+	if old := g.reps[id]; old != nil {
+		old.rep.Close()
+	}
+	g.reps[id] = m
+	g.mu.Unlock()
+	return m
+}
+
+func (g *group) member(id uint64) *member {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.reps[id]
+}
+
+func (g *group) live() []*member {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var out []*member
+	for _, m := range g.reps {
+		if !m.gone {
+			out = append(out, m)
+		}
+	}
+	slices.SortFunc(out, func(a, b *member) int { return cmp.Compare(a.id, b.id) })
+	return out
+}
+
+// kill crashes a replica: its node drops off the network, then it stops.
+func (g *group) kill(id uint64) {
+	m := g.member(id)
+	g.c.crash(m.addr)
+	g.mu.Lock()
+	m.gone = true
+	g.mu.Unlock()
+	m.rep.Close()
+}
+
+// leader waits until some live replica leads and returns it.
+func (g *group) leader(ctx context.Context) (*member, error) {
+	for {
+		for _, m := range g.live() {
+			if id, _, _, ok := m.rep.Leader(); ok && id == m.id {
+				return m, nil
+			}
+		}
+		if !sleep(ctx, 5*time.Millisecond) {
+			return nil, fmt.Errorf("no leader: %w", ctx.Err())
+		}
+	}
+}
+
+// propose sends cmd to the leader, following NotLeaderErrors (a proposal
+// refused that way was not applied, so retrying is safe). It returns the
+// result, or an error whose outcome is unknown.
+func (g *group) propose(ctx context.Context, cmd []byte) ([]byte, error) {
+	for {
+		var last error
+		for _, m := range g.live() {
+			if id, _, _, ok := m.rep.Leader(); !ok || id != m.id {
+				continue
+			}
+			res, err := m.rep.Propose(ctx, cmd)
+			if err == nil || !errors.Is(err, ErrNotLeader) {
+				return res, err
+			}
+			last = err
+		}
+		if !sleep(ctx, 5*time.Millisecond) {
+			if last == nil {
+				last = ctx.Err()
+			}
+			return nil, fmt.Errorf("%w (last: %v)", ctx.Err(), last)
+		}
+	}
+}
+
+// dump describes a replica's state, for failure messages.
+func (m *member) dump() string {
+	r := m.rep.r
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	s := fmt.Sprintf("replica %d: role %v cursor %v applied %d known %d owned %d pending %d lead %+v campaigning %v", m.id, r.role, r.cursor, r.applied, len(r.known), len(r.owned), len(r.pending), r.lead, r.campaigning != nil)
+	if t := r.term; t != nil {
+		s += fmt.Sprintf(" term{epoch %d first %d ready %v next %v inflight %d queue %d capEnd %v allocated %v}", t.epoch, t.first, t.ready, t.next, t.inflight, len(t.queue), t.capEnd, t.allocated)
+	}
+	return s
+}
+
+func (g *group) dump() string {
+	var b strings.Builder
+	for _, m := range g.live() {
+		b.WriteString("\n  " + m.dump())
+	}
+	return b.String()
+}

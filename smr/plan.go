@@ -1,0 +1,173 @@
+package smr
+
+import (
+	"context"
+	"fmt"
+
+	"strata/wor"
+)
+
+// The protocol decisions that need no I/O: where the log goes next, how
+// proposals pack into entries, which registers a new leader junk-fills,
+// how a restarting replica finds the live log, when to snapshot and what
+// to trim. The replica (replica.go) is the driver that does the I/O.
+
+// nextPos is the position after p in a segment of size registers.
+func nextPos(p pos, size uint64) pos {
+	if p.off+1 >= size {
+		return pos{p.seg + 1, 0}
+	}
+	return pos{p.seg, p.off + 1}
+}
+
+// packBatch returns how many of the queued commands (their sizes, in
+// queue order) go into one batch entry of at most maxEntry bytes: as many
+// as fit, at least one (a command that cannot fit alone is refused before
+// it is queued).
+func packBatch(sizes []int, maxEntry int) int {
+	used := batchOverhead
+	for i, n := range sizes {
+		used += cmdOverhead(n) + n
+		if used > maxEntry && i > 0 {
+			return i
+		}
+	}
+	return len(sizes)
+}
+
+// maxCommand is the largest command a batch of maxEntry bytes holds.
+func maxCommand(maxEntry int) int {
+	return maxEntry - batchOverhead - binaryMaxLenPrefix
+}
+
+// binaryMaxLenPrefix bounds the length prefix of one command (commands are
+// below wor.MaxValue, 2^20 bytes: three varint bytes).
+const binaryMaxLenPrefix = 3
+
+// fillRange is registers [start, end) of log segment seg, captured and
+// written with junk in one SegCapture and one SegWrite.
+type fillRange struct{ seg, start, end uint64 }
+
+// fillPlan lists what a new leader junk-fills: every register from `from`
+// to the end of the segments before its own, in batches of at most
+// wor.MaxSegBatch. sizes[i] is the size of log segment from.seg+i; the
+// new leader's segment is from.seg+len(sizes). Registers already chosen
+// are included from `from` on: the junk write completes their values
+// instead (and reports them), so the fill doubles as a bulk read.
+func fillPlan(from pos, sizes []uint64) []fillRange {
+	var out []fillRange
+	for i, size := range sizes {
+		seg := from.seg + uint64(i)
+		start := uint64(0)
+		if i == 0 {
+			start = from.off
+		}
+		for a := start; a < size; a += wor.MaxSegBatch {
+			out = append(out, fillRange{seg, a, min(size, a+wor.MaxSegBatch)})
+		}
+	}
+	return out
+}
+
+// segState is what Metadata says of a log segment.
+type segState int
+
+const (
+	segTrimmed     segState = iota // ErrTrimmed
+	segAllocated                   // metadata present
+	segUnallocated                 // ErrNotAllocated
+)
+
+// firstLive finds the first log segment that is not trimmed. Log segments
+// are allocated in order and trimmed in order, so their states run
+// trimmed*, allocated*, unallocated*: an exponential then a binary search
+// asks O(log n) probes. It returns that segment and its state.
+func firstLive(ctx context.Context, probe func(ctx context.Context, seg uint64) (segState, error)) (uint64, segState, error) {
+	st, err := probe(ctx, 0)
+	if err != nil || st != segTrimmed {
+		return 0, st, err
+	}
+	lo, hi := uint64(0), uint64(1) // lo trimmed
+	for {
+		st, err = probe(ctx, hi)
+		if err != nil {
+			return 0, 0, err
+		}
+		if st != segTrimmed {
+			break
+		}
+		if hi >= MaxLogSegments-1 {
+			return 0, 0, fmt.Errorf("smr: every log segment is trimmed")
+		}
+		lo, hi = hi, min(hi*2, MaxLogSegments-1)
+	}
+	// lo is trimmed, hi is not (state st).
+	for hi-lo > 1 {
+		mid := lo + (hi-lo)/2
+		s, err := probe(ctx, mid)
+		if err != nil {
+			return 0, 0, err
+		}
+		if s == segTrimmed {
+			lo = mid
+		} else {
+			hi, st = mid, s
+		}
+	}
+	return hi, st, nil
+}
+
+// snapPolicy is what the leader knows when it decides whether to
+// snapshot: commands and entry bytes applied since the last snapshot, the
+// log segments since the one the last snapshot was taken in, and that
+// snapshot's size.
+type snapPolicy struct {
+	every        uint64
+	cmdsSince    uint64
+	bytesSince   uint64
+	segsSince    uint64
+	lastSnapSize uint64
+}
+
+// maxLiveSegments bounds the log segments kept behind the last snapshot
+// whatever the sizes.
+const maxLiveSegments = 64
+
+// due reports whether to snapshot now: after `every` commands, or once
+// the log since the last snapshot spans three segments (an idle leader's
+// heartbeats fill segments too); but not before the log since then is at
+// least as large as that snapshot, so a large state is not rewritten for
+// a few small commands (the classic log ≥ state rule keeps the cost of
+// snapshots proportional to the writes) — unless the live log has reached
+// maxLiveSegments.
+func (p snapPolicy) due() bool {
+	if p.segsSince >= maxLiveSegments {
+		return true
+	}
+	if p.bytesSince < p.lastSnapSize {
+		return false
+	}
+	return p.cmdsSince >= p.every || p.segsSince >= 3
+}
+
+// trimPlan lists the log segments and snapshot segments a snapshot makes
+// garbage: log segments in [logLow, snap.at.seg), wholly before the
+// snapshot's last entry, and snapshots in [snapLow, snap.k).
+func trimPlan(logLow, snapLow uint64, snap snapRef) (logSegs, snaps []uint64) {
+	for s := logLow; s < snap.at.seg; s++ {
+		logSegs = append(logSegs, s)
+	}
+	for k := snapLow; k < snap.k; k++ {
+		snaps = append(snaps, k)
+	}
+	return logSegs, snaps
+}
+
+// allocLost decides what a candidate that lost the allocation of the
+// segment after `last` (whose epoch is lastEpoch) does: follow the winner
+// if it is a newer leader (another candidate, epoch above lastEpoch); if
+// the winner is the leader it meant to replace (same epoch: that leader
+// moved on to its next segment, so it is alive), stand down for now.
+func allocLost(lastEpoch uint64, winner logMeta) (newLeader bool) {
+	return winner.epoch > lastEpoch
+}
