@@ -203,6 +203,24 @@ func (s *NullServer) attr(w *xdr.Writer, n *nullNode) {
 }
 
 // postOp writes a post_op_attr with n's attributes.
+// handleHead reads the file handle of an FSSTAT, FSINFO or PATHCONF call
+// and writes the reply's head: the status and, for a known file, its
+// post-op attributes. ok reports whether the caller writes the rest;
+// otherwise the reply is done and stat is the call's outcome.
+func (s *NullServer) handleHead(r *xdr.Reader, w *xdr.Writer) (stat rpc.AcceptStat, ok bool) {
+	n, st := s.node(r)
+	if r.Err() != nil {
+		return rpc.GarbageArgs, false
+	}
+	w.Uint32(st)
+	if st != st3OK {
+		w.Bool(false)
+		return rpc.Success, false
+	}
+	s.postOp(w, n)
+	return rpc.Success, true
+}
+
 func (s *NullServer) postOp(w *xdr.Writer, n *nullNode) {
 	w.Bool(true)
 	s.mu.Lock()
@@ -337,32 +355,18 @@ func (s *NullServer) nfs(_ context.Context, c *rpc.Call, w *xdr.Writer) rpc.Acce
 		w.Uint32(st)
 		s.wcc(w, d)
 	case nProcFsstat:
-		n, st := s.node(r)
-		if r.Err() != nil {
-			return rpc.GarbageArgs
+		if stat, ok := s.handleHead(r, w); !ok {
+			return stat
 		}
-		w.Uint32(st)
-		if st != st3OK {
-			w.Bool(false)
-			return rpc.Success
-		}
-		s.postOp(w, n)
 		for range 6 { // tbytes, fbytes, abytes, tfiles, ffiles, afiles
 			w.Uint64(1 << 40)
 		}
 		w.Uint32(0) // invarsec
 	case nProcFsinfo:
-		n, st := s.node(r)
-		if r.Err() != nil {
-			return rpc.GarbageArgs
-		}
-		w.Uint32(st)
-		if st != st3OK {
-			w.Bool(false)
-			return rpc.Success
+		if stat, ok := s.handleHead(r, w); !ok {
+			return stat
 		}
 		// The limits Strata's server announces.
-		s.postOp(w, n)
 		w.Uint32(nfs.MaxIO) // rtmax
 		w.Uint32(64 << 10)  // rtpref
 		w.Uint32(4096)      // rtmult
@@ -375,16 +379,9 @@ func (s *NullServer) nfs(_ context.Context, c *rpc.Call, w *xdr.Writer) rpc.Acce
 		w.Uint32(1)
 		w.Uint32(0x8 | 0x10) // HOMOGENEOUS, CANSETTIME
 	case nProcPathconf:
-		n, st := s.node(r)
-		if r.Err() != nil {
-			return rpc.GarbageArgs
+		if stat, ok := s.handleHead(r, w); !ok {
+			return stat
 		}
-		w.Uint32(st)
-		if st != st3OK {
-			w.Bool(false)
-			return rpc.Success
-		}
-		s.postOp(w, n)
 		w.Uint32(1)   // linkmax
 		w.Uint32(255) // name_max
 		w.Bool(true)  // no_trunc
