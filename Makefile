@@ -12,7 +12,7 @@ export PATH := $(if $(TOOLCHAIN_BIN),$(TOOLCHAIN_BIN):)$(PATH)
 # A module asking for a newer Go still gets it through the module proxy.
 export GOTOOLCHAIN := auto
 
-.PHONY: all build setup lint test test-long fuzz pgo bench-journal bench-stack bench-mcast bench-wor bench-nfs bench-mpcal bench-geo up demo clean
+.PHONY: all build setup lint test test-long fuzz pgo bench-journal bench-stack bench-mcast bench-wor bench-nfs bench-mpcal bench-geo bench-kv up demo clean
 
 all: build
 
@@ -81,6 +81,9 @@ bench-mpcal: build
 
 bench-geo: build
 	$(BIN)/strata bench geo
+
+bench-kv: build
+	$(BIN)/strata bench kv
 
 # Strata's main job on an embedded default: a local 3-server cluster.
 up: build

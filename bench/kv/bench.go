@@ -1,0 +1,646 @@
+// Package kv is `strata bench kv`: Strata's replicated key-value service
+// against etcd under the YCSB core workloads A–F (bench/ycsb), three
+// servers each on one machine, both durable on every commit.
+//
+// Strata runs three persistent wormservers and three `strata kv serve`
+// processes over them, as `strata up` does, and is driven from the
+// harness process by a kv.Client; etcd v3.6.16 runs three members (the
+// launcher of bench/wor, bench/etcd, its defaults: fsync on every
+// commit), driven by etcd's own client in a process per phase
+// (bench/etcd/ycsb). Both run the same generator and measurement code.
+//
+// For every record count (a phase: load up to it, then measure), round
+// and system, in an order that rotates every round, it runs each workload
+// with each client count for a warm-up and a measured window, and pairs
+// the two systems round by round: throughput strata/etcd and p50 latency
+// etcd/strata, both > 1 when Strata is better, median and range over the
+// rounds, each beside issue 27's target. For Strata it also measures,
+// once per phase, the failover time (the kv leader's process killed with
+// SIGKILL while a client writes) and the killed server's recovery after a
+// restart, and across phases whether throughput at the largest record
+// count stays within 20% of the smallest's.
+//
+// Guarantees: every figure comes from operations that succeeded and were
+// checked (bench/ycsb); a cell that failed has no figure and adds no
+// ratio, and a failed Strata cell makes Run return ErrStrataFailed with
+// the complete report. Nothing is simulated: if Strata's service cannot
+// start, Run fails with ErrStrataStart and no report.
+package kv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"io"
+	"os"
+	"os/exec"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"strata/bench/kit"
+	worbench "strata/bench/wor"
+	"strata/bench/ycsb"
+)
+
+// Config is one run of the benchmark.
+type Config struct {
+	// Strata is the strata binary whose `wor serve` and `kv serve` the
+	// servers run (default: this executable).
+	Strata string
+	// Dir holds both systems' data (emptied first): Strata's journals in
+	// Dir/strata, etcd's members in Dir/etcd, one file system.
+	Dir string
+	// Records are the phases' record counts, ascending: each phase loads
+	// the records up to its count, then measures.
+	Records   []int64
+	Workloads []string // core workloads, A..F
+	Clients   []int
+	ValueSize int // bytes of a record's one field
+	Warmup    time.Duration
+	Measure   time.Duration
+	Rounds    int
+	// LoadClients insert the records of a load phase.
+	LoadClients int
+	Seed        uint64
+	OpTimeout   time.Duration // per request (default ycsb.DefaultOpTimeout)
+	Etcd        bool          // run the peer (else no ratios)
+	Failover    bool          // measure Strata's failover and recovery once per phase
+	// WorBlocks sizes each wormserver's journal in 4 KiB blocks (0: enough
+	// for four copies of the largest phase's data).
+	WorBlocks uint64
+	Progress  io.Writer
+}
+
+// Targets of issue 27, as ratios oriented > 1 when Strata is better.
+const (
+	// TargetThroughput: ops/s at least 1.5x etcd's on A, B, C, D and F.
+	TargetThroughput = 1.5
+	// TargetThroughputScan: ops/s at least etcd's on E.
+	TargetThroughputScan = 1.0
+	// TargetP50: p50 at one client at most 0.8x etcd's: etcd/strata at
+	// least 1/0.8.
+	TargetP50 = 1.25
+	// TargetGrowth: throughput at the largest record count at least 0.8x
+	// (within 20% of) the smallest's.
+	TargetGrowth = 0.8
+)
+
+var (
+	// ErrStrataStart: Strata's servers did not start (or its kv client
+	// cannot reach them).
+	ErrStrataStart = errors.New("the Strata key-value service did not start")
+	// ErrStrataFailed is returned, with the complete report, when a
+	// Strata cell or trial failed: a failing Strata cell is a bug worth
+	// seeing.
+	ErrStrataFailed = errors.New("failed Strata cells")
+)
+
+func (cfg *Config) check() error {
+	if cfg.Rounds < 1 {
+		return fmt.Errorf("rounds must be at least 1, not %d", cfg.Rounds)
+	}
+	if cfg.Measure <= 0 || cfg.Warmup < 0 {
+		return fmt.Errorf("the measured window must be positive and the warm-up not negative (%v, %v)", cfg.Measure, cfg.Warmup)
+	}
+	if len(cfg.Clients) == 0 || len(cfg.Records) == 0 || len(cfg.Workloads) == 0 {
+		return errors.New("need at least one client count, record count and workload")
+	}
+	for _, c := range cfg.Clients {
+		if c < 1 {
+			return fmt.Errorf("client count %d: must be at least 1", c)
+		}
+	}
+	if !slices.IsSorted(cfg.Records) || cfg.Records[0] < ycsb.MinRecords {
+		return fmt.Errorf("record counts %v: must ascend from at least %d", cfg.Records, ycsb.MinRecords)
+	}
+	for _, w := range cfg.Workloads {
+		if _, err := ycsb.Lookup(w); err != nil {
+			return err
+		}
+	}
+	if cfg.ValueSize < 1 || cfg.LoadClients < 1 {
+		return fmt.Errorf("value size (%d) and load clients (%d) must be at least 1", cfg.ValueSize, cfg.LoadClients)
+	}
+	if cfg.Dir == "" {
+		return errors.New("no data folder")
+	}
+	if cfg.OpTimeout <= 0 {
+		cfg.OpTimeout = ycsb.DefaultOpTimeout
+	}
+	return nil
+}
+
+// journalBlocks sizes a wormserver's journal: four copies of the largest
+// phase's records (a snapshot, the log since it, the next snapshot while
+// it is written, margin) plus the default 64 Ki blocks.
+func (cfg *Config) journalBlocks() uint64 {
+	if cfg.WorBlocks > 0 {
+		return cfg.WorBlocks
+	}
+	most := cfg.Records[len(cfg.Records)-1]
+	return 65536 + uint64(most)*uint64(cfg.ValueSize+64)*4/4096
+}
+
+// Cell is one measured workload of one system.
+type Cell struct {
+	System    string  `json:"system"`
+	Records   int64   `json:"records"` // the phase's record count
+	Round     int     `json:"round"`   // 1-based
+	Workload  string  `json:"workload"`
+	Clients   int     `json:"clients"`
+	Ops       int     `json:"ops"`
+	Seconds   float64 `json:"seconds"`
+	OpsPerSec float64 `json:"ops_per_sec"`
+	P50us     float64 `json:"p50_us"`
+	P99us     float64 `json:"p99_us"`
+	OpsTotal  int     `json:"ops_total"`
+	// RecordsAtStart counts the records when the cell started (the
+	// phase's plus inserts of earlier cells).
+	RecordsAtStart int64                   `json:"records_at_start"`
+	PerOp          map[string]ycsb.OpStats `json:"per_op,omitempty"`
+	// Syncs are the servers' disk syncs during the cell, warm-up
+	// included: Strata's journal barriers, etcd's WAL fdatasyncs and
+	// backend commits.
+	Syncs uint64 `json:"syncs"`
+}
+
+// SyncsPerOp is Syncs over OpsTotal (0 when either is unknown).
+func (c Cell) SyncsPerOp() float64 {
+	if c.OpsTotal == 0 {
+		return 0
+	}
+	return float64(c.Syncs) / float64(c.OpsTotal)
+}
+
+// Load is one load phase of one system.
+type Load struct {
+	System    string  `json:"system"`
+	From      int64   `json:"from"`
+	To        int64   `json:"to"`
+	Seconds   float64 `json:"seconds"`
+	OpsPerSec float64 `json:"ops_per_sec"`
+	Syncs     uint64  `json:"syncs"`
+}
+
+// Check is a ratio against a target of the issue.
+type Check struct {
+	Key    string     `json:"key"`
+	Ratio  float64    `json:"ratio"`
+	Spread [2]float64 `json:"spread"`
+	Target float64    `json:"target"`
+	Met    bool       `json:"met"`
+}
+
+// Results are the report's results.
+type Results struct {
+	Cells      []Cell     `json:"cells"`
+	Loads      []Load     `json:"loads"`
+	Failovers  []Failover `json:"failovers,omitempty"`
+	Recoveries []Recovery `json:"recoveries,omitempty"`
+	// Checks are every ratio with a target: strata/etcd per workload and
+	// client count, and Strata's throughput at the largest record count
+	// over the smallest's.
+	Checks []Check `json:"checks"`
+}
+
+// system is one side: Strata or etcd.
+type system interface {
+	Name() string
+	Load(ctx context.Context, lc ycsb.LoadConfig) (ycsb.LoadResult, uint64, error)
+	Run(ctx context.Context, rc ycsb.RunConfig) (ycsb.Result, uint64, error)
+	Settings() kit.Settings
+	Stop() error
+}
+
+// harness is one run's state.
+type harness struct {
+	cfg     Config
+	rep     *kit.Report
+	res     Results
+	failed  int              // Strata cells and trials that failed
+	records map[string]int64 // each system's record count now
+}
+
+// Run runs the benchmark and returns its report. If a Strata cell or
+// trial failed, it returns the complete report and an error wrapping
+// ErrStrataFailed; if Strata's service did not start, ErrStrataStart; if
+// etcd did not start, an error wrapping bench/wor's ErrEtcdStart.
+func Run(ctx context.Context, cfg Config) (*kit.Report, error) {
+	if err := cfg.check(); err != nil {
+		return nil, err
+	}
+	if cfg.Progress == nil {
+		cfg.Progress = io.Discard
+	}
+	if cfg.Strata == "" {
+		self, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		cfg.Strata = self
+	}
+	if err := os.RemoveAll(cfg.Dir); err != nil {
+		return nil, err
+	}
+	if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+		return nil, err
+	}
+	var wl []string
+	for _, w := range cfg.Workloads {
+		x, _ := ycsb.Lookup(w)
+		wl = append(wl, x.Name+": "+x.Describe())
+	}
+	rep := kit.NewReport("kv", kit.Settings{
+		"records":      cfg.Records,
+		"workloads":    wl,
+		"clients":      cfg.Clients,
+		"value_size":   cfg.ValueSize,
+		"rounds":       cfg.Rounds,
+		"warmup":       cfg.Warmup.String(),
+		"measure":      cfg.Measure.String(),
+		"load_clients": cfg.LoadClients,
+		"seed":         cfg.Seed,
+		"op_timeout":   cfg.OpTimeout.String(),
+		"dir":          cfg.Dir,
+		"ycsb": "bench/ycsb (YCSB 0.17 core workloads): keys \"user\"+FNV-64 of the record number, one field of value_size random bytes, zipfian 0.99 " +
+			"(scrambled; D: latest), scan length uniform 1..100 (E), reads among acknowledged inserts; the same generator, seeds and checks on both sides",
+		"schedule": "per record count: load both systems to it, then rounds; each round runs every workload and client count on each system, " +
+			"the system that goes first rotating every round; ratios pair the two systems within a round",
+	})
+	h := &harness{cfg: cfg, rep: rep, records: map[string]int64{}}
+	fmt.Fprintf(cfg.Progress, "starting Strata (3 wormservers, 3 kv servers) in %s/strata\n", cfg.Dir)
+	st, err := startStrata(ctx, cfg.Dir+"/strata", &cfg)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrStrataStart, err)
+	}
+	defer st.Stop()
+	systems := []system{st}
+	if cfg.Etcd {
+		fmt.Fprintf(cfg.Progress, "starting etcd (3 members) in %s/etcd\n", cfg.Dir)
+		ec, err := startEtcd(ctx, cfg.Dir+"/etcd", &cfg)
+		if err != nil {
+			return nil, err
+		}
+		defer ec.Stop()
+		systems = append(systems, ec)
+	} else {
+		rep.Note("etcd skipped (--no-etcd): no ratios")
+	}
+	for _, s := range systems {
+		rep.System(s.Name(), s.Settings())
+	}
+	for _, target := range cfg.Records {
+		h.phase(ctx, systems, st, target)
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+	}
+	rs := ratios(h.res.Cells)
+	rs.Summarize(rep)
+	h.res.Checks = checks(rep, growth(h.res.Cells))
+	rep.Results = h.res
+	rep.Note("every ratio is > 1 when Strata is better: ops/s strata/etcd, p50 etcd/strata; medians of per-round ratios, with the lowest and highest round")
+	rep.Note("targets (issue 27): ops/s >= %.1fx etcd on A, B, C, D, F and >= %.1fx on E; p50 at 1 client <= 0.8x etcd's (ratio >= %.2f); Strata's ops/s at the largest record count >= %.1fx the smallest's",
+		TargetThroughput, TargetThroughputScan, TargetP50, TargetGrowth)
+	rep.Note("syncs/op: disk syncs of the 3 servers during a cell over its operations: Strata's wormserver journal barriers (fdatasync), etcd's WAL fdatasyncs and backend commits")
+	if h.failed > 0 {
+		return rep, fmt.Errorf("%w: %d (listed under FAILED cells)", ErrStrataFailed, h.failed)
+	}
+	return rep, nil
+}
+
+// phase loads every system up to target records, runs the rounds, and
+// measures Strata's failover and recovery.
+func (h *harness) phase(ctx context.Context, systems []system, st *strataSystem, target int64) {
+	live := map[string]bool{}
+	for _, s := range systems {
+		from := h.records[s.Name()]
+		if from >= target {
+			live[s.Name()] = true
+			continue
+		}
+		fmt.Fprintf(h.cfg.Progress, "%s: loading records %d..%d (%d clients)\n", s.Name(), from, target-1, h.cfg.LoadClients)
+		lr, syncs, err := s.Load(ctx, ycsb.LoadConfig{From: from, To: target, Clients: h.cfg.LoadClients, ValueSize: h.cfg.ValueSize,
+			Seed: h.cfg.Seed + uint64(target), OpTimeout: h.cfg.OpTimeout})
+		if err != nil {
+			h.fail(s.Name(), "records=%d %s load: %v", target, s.Name(), firstLine(err))
+			continue
+		}
+		h.records[s.Name()] = target
+		live[s.Name()] = true
+		h.res.Loads = append(h.res.Loads, Load{System: s.Name(), From: from, To: target, Seconds: lr.Seconds, OpsPerSec: lr.OpsPerSec, Syncs: syncs})
+		fmt.Fprintf(h.cfg.Progress, "%s: loaded %d records in %.1f s (%.0f inserts/s)\n", s.Name(), lr.Records, lr.Seconds, lr.OpsPerSec)
+	}
+	byName := map[string]system{}
+	var names []string
+	for _, s := range systems {
+		byName[s.Name()] = s
+		names = append(names, s.Name())
+	}
+	for r := range h.cfg.Rounds {
+		for _, n := range kit.Order(r, names) {
+			s := byName[n]
+			if !live[n] {
+				continue
+			}
+			for _, wn := range h.cfg.Workloads {
+				w, _ := ycsb.Lookup(wn)
+				for _, cl := range h.cfg.Clients {
+					if ctx.Err() != nil {
+						return
+					}
+					h.cell(ctx, s, target, r+1, w, cl)
+				}
+			}
+		}
+	}
+	if h.cfg.Failover && live[st.Name()] && ctx.Err() == nil {
+		fmt.Fprintf(h.cfg.Progress, "strata: failover (kill -9 of the kv leader while a client writes), then the killed server's recovery\n")
+		fo, rec, err := st.failover(ctx, target, h.cfg.ValueSize)
+		if err != nil {
+			h.fail("strata", "records=%d strata failover/recovery: %v", target, firstLine(err))
+			return
+		}
+		h.res.Failovers = append(h.res.Failovers, fo)
+		h.res.Recoveries = append(h.res.Recoveries, rec)
+		fmt.Fprintf(h.cfg.Progress, "strata: failover %.0f ms (longest pause between writes %.0f ms; killed server %d, new leader %s); recovery of server %d: ready after %.0f ms, at revision %d after %.0f ms\n",
+			fo.FailoverMs, fo.GapMs, fo.Killed, fo.NewLeader, rec.Server, rec.ReadyMs, rec.Revision, rec.CaughtUpMs)
+	}
+}
+
+// cellSeed is the seed of a cell, the same for both systems.
+func cellSeed(base uint64, records int64, round int, workload string, clients int) uint64 {
+	h := fnv.New64a()
+	fmt.Fprintf(h, "%d/%d/%s/%d", records, round, workload, clients)
+	return base ^ h.Sum64()
+}
+
+func (h *harness) cell(ctx context.Context, s system, target int64, round int, w ycsb.Workload, clients int) {
+	name := s.Name()
+	rc := ycsb.RunConfig{Workload: w, Records: h.records[name], Clients: clients, ValueSize: h.cfg.ValueSize, Warmup: h.cfg.Warmup, Measure: h.cfg.Measure,
+		Seed: cellSeed(h.cfg.Seed, target, round, w.Name, clients), OpTimeout: h.cfg.OpTimeout}
+	res, syncs, err := s.Run(ctx, rc)
+	if err != nil {
+		if ctx.Err() == nil {
+			h.fail(name, "records=%d round %d %s %s clients=%d: %v", target, round, name, w.Name, clients, firstLine(err))
+		}
+		return
+	}
+	h.records[name] = res.After
+	c := Cell{System: name, Records: target, Round: round, Workload: w.Name, Clients: clients, Ops: res.Ops, Seconds: res.Seconds,
+		OpsPerSec: res.OpsPerSec, P50us: res.P50us, P99us: res.P99us, OpsTotal: res.OpsTotal, RecordsAtStart: res.Records, PerOp: res.PerOp, Syncs: syncs}
+	h.res.Cells = append(h.res.Cells, c)
+	fmt.Fprintf(h.cfg.Progress, "records=%d round %d %-6s %s clients=%-3d %8.0f ops/s  p50 %7.0f µs  p99 %7.0f µs  syncs/op %.2f\n",
+		target, round, name, w.Name, clients, c.OpsPerSec, c.P50us, c.P99us, c.SyncsPerOp())
+}
+
+// fail records a failed cell or trial of system sys.
+func (h *harness) fail(sys, format string, args ...any) {
+	if sys == "strata" {
+		h.failed++
+	}
+	h.rep.Fail(format, args...)
+	fmt.Fprintf(h.cfg.Progress, "FAILED: "+format+"\n", args...)
+}
+
+// ratioKey names a comparison: "ops/s strata/etcd A clients=16
+// records=100000" or "p50 etcd/strata ...".
+func ratioKey(metric, workload string, clients int, records int64) string {
+	orient := "strata/etcd"
+	if metric == "p50" {
+		orient = "etcd/strata"
+	}
+	return fmt.Sprintf("%s %s %s clients=%d records=%d", metric, orient, workload, clients, records)
+}
+
+// ratios pairs, round by round, each Strata cell with etcd's of the same
+// phase, workload and client count: ops/s strata/etcd and p50
+// etcd/strata (> 1: Strata better). A failed cell has no row, so its
+// round adds no ratio.
+func ratios(cells []Cell) kit.Ratios {
+	type key struct {
+		records       int64
+		round, client int
+		workload      string
+	}
+	etcd := map[key]Cell{}
+	for _, c := range cells {
+		if c.System == "etcd" {
+			etcd[key{c.Records, c.Round, c.Clients, c.Workload}] = c
+		}
+	}
+	out := kit.Ratios{}
+	for _, s := range cells {
+		if s.System != "strata" {
+			continue
+		}
+		e, ok := etcd[key{s.Records, s.Round, s.Clients, s.Workload}]
+		if !ok {
+			continue
+		}
+		out.Higher(ratioKey("ops/s", s.Workload, s.Clients, s.Records), s.OpsPerSec, e.OpsPerSec)
+		out.Lower(ratioKey("p50", s.Workload, s.Clients, s.Records), s.P50us, e.P50us)
+	}
+	return out
+}
+
+// growthKey names Strata's throughput at the largest record count over
+// the smallest's.
+func growthKey(workload string, clients int, small, large int64) string {
+	return fmt.Sprintf("ops/s strata records=%d/records=%d %s clients=%d", large, small, workload, clients)
+}
+
+// growth pairs, round by round, Strata's cells at the largest record
+// count with those at the smallest (nothing with one record count).
+func growth(cells []Cell) kit.Ratios {
+	small, large := int64(-1), int64(-1)
+	for _, c := range cells {
+		if c.System != "strata" {
+			continue
+		}
+		if small < 0 || c.Records < small {
+			small = c.Records
+		}
+		large = max(large, c.Records)
+	}
+	out := kit.Ratios{}
+	if small == large {
+		return out
+	}
+	type key struct {
+		round, clients int
+		workload       string
+	}
+	base := map[key]Cell{}
+	for _, c := range cells {
+		if c.System == "strata" && c.Records == small {
+			base[key{c.Round, c.Clients, c.Workload}] = c
+		}
+	}
+	for _, c := range cells {
+		if c.System != "strata" || c.Records != large {
+			continue
+		}
+		if b, ok := base[key{c.Round, c.Clients, c.Workload}]; ok {
+			out.Higher(growthKey(c.Workload, c.Clients, small, large), c.OpsPerSec, b.OpsPerSec)
+		}
+	}
+	return out
+}
+
+// target returns the issue's target for a strata/etcd ratio key, if it
+// has one: throughput on every workload and client count, p50 at one
+// client.
+func target(key string) (float64, bool) {
+	f := strings.Fields(key)
+	if len(f) < 4 {
+		return 0, false
+	}
+	switch f[0] {
+	case "ops/s":
+		if f[1] != "strata/etcd" {
+			return 0, false
+		}
+		if f[2] == "E" {
+			return TargetThroughputScan, true
+		}
+		return TargetThroughput, true
+	case "p50":
+		if f[3] == "clients=1" {
+			return TargetP50, true
+		}
+	}
+	return 0, false
+}
+
+// checks evaluates the report's ratios that have a target, and Strata's
+// growth ratios (summarized here: they compare Strata with itself, so
+// they are not among the report's strata/etcd ratios).
+func checks(rep *kit.Report, gr kit.Ratios) []Check {
+	var out []Check
+	for k, v := range rep.Ratios {
+		if t, ok := target(k); ok {
+			out = append(out, Check{Key: k, Ratio: v, Spread: rep.Spread[k], Target: t, Met: v >= t})
+		}
+	}
+	g := &kit.Report{Ratios: map[string]float64{}, Spread: map[string][2]float64{}}
+	gr.Summarize(g)
+	for k, v := range g.Ratios {
+		out = append(out, Check{Key: k, Ratio: v, Spread: g.Spread[k], Target: TargetGrowth, Met: v >= TargetGrowth})
+	}
+	slices.SortFunc(out, func(a, b Check) int { return strings.Compare(a.Key, b.Key) })
+	return out
+}
+
+// Print writes the report's tables, its settings, then the ratios with
+// their targets, failures and notes.
+func Print(w io.Writer, rep *kit.Report) {
+	res, _ := rep.Results.(Results)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "records\tround\tsystem\tworkload\tclients\tops/s\tp50 µs\tp99 µs\tsyncs/op\t")
+	for _, c := range res.Cells {
+		fmt.Fprintf(tw, "%d\t%d\t%s\t%s\t%d\t%.0f\t%.0f\t%.0f\t%.2f\t\n", c.Records, c.Round, c.System, c.Workload, c.Clients, c.OpsPerSec, c.P50us, c.P99us, c.SyncsPerOp())
+	}
+	tw.Flush()
+	if len(res.Loads) > 0 {
+		fmt.Fprintln(w, "\nloads:")
+		for _, l := range res.Loads {
+			fmt.Fprintf(w, "  %-6s records %d..%d: %.1f s, %.0f inserts/s\n", l.System, l.From, l.To-1, l.Seconds, l.OpsPerSec)
+		}
+	}
+	if len(res.Failovers) > 0 {
+		fmt.Fprintln(w, "\nStrata failover (kill -9 of the kv leader's process -> first write issued after it completes) and recovery (restart -> ready, -> applied the leader's revision):")
+		for i, f := range res.Failovers {
+			fmt.Fprintf(w, "  records=%d: failover %.0f ms (longest pause between writes %.0f ms; killed server %d, new leader %s)", f.Records, f.FailoverMs, f.GapMs, f.Killed, f.NewLeader)
+			if i < len(res.Recoveries) {
+				r := res.Recoveries[i]
+				fmt.Fprintf(w, "; recovery of server %d: ready %.0f ms, caught up to revision %d in %.0f ms", r.Server, r.ReadyMs, r.Revision, r.CaughtUpMs)
+			}
+			fmt.Fprintln(w)
+		}
+	}
+	fmt.Fprintln(w)
+	rep.PrintConfig(w)
+	if len(rep.Ratios) > 0 || len(res.Checks) > 0 {
+		fmt.Fprintln(w, "ratios (> 1: Strata better; median of the per-round ratios, min-max over rounds; target from issue 27):")
+		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		byKey := map[string]Check{}
+		for _, c := range res.Checks {
+			byKey[c.Key] = c
+		}
+		keys := slices.Sorted(func(yield func(string) bool) {
+			for k := range rep.Ratios {
+				if !yield(k) {
+					return
+				}
+			}
+		})
+		for _, c := range res.Checks {
+			if _, ok := rep.Ratios[c.Key]; !ok {
+				keys = append(keys, c.Key) // the growth checks, last
+			}
+		}
+		for _, k := range keys {
+			v, sp := rep.Ratios[k], rep.Spread[k]
+			verdict := ""
+			if c, ok := byKey[k]; ok {
+				v, sp = c.Ratio, c.Spread
+				verdict = fmt.Sprintf(">= %.2f\tmet", c.Target)
+				if !c.Met {
+					verdict = fmt.Sprintf(">= %.2f\tNOT MET", c.Target)
+				}
+			}
+			fmt.Fprintf(tw, "  %s\t%.3f\t(%.2f-%.2f)\t%s\n", k, v, sp[0], sp[1], verdict)
+		}
+		tw.Flush()
+	}
+	if len(rep.Failures) > 0 {
+		fmt.Fprintln(w, "FAILED cells (no figure; not in the medians and ratios):")
+		for _, f := range rep.Failures {
+			fmt.Fprintf(w, "  %s\n", f)
+		}
+	}
+	for _, n := range rep.Notes {
+		fmt.Fprintf(w, "note: %s\n", n)
+	}
+}
+
+// strataVersion is the commit the binary was built from, if it says, or
+// else the commit of the source tree it runs in.
+func strataVersion() string {
+	if bi, ok := debug.ReadBuildInfo(); ok {
+		rev, dirty := "", ""
+		for _, s := range bi.Settings {
+			switch s.Key {
+			case "vcs.revision":
+				rev = s.Value
+			case "vcs.modified":
+				if s.Value == "true" {
+					dirty = " (modified)"
+				}
+			}
+		}
+		if rev != "" {
+			return "built from " + rev + dirty
+		}
+	}
+	out, err := exec.Command("git", "describe", "--always", "--dirty", "--abbrev=12").Output()
+	if err != nil {
+		return "unknown (no VCS stamp in the binary, no git tree here)"
+	}
+	return "source tree at " + strings.TrimSpace(string(out))
+}
+
+// firstLine is an error's first line (child processes append their
+// output's last lines to theirs).
+func firstLine(err error) string {
+	line, _, _ := strings.Cut(err.Error(), "\n")
+	return line
+}
+
+// ErrEtcdStart is bench/wor's: the etcd peer did not build or start.
+var ErrEtcdStart = worbench.ErrEtcdStart
