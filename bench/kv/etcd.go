@@ -24,6 +24,9 @@ type etcdSystem struct {
 	client   string // the YCSB client binary
 	progress io.Writer
 	timeout  string
+	// compacted is the revision the last phase compacted to (only the
+	// harness's goroutine touches it).
+	compacted int64
 }
 
 // startEtcd builds the YCSB client (checking it runs this tree's
@@ -89,7 +92,8 @@ type ycsbOutput struct {
 
 func (e *etcdSystem) client1(ctx context.Context, name string, args ...string) (ycsbOutput, error) {
 	var o ycsbOutput
-	argv := append([]string{e.client, "-endpoints", strings.Join(e.cluster.Endpoints, ","), "-timeout", e.timeout}, args...)
+	argv := append([]string{e.client, "-endpoints", strings.Join(e.cluster.Endpoints, ","), "-timeout", e.timeout,
+		"-compacted", fmt.Sprint(e.compacted)}, args...)
 	out, err := kit.Output(ctx, kit.Cmd{Name: name, Argv: argv, Stderr: e.progress})
 	if err != nil {
 		return o, err
@@ -100,6 +104,7 @@ func (e *etcdSystem) client1(ctx context.Context, name string, args ...string) (
 	if o.Source != ycsb.SourceHash() {
 		return o, fmt.Errorf("%s ran generator %s, this binary has %s", name, o.Source, ycsb.SourceHash())
 	}
+	e.compacted = max(e.compacted, o.CompactedTo)
 	return o, nil
 }
 

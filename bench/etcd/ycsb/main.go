@@ -78,6 +78,7 @@ func runYCSB(args []string) error {
 	seed := fs.Uint64("seed", 1, "seed of the clients' generators")
 	timeout := fs.Duration("timeout", ycsb.DefaultOpTimeout, "per-request timeout")
 	compact := fs.Bool("compact", true, "compact the history after the phase (outside the measurement)")
+	compacted := fs.Int64("compacted", 0, "the revision compacted to last (no compaction if the current one is not later)")
 	source := fs.Bool("source", false, "print the YCSB generator's source hash and exit")
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -131,7 +132,7 @@ func runYCSB(args []string) error {
 	}
 	out.Syncs = syncs1 - syncs0
 	if *compact {
-		if out.CompactedTo, err = compactAll(ctx, cli, *timeout); err != nil {
+		if out.CompactedTo, err = compactAll(ctx, cli, *compacted, *timeout); err != nil {
 			return err
 		}
 	}
@@ -144,8 +145,10 @@ func runYCSB(args []string) error {
 }
 
 // compactAll compacts the history up to the current revision and waits
-// for the members to apply it physically.
-func compactAll(ctx context.Context, cli *clientv3.Client, timeout time.Duration) (int64, error) {
+// for the members to apply it physically, unless the current revision is
+// the one compacted to last (a read-only phase writes nothing: etcd
+// refuses to compact a compacted revision again).
+func compactAll(ctx context.Context, cli *clientv3.Client, last int64, timeout time.Duration) (int64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 6*timeout)
 	defer cancel()
 	resp, err := cli.Get(ctx, ycsb.KeyPrefix, clientv3.WithCountOnly())
@@ -153,6 +156,9 @@ func compactAll(ctx context.Context, cli *clientv3.Client, timeout time.Duration
 		return 0, fmt.Errorf("compact: current revision: %w", err)
 	}
 	rev := resp.Header.Revision
+	if rev <= last {
+		return last, nil
+	}
 	if _, err := cli.Compact(ctx, rev, clientv3.WithCompactPhysical()); err != nil && !strings.Contains(err.Error(), "compacted") {
 		return 0, fmt.Errorf("compact to revision %d: %w", rev, err)
 	}
