@@ -1,7 +1,6 @@
 package wor
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"log/slog"
@@ -12,15 +11,6 @@ import (
 	"strata/journal"
 	"strata/stack"
 )
-
-// acceptor is single-shot Paxos acceptor state for one register.
-type acceptor struct {
-	promised  uint64
-	accBallot uint64
-	has       bool
-	value     []byte
-	part      uint32 // the partition it belongs to (from the requests that made it)
-}
 
 // partState is a server's configuration state for one partition: the
 // epoch it serves, and whether it serves it yet (a sealed epoch is
@@ -277,11 +267,8 @@ func (s *Server) handle(from stack.Addr, req []byte) ([]byte, bool) {
 		return s.activate(r), false
 	}
 	ps := s.partState(r.Part)
-	switch {
-	case r.Epoch < ps.epoch:
-		return response{Status: stSealed, Promised: uint64(ps.epoch)}.encode(), false
-	case r.Epoch > ps.epoch || !ps.active:
-		return response{Status: stNotReady, Promised: uint64(ps.epoch)}.encode(), false
+	if st, ok := admit(ps, r.Epoch); !ok {
+		return response{Status: st, Promised: uint64(ps.epoch)}.encode(), false
 	}
 	if r.Op == opTrim {
 		return s.trim(r.Addr, r.Part), false
@@ -295,82 +282,51 @@ func (s *Server) handle(from stack.Addr, req []byte) ([]byte, bool) {
 	if r.Op == opSegPrepare || r.Op == opSegAccept {
 		return s.segBatch(from, r)
 	}
-	a := s.accs[r.Addr]
-	if a == nil {
-		a = &acceptor{part: r.Part}
-		if r.Op != opRead {
-			s.accs[r.Addr] = a
-		}
+	a, status, changed, err := s.apply(r.Addr, r.Part, r.Op, r.Ballot, r.Value)
+	if err != nil {
+		s.log.Warn("wor: cannot store acceptor state", "addr", r.Addr, "err", err)
+		return response{Status: stFull}.encode(), false
 	}
-	status := byte(stOK)
-	next := *a
-	next.part = r.Part
-	switch r.Op {
-	case opPrepare:
-		if r.Ballot > a.promised {
-			next.promised = r.Ballot
-		} else {
-			status = stNack
-		}
-	case opAccept:
-		if r.Ballot >= a.promised {
-			if a.has && !bytes.Equal(a.value, r.Value) && r.Ballot == a.accBallot {
-				s.Conflicts++ // two values at one ballot: a client bug
-			}
-			next.promised, next.accBallot, next.has = r.Ballot, r.Ballot, true
-			next.value = append([]byte(nil), r.Value...)
-		} else {
-			status = stNack
-		}
-	}
-	changed := status == stOK && r.Op != opRead
-	if changed && s.store != nil {
-		// Append under the lock so the journal holds this register's
-		// states in the order they were decided.
-		if err := s.store.save(r.Addr, &next); err != nil {
-			s.log.Warn("wor: cannot store acceptor state", "addr", r.Addr, "err", err)
-			return response{Status: stFull}.encode(), false
-		}
-	}
-	*a = next
-	if changed && r.Op == opAccept {
-		s.notify(r.Addr, a)
-	}
-	return response{Status: status, Promised: a.promised, AccBallot: a.accBallot, Has: a.has, Value: a.value}.encode(), changed
+	return a.reply(status).encode(), changed
 }
 
-// step applies a prepare (value == nil) or an accept at ballot to the
-// register at addr, persisting the change; nack reports a higher promise.
-func (s *Server) step(addr uint64, part uint32, ballot uint64, accept bool, value []byte) (a *acceptor, nack bool, err error) {
-	a = s.accs[addr]
-	if a == nil {
-		a = &acceptor{part: part}
+// apply runs the acceptor rule (acceptor.step) on the register at addr
+// and carries out what it decides: a changed state is stored (in
+// persistent mode appended to the journal, under the lock, so the journal
+// holds each register's states in the order they were decided; the reply
+// waits for it to be durable) and kept, and an accept is reported to the
+// segment's listeners. Every prepare, accept and read, single or in a
+// segment batch, in memory or persistent mode, goes through here. It
+// returns the state after the request; on a storage error nothing
+// changed. Called with the lock held.
+func (s *Server) apply(addr uint64, part uint32, op byte, ballot uint64, value []byte) (a acceptor, status byte, changed bool, err error) {
+	cur := s.accs[addr]
+	if cur == nil {
+		a = acceptor{part: part} // a register never written: not kept unless changed
+	} else {
+		a = *cur
 	}
-	next := *a
-	next.part = part
-	switch {
-	case !accept && ballot > a.promised:
-		next.promised = ballot
-	case accept && ballot >= a.promised:
-		if a.has && !bytes.Equal(a.value, value) && ballot == a.accBallot {
-			s.Conflicts++
-		}
-		next.promised, next.accBallot, next.has = ballot, ballot, true
-		next.value = append([]byte(nil), value...)
-	default:
-		return a, true, nil
+	st := a.step(op, part, ballot, value)
+	if st.conflict {
+		s.Conflicts++
+	}
+	if !st.changed {
+		return st.next, st.status, false, nil
 	}
 	if s.store != nil {
-		if err := s.store.save(addr, &next); err != nil {
-			return a, false, err
+		if err := s.store.save(addr, &st.next); err != nil {
+			return a, st.status, false, err
 		}
 	}
-	*a = next
-	s.accs[addr] = a
-	if accept {
-		s.notify(addr, a)
+	if cur == nil {
+		cur = new(acceptor)
+		s.accs[addr] = cur
 	}
-	return a, false, nil
+	*cur = st.next
+	if op == opAccept {
+		s.notify(addr, cur)
+	}
+	return st.next, st.status, true, nil
 }
 
 // segBatch handles a segment prepare or accept on consecutive registers
@@ -407,12 +363,17 @@ func (s *Server) segBatch(from stack.Addr, r request) ([]byte, bool) {
 		if values != nil {
 			v = values[i]
 		}
-		a, nack, err := s.step(addr, r.Part, r.Ballot, values != nil, v)
+		op := byte(opPrepare)
+		if values != nil {
+			op = opAccept
+		}
+		a, status, ch, err := s.apply(addr, r.Part, op, r.Ballot, v)
 		if err != nil {
 			s.log.Warn("wor: cannot store acceptor state", "addr", addr, "err", err)
 			return response{Status: stFull}.encode(), changed
 		}
-		changed = changed || !nack
+		changed = changed || ch
+		nack := status == stNack
 		switch {
 		case nack:
 			hi = max(hi, a.promised)

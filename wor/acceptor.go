@@ -1,0 +1,86 @@
+package wor
+
+import "bytes"
+
+// acceptor is single-shot Paxos acceptor state for one register.
+type acceptor struct {
+	promised  uint64
+	accBallot uint64
+	has       bool
+	value     []byte
+	part      uint32 // the partition it belongs to (from the requests that made it)
+}
+
+// stepped is what one request does to a register's acceptor state.
+type stepped struct {
+	next     acceptor // the state after the request (the same as before if !changed)
+	status   byte     // stOK, stNack (a higher ballot is promised) or stErr (not a register request)
+	changed  bool     // next must be stored (durably before the reply) and kept
+	conflict bool     // an accept of another value at the ballot already accepted: a client bug
+}
+
+// step is the acceptor rule of single-shot Paxos, without I/O: the state
+// a prepare, accept or read (op) at ballot leaves the register in, and
+// the status to answer; the reply reports the state after (see reply),
+// so a nack tells the proposer the promise that beat it, and a prepare
+// tells it what was accepted. The server (Server.apply) stores and keeps
+// next when it changed, in memory or in the journal.
+//
+//   - prepare: promise ballot if it is higher than any promised before
+//     (a prepare at the ballot already promised is refused: each ballot
+//     has one proposer, and its own retry gets the nack's promise).
+//   - accept: accept (ballot, value) if ballot is at least the promise,
+//     promising ballot too; a value accepted earlier is replaced. The
+//     register is write-once not because the acceptor refuses a second
+//     value but because a proposer whose prepare found one writes that
+//     one (ballots.take): so every accept at a ballot above the one that
+//     chose a value carries that value.
+//   - read: the state unchanged.
+//
+// value is copied: the request's buffer is not kept.
+func (a acceptor) step(op byte, part uint32, ballot uint64, value []byte) stepped {
+	switch op {
+	case opRead:
+		return stepped{next: a, status: stOK}
+	case opPrepare:
+		if ballot <= a.promised {
+			return stepped{next: a, status: stNack}
+		}
+		next := a
+		next.promised, next.part = ballot, part
+		return stepped{next: next, status: stOK, changed: true}
+	case opAccept:
+		if ballot < a.promised {
+			return stepped{next: a, status: stNack}
+		}
+		return stepped{
+			next:     acceptor{promised: ballot, accBallot: ballot, has: true, value: append([]byte(nil), value...), part: part},
+			status:   stOK,
+			changed:  true,
+			conflict: a.has && ballot == a.accBallot && !bytes.Equal(a.value, value),
+		}
+	}
+	return stepped{next: a, status: stErr}
+}
+
+// reply is the answer to a register request: its status and the state
+// after it.
+func (a *acceptor) reply(status byte) response {
+	return response{Status: status, Promised: a.promised, AccBallot: a.accBallot, Has: a.has, Value: a.value}
+}
+
+// admit is the configuration check every request on a partition's
+// registers passes first, given the partition's state here: a request of
+// an older epoch is refused as sealed (its client fetches the new
+// configuration), one of a newer epoch, or of an epoch not yet active
+// here, as not ready (its client retries). The reply's Promised carries
+// the epoch served here.
+func admit(ps partState, epoch uint32) (status byte, ok bool) {
+	switch {
+	case epoch < ps.epoch:
+		return stSealed, false
+	case epoch > ps.epoch || !ps.active:
+		return stNotReady, false
+	}
+	return stOK, true
+}
