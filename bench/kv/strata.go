@@ -17,6 +17,7 @@ import (
 	"strata/bench/ycsb"
 	"strata/internal/freeport"
 	kvs "strata/kv"
+	"strata/smr"
 	"strata/stack"
 	"strata/wor"
 )
@@ -190,9 +191,12 @@ func (s *strataSystem) Settings() kit.Settings {
 		"version":     strataVersion(),
 		"wormservers": fmt.Sprintf("3 `%s wor serve` processes (UDP on 127.0.0.1), persistent: a journal per server (%s/wor-N/wor.img, %d blocks of 4 KiB) on the same file system as etcd's data; a reply leaves only after a journal flush ending in fdatasync", filepath.Base(s.bin), s.dir, s.blocks),
 		"kv servers":  fmt.Sprintf("3 `%s kv serve --cluster %s/cluster.json --id N` processes (UDP on 127.0.0.1), as `strata up` runs them: WormPaxos over the wormservers (log, snapshots and trims in write-once registers), kv defaults", filepath.Base(s.bin), s.dir),
-		"durability":  "a write is acknowledged once its log register is written at a majority of wormservers, each durable (fdatasync) before it replies",
-		"client":      "one kv.Client in the harness process (its own UDP socket, stack " + kvs.Props + ", all three servers; any server forwards to the leader), N goroutines, one request outstanding each (closed loop), no rate limit",
-		"ycsb":        "read: Get (linearizable, the default); update and insert: Put; scan: Scan from the start key to \"" + ycsb.KeyPrefixEnd + "\" with a limit (linearizable); read-modify-write: Get then Put",
+		"replica": fmt.Sprintf("smr defaults (kv serve sets none): segments of %d registers, a snapshot every %d commands, heartbeat %v, election timeout %v, entries up to %d bytes, %d log writes in flight; wormserver request timeout 1s (kv serve's default)",
+			smr.DefaultSegmentSize, smr.DefaultSnapshotEvery, smr.DefaultHeartbeat, smr.DefaultElectionTimeout, smr.DefaultMaxEntry, smr.DefaultPipeline),
+		"failover":   "a client of the two other servers writes one key after another (1 KiB values); the kv leader's process gets SIGKILL; failover = kill to completion of the first write issued after it; then the process restarts with the same address and id: recovery = restart to ready (it catches up from the snapshot and the log before serving) and to applying the leader's revision of the restart",
+		"durability": "a write is acknowledged once its log register is written at a majority of wormservers, each durable (fdatasync) before it replies",
+		"client":     "one kv.Client in the harness process (its own UDP socket, stack " + kvs.Props + ", all three servers; any server forwards to the leader), N goroutines, one request outstanding each (closed loop), no rate limit",
+		"ycsb":       "read: Get (linearizable, the default); update and insert: Put; scan: Scan from the start key to \"" + ycsb.KeyPrefixEnd + "\" with a limit (linearizable); read-modify-write: Get then Put",
 	}
 }
 
