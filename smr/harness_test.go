@@ -147,7 +147,7 @@ type faults struct {
 }
 
 func drawFaults(rng *rand.Rand, lossy bool) faults {
-	f := faults{delay: time.Duration(1+rng.IntN(2)) * time.Millisecond, jitter: time.Duration(rng.IntN(2)) * time.Millisecond, clientTimeout: 100 * time.Millisecond}
+	f := faults{delay: time.Duration(1+rng.IntN(2)) * time.Millisecond, jitter: time.Duration(rng.IntN(2)) * time.Millisecond, clientTimeout: 250 * time.Millisecond}
 	if lossy {
 		f.loss = rng.Float64() * 0.05
 		f.dup = rng.Float64() * 0.05
@@ -222,7 +222,7 @@ func (c *worCluster) node(a stack.Addr) *stack.Node {
 	inc := c.inc
 	c.mu.Unlock()
 	nd := stack.NewNode(&rtTransport{rt: c.rt, tr: tr, mtu: mtu}, stack.NewRealClock(),
-		layers.Build(c.specs, stack.Config{Local: a, Epoch: inc, RTO: 5 * time.Millisecond, MaxRTO: 40 * time.Millisecond}), stack.NodeOptions{})
+		layers.Build(c.specs, stack.Config{Local: a, Epoch: inc, RTO: 20 * time.Millisecond, MaxRTO: 200 * time.Millisecond}), stack.NodeOptions{})
 	c.mu.Lock()
 	c.nodes = append(c.nodes, nd)
 	c.mu.Unlock()
@@ -372,15 +372,29 @@ func (g *group) leader(ctx context.Context) (*member, error) {
 // refused that way was not applied, so retrying is safe). It returns the
 // result, or an error whose outcome is unknown.
 func (g *group) propose(ctx context.Context, cmd []byte) ([]byte, error) {
+	res, err, _ := g.proposeVia(ctx, cmd)
+	return res, err
+}
+
+// proposeVia is propose, also returning the replica that answered.
+func (g *group) proposeVia(ctx context.Context, cmd []byte) ([]byte, error, uint64) {
 	for {
 		var last error
+		// Replicas that say they lead, the newest epoch first (an old
+		// leader cut off from the WOR space may not know yet).
+		var leaders []*member
+		epochs := map[uint64]uint64{}
 		for _, m := range g.live() {
-			if id, _, _, ok := m.rep.Leader(); !ok || id != m.id {
-				continue
+			if id, _, e, ok := m.rep.Leader(); ok && id == m.id {
+				leaders = append(leaders, m)
+				epochs[m.id] = e
 			}
+		}
+		slices.SortFunc(leaders, func(a, b *member) int { return cmp.Compare(epochs[b.id], epochs[a.id]) })
+		for _, m := range leaders {
 			res, err := m.rep.Propose(ctx, cmd)
 			if err == nil || !errors.Is(err, ErrNotLeader) {
-				return res, err
+				return res, err, m.id
 			}
 			last = err
 		}
@@ -388,7 +402,7 @@ func (g *group) propose(ctx context.Context, cmd []byte) ([]byte, error) {
 			if last == nil {
 				last = ctx.Err()
 			}
-			return nil, fmt.Errorf("%w (last: %v)", ctx.Err(), last)
+			return nil, fmt.Errorf("%w (last: %v)", ctx.Err(), last), 0
 		}
 	}
 }

@@ -139,6 +139,9 @@ type replica struct {
 	tailAt    pos // silence tracking: where the tail was last seen
 	tailSince time.Time
 	tailWait  time.Duration
+	// stoodDownFor is the segment an automatic campaign last stood down
+	// for (owned by the campaign goroutine; one runs at a time).
+	stoodDownFor uint64
 
 	mu sync.Mutex
 	// Guarded by mu.
@@ -154,7 +157,7 @@ type replica struct {
 	role        role
 	term        *term
 	everLed     bool
-	campaigning *campaignRun // the campaign running, if any
+	campaigning *campaignRun   // the campaign running, if any
 	pending     map[pos]*batch // written (or being written) entries awaiting the apply loop
 	nonce       uint64
 	// snapshots and trim
@@ -468,10 +471,11 @@ func (r *replica) atTail(p pos) {
 	r.mu.Unlock()
 	r.listen(p, ro)
 	if startCampaign {
+		r.log.Info("smr: the log's tail is still, campaigning", "tail", p.String(), "still_for", now.Sub(r.tailSince).Round(time.Millisecond), "restarted_leader", myOld)
 		r.wg.Add(1)
 		go func() {
 			defer r.wg.Done()
-			if err := r.campaign(r.ctx); err != nil && r.ctx.Err() == nil {
+			if err := r.campaignAuto(r.ctx); err != nil && r.ctx.Err() == nil {
 				r.log.Info("smr: campaign failed", "err", err)
 			}
 		}()
@@ -937,7 +941,14 @@ func (r *replica) prepNeedLocked(t *term) (act int, seg, a, b uint64) {
 
 // ---- campaigning ----
 
-func (r *replica) campaign(ctx context.Context) error {
+func (r *replica) campaign(ctx context.Context) error { return r.campaignMode(ctx, false) }
+
+// campaignAuto is the campaign a silent log starts: unlike Campaign, it
+// stands down once for a newer leader that has allocated a segment but
+// not yet written where this replica reads (it is taking over right now).
+func (r *replica) campaignAuto(ctx context.Context) error { return r.campaignMode(ctx, true) }
+
+func (r *replica) campaignMode(ctx context.Context, auto bool) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	stop := context.AfterFunc(r.ctx, cancel)
@@ -963,7 +974,7 @@ func (r *replica) campaign(ctx context.Context) error {
 	run := &campaignRun{done: make(chan struct{})}
 	r.campaigning = run
 	r.mu.Unlock()
-	err := r.runCampaign(ctx)
+	err := r.runCampaign(ctx, auto)
 	r.mu.Lock()
 	run.err = err
 	r.campaigning = nil
@@ -974,16 +985,28 @@ func (r *replica) campaign(ctx context.Context) error {
 
 // runCampaign is one campaign: allocate the next log segment, junk-fill
 // the log before it, start leading.
-func (r *replica) runCampaign(ctx context.Context) error {
+func (r *replica) runCampaign(ctx context.Context, auto bool) error {
 	r.mu.Lock()
 	cur := r.cursor
 	from := max(cur.seg, r.lead.seg)
+	tailEpoch := uint64(0)
+	if m, ok := r.segs[cur.seg]; ok {
+		tailEpoch = m.epoch
+	} else if m, ok := r.segs[cur.seg-min(cur.seg, 1)]; ok {
+		tailEpoch = m.epoch
+	}
 	r.mu.Unlock()
 
 	// 1. The last allocated log segment.
 	last, lastMeta, any, err := r.lastAllocated(ctx, cur.seg, from)
 	if err != nil {
 		return err
+	}
+	if auto && any && lastMeta.epoch > tailEpoch && last != r.stoodDownFor {
+		// A newer leader allocated a segment after the one we read in:
+		// it is filling the log right now. Give it an election timeout.
+		r.stoodDownFor = last
+		return fmt.Errorf("%w: leader %d (epoch %d) is taking over in segment %d", ErrNotLeader, lastMeta.leader, lastMeta.epoch, r.segID(last))
 	}
 	newSeg := uint64(0)
 	if any {

@@ -2,7 +2,9 @@ package smr
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"runtime"
 	"slices"
@@ -20,7 +22,8 @@ var engines = []string{"paxos", "chain"}
 // testConfig is a group configuration that exercises segment crossings
 // and failover quickly.
 func testConfig() Config {
-	return Config{Log: 1000, SegmentSize: 64, Heartbeat: 20 * time.Millisecond, ElectionTimeout: 150 * time.Millisecond}
+	return Config{Log: 1000, SegmentSize: 64, Heartbeat: 20 * time.Millisecond, ElectionTimeout: 150 * time.Millisecond,
+		Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}
 }
 
 // converge waits until every live replica has applied everything a
@@ -118,6 +121,7 @@ func counterRun(t *testing.T, seed uint64, engine string) {
 		t.Fatalf("campaign: %v", err)
 	}
 	const clients, each = 6, 25
+	t0 := time.Now()
 	var mu sync.Mutex
 	got := map[int64]string{}
 	var wg sync.WaitGroup
@@ -156,7 +160,9 @@ func counterRun(t *testing.T, seed uint64, engine string) {
 			t.Fatalf("no increment returned %d", v)
 		}
 	}
+	t1 := time.Now()
 	applied := converge(t, ctx, g)
+	t.Logf("seed %d: %d proposals in %v, replicas converged in %v; faults %+v", seed, clients*each, t1.Sub(t0), time.Since(t1), c.f)
 	if len(applied) != clients*each {
 		t.Fatalf("applied %d commands, want %d", len(applied), clients*each)
 	}
@@ -164,6 +170,190 @@ func counterRun(t *testing.T, seed uint64, engine string) {
 	for v, cmd := range got {
 		if seen[cmd] != uint64(v) {
 			t.Fatalf("%s returned %d but was applied at index %d", cmd, v, seen[cmd])
+		}
+	}
+}
+
+// outcome is what a proposer learned of one command.
+type outcome struct {
+	cmd  string
+	kind string // "ok", "notleader", "unknown"
+	val  string
+	err  error
+}
+
+func classify(cmd string, res []byte, err error) outcome {
+	switch {
+	case err == nil:
+		return outcome{cmd: cmd, kind: "ok", val: string(res)}
+	case errors.Is(err, ErrNotLeader):
+		return outcome{cmd: cmd, kind: "notleader", err: err}
+	}
+	return outcome{cmd: cmd, kind: "unknown", err: err}
+}
+
+// checkOutcomes: every command acknowledged with a counter value was
+// applied at that index; every command refused with ErrNotLeader was not
+// applied at all.
+func checkOutcomes(t *testing.T, applied map[string]uint64, outs []outcome) (ok, refused, unknown int) {
+	t.Helper()
+	for _, o := range outs {
+		idx, in := applied[o.cmd]
+		switch o.kind {
+		case "ok":
+			ok++
+			if !in || strconv.FormatUint(idx, 10) != o.val {
+				t.Errorf("%s acknowledged with %s, applied at %d (present %v)", o.cmd, o.val, idx, in)
+			}
+		case "notleader":
+			refused++
+			if in {
+				t.Errorf("%s refused (%v) but applied at %d", o.cmd, o.err, idx)
+			}
+		default:
+			unknown++
+		}
+	}
+	return ok, refused, unknown
+}
+
+// TestLeaderFailover: clients keep proposing while the leader crashes
+// (its node drops off the network and the replica stops) or is
+// partitioned away and later comes back. A new leader must apply a
+// command within a bounded time; no acknowledged command is lost or
+// applied twice; proposals the old leader refused with ErrNotLeader were
+// never applied; and after the partition heals the old leader steps down
+// and converges on the same log.
+func TestLeaderFailover(t *testing.T) {
+	for _, engine := range engines {
+		for _, how := range []string{"crash", "partition"} {
+			t.Run(engine+"-"+how, func(t *testing.T) {
+				for seed := range testseed.Each(t, testseed.Fresh(1)...) {
+					failoverRun(t, seed, engine, how)
+				}
+			})
+		}
+	}
+}
+
+func failoverRun(t *testing.T, seed uint64, engine, how string) {
+	c := newWorCluster(t, seed, engine, true)
+	g := newGroup(t, c, testConfig())
+	for id := uint64(1); id <= 3; id++ {
+		g.start(id)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
+	old := g.member(1)
+	if err := old.rep.Campaign(ctx); err != nil {
+		t.Fatalf("campaign: %v", err)
+	}
+	var mu sync.Mutex
+	var outs []outcome
+	var killedAt, firstAfter time.Time
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	// Clients through the router, and one that talks to the old leader
+	// only (to see how its in-flight proposals end).
+	for k := range 4 {
+		wg.Go(func() {
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				cmd := fmt.Sprintf("add c%d-%d", k, i)
+				octx, ocancel := context.WithTimeout(ctx, 3*time.Second)
+				var res []byte
+				var err error
+				var via uint64 = 1
+				if k == 0 {
+					res, err = old.rep.Propose(octx, []byte(cmd))
+				} else {
+					res, err, via = g.proposeVia(octx, []byte(cmd))
+				}
+				ocancel()
+				o := classify(cmd, res, err)
+				mu.Lock()
+				outs = append(outs, o)
+				mu.Unlock()
+				_ = via
+				if k == 0 && errors.Is(err, ErrClosed) {
+					return
+				}
+				if k == 0 && err != nil {
+					sleep(ctx, 10*time.Millisecond)
+				}
+			}
+		})
+	}
+	sleep(ctx, 300*time.Millisecond)
+	mu.Lock()
+	killedAt = time.Now()
+	mu.Unlock()
+	switch how {
+	case "crash":
+		g.kill(1)
+	case "partition":
+		c.isolate(old.addr)
+	}
+	// The failover time: from the fault to the first command a new
+	// leader applies, as a client retrying through the router sees it.
+	for i := 0; firstAfter.IsZero(); i++ {
+		cmd := fmt.Sprintf("add probe-%d", i)
+		pctx, pcancel := context.WithTimeout(ctx, 300*time.Millisecond)
+		res, err, via := g.proposeVia(pctx, []byte(cmd))
+		pcancel()
+		o := classify(cmd, res, err)
+		mu.Lock()
+		outs = append(outs, o)
+		if o.kind == "ok" && via != 1 {
+			firstAfter = time.Now()
+		}
+		mu.Unlock()
+		if ctx.Err() != nil {
+			t.Fatalf("no new leader; state:%s", g.dump())
+		}
+	}
+	newLeader, err := g.leaderOtherThan(ctx, 1)
+	if err != nil {
+		t.Fatalf("%v; state:%s", err, g.dump())
+	}
+	sleep(ctx, 500*time.Millisecond)
+	if how == "partition" {
+		c.isolate() // heal: the old leader finds the junk fill and steps down
+		sleep(ctx, 500*time.Millisecond)
+	}
+	close(stop)
+	wg.Wait()
+	mu.Lock()
+	failover := firstAfter.Sub(killedAt)
+	mu.Unlock()
+	if firstAfter.IsZero() || failover > 5*time.Second {
+		t.Fatalf("no command applied within 5s of the leader's %s (new leader %d); state:%s", how, newLeader.id, g.dump())
+	}
+	if how == "partition" {
+		if id, _, _, ok := old.rep.Leader(); ok && id == 1 {
+			t.Fatalf("the old leader still leads after the partition healed; state:%s", g.dump())
+		}
+	}
+	applied := converge(t, ctx, g)
+	seen := noDuplicates(t, applied)
+	okN, refused, unknown := checkOutcomes(t, seen, outs)
+	t.Logf("seed %d %s: failover %v (to replica %d); %d applied, %d acknowledged, %d refused (not applied), %d unknown", seed, how, failover, newLeader.id, len(applied), okN, refused, unknown)
+}
+
+// leaderOtherThan waits for a leader other than replica id.
+func (g *group) leaderOtherThan(ctx context.Context, id uint64) (*member, error) {
+	for {
+		for _, m := range g.live() {
+			if lid, _, _, ok := m.rep.Leader(); ok && lid == m.id && m.id != id {
+				return m, nil
+			}
+		}
+		if !sleep(ctx, 5*time.Millisecond) {
+			return nil, fmt.Errorf("no new leader: %w", ctx.Err())
 		}
 	}
 }
