@@ -2,6 +2,7 @@ package kv
 
 import (
 	"bytes"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -114,6 +115,21 @@ func TestTargetsAndChecks(t *testing.T) {
 	}
 	if strings.Count(out, "NOT MET") != 3 {
 		t.Errorf("Print shows %d NOT MET, want 3:\n%s", strings.Count(out, "NOT MET"), out)
+	}
+
+	// --json carries the checks with the ratios.
+	b.Reset()
+	if err := rep.WriteJSON(&b); err != nil {
+		t.Fatal(err)
+	}
+	var back struct {
+		Ratios  map[string]float64 `json:"ratios"`
+		Results struct {
+			Checks []Check `json:"checks"`
+		} `json:"results"`
+	}
+	if err := json.Unmarshal(b.Bytes(), &back); err != nil || len(back.Results.Checks) != len(cs) || len(back.Ratios) != len(rep.Ratios) {
+		t.Fatalf("JSON report %s: %v", b.String(), err)
 	}
 }
 
