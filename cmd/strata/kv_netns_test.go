@@ -1,0 +1,220 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"strata/stack"
+)
+
+// netHosts are network namespaces standing for hosts: each has a veth
+// pair whose other end is a port of a bridge in the test's namespace, and
+// an address of its own on the bridge's subnet; the bridge has one too,
+// so clients in the test reach every host. Cutting a host off is setting
+// its bridge-side veth down.
+type netHosts struct {
+	ns     []string // namespace names
+	veths  []string // each host's bridge-side veth
+	ips    []string // each host's address
+	bridge string
+}
+
+// ip runs ip(8) with args and returns its combined output.
+func ip(args ...string) (string, error) {
+	out, err := exec.Command("ip", args...).CombinedOutput()
+	if err != nil {
+		return string(out), fmt.Errorf("ip %s: %v: %s", strings.Join(args, " "), err, strings.TrimSpace(string(out)))
+	}
+	return string(out), nil
+}
+
+// newNetHosts creates n hosts on a fresh /24 of 10.77.0.0/16 (the first
+// one no address of this namespace is on), with names unique to this run,
+// and removes them when the test ends, whether it passed or not. It skips
+// the test where namespaces cannot be created: not Linux, no ip command,
+// or no permission (not root, or a container without CAP_SYS_ADMIN).
+func newNetHosts(t *testing.T, n int) *netHosts {
+	t.Helper()
+	if runtime.GOOS != "linux" {
+		t.Skip("network namespaces are Linux only")
+	}
+	if _, err := exec.LookPath("ip"); err != nil {
+		t.Skip("no ip command (iproute2) to create network namespaces")
+	}
+	tag := fmt.Sprintf("%04x", (uint32(os.Getpid())^uint32(time.Now().UnixNano()>>12))&0xffff)
+	h := &netHosts{bridge: "skv" + tag + "br"}
+	// The namespaces first: where that is not permitted, skip.
+	for i := range n {
+		name := fmt.Sprintf("strata-kv-%s-%d", tag, i+1)
+		if _, err := ip("netns", "add", name); err != nil {
+			if i == 0 && (strings.Contains(err.Error(), "Operation not permitted") || strings.Contains(err.Error(), "Permission denied")) {
+				t.Skipf("cannot create network namespaces here (root with CAP_SYS_ADMIN and CAP_NET_ADMIN is needed): %v", err)
+			}
+			t.Fatal(err)
+		}
+		h.ns = append(h.ns, name)
+		t.Cleanup(func() {
+			if _, err := ip("netns", "del", name); err != nil {
+				t.Errorf("cleanup: %v", err)
+			}
+		})
+	}
+	subnet := freeSubnet(t)
+	if _, err := ip("link", "add", h.bridge, "type", "bridge"); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if _, err := ip("link", "del", h.bridge); err != nil {
+			t.Errorf("cleanup: %v", err)
+		}
+	})
+	for _, args := range [][]string{
+		{"addr", "add", subnet + ".254/24", "dev", h.bridge},
+		{"link", "set", h.bridge, "up"},
+	} {
+		if _, err := ip(args...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, ns := range h.ns {
+		veth, peer, addr := fmt.Sprintf("skv%sh%d", tag, i+1), fmt.Sprintf("skv%sn%d", tag, i+1), fmt.Sprintf("%s.%d", subnet, i+1)
+		if _, err := ip("link", "add", veth, "type", "veth", "peer", "name", peer, "netns", ns); err != nil {
+			t.Fatal(err)
+		}
+		h.veths, h.ips = append(h.veths, veth), append(h.ips, addr)
+		t.Cleanup(func() {
+			// Deleting the namespace deletes the pair too, unless
+			// processes still hold it: delete it here in any case.
+			ip("link", "del", veth)
+		})
+		for _, args := range [][]string{
+			{"link", "set", veth, "master", h.bridge},
+			{"link", "set", veth, "up"},
+			{"-n", ns, "addr", "add", addr + "/24", "dev", peer},
+			{"-n", ns, "link", "set", peer, "up"},
+			{"-n", ns, "link", "set", "lo", "up"}, // a server reaches its own address through lo
+		} {
+			if _, err := ip(args...); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return h
+}
+
+// freeSubnet returns "10.77.X" for the first X such that no address of
+// this namespace is in 10.77.X.0/24 (another run's bridge, say).
+func freeSubnet(t *testing.T) string {
+	t.Helper()
+	addrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for x := 0; x < 256; x++ {
+		_, sub, _ := net.ParseCIDR(fmt.Sprintf("10.77.%d.0/24", x))
+		used := false
+		for _, a := range addrs {
+			if ipn, ok := a.(*net.IPNet); ok && sub.Contains(ipn.IP) {
+				used = true
+			}
+		}
+		if !used {
+			return fmt.Sprintf("10.77.%d", x)
+		}
+	}
+	t.Fatal("every 10.77.X.0/24 has an address here")
+	return ""
+}
+
+// cut takes host i off the bridge, or puts it back.
+func (h *netHosts) cut(t *testing.T, i int, off bool) {
+	t.Helper()
+	state := "up"
+	if off {
+		state = "down"
+	}
+	if _, err := ip("link", "set", h.veths[i], state); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestKVNetns runs the key-value service on three hosts: network
+// namespaces joined by a bridge, each with its own address (10.77.X.1-3)
+// and a wormserver and a kv server listening on it; the cluster file
+// names the wormservers by those addresses, and the clients run in the
+// test's namespace. While three clients write, the kv leader's host is
+// cut off (its veth set down): writes resume through the two connected
+// hosts within failoverWait (the time is logged), and the cut-off server
+// cannot be reached; then the host is put back and its server catches
+// up. Then a follower's host is cut off and put back. Every acknowledged
+// write is readable at the end.
+func TestKVNetns(t *testing.T) {
+	h := newNetHosts(t, 3)
+	cl := newKVCluster(t, h.ips, h.ns, []int{7101, 7101, 7101}, []int{7201, 7201, 7201})
+	// The servers listen, and tell each other, their hosts' addresses.
+	for i, p := range cl.wor {
+		if want := fmt.Sprintf("udp:%s:7101", h.ips[i]); p.addr != want {
+			t.Fatalf("%s in %s listens on %s, want %s", p.name, h.ns[i], p.addr, want)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	c := dialKV(t, cl.kvAddrs...)
+	for i, a := range cl.kvAddrs {
+		sctx, cancel := context.WithTimeout(ctx, failoverWait)
+		st, err := c.Status(sctx, stack.Addr(a))
+		cancel()
+		if err != nil {
+			t.Fatalf("status of kv server %d at %s from the root namespace: %v", i+1, a, err)
+		}
+		if st.Leader != "" && !strings.Contains(st.Leader, ":7201") {
+			t.Fatalf("kv server %d names the leader %q: not a kv server's address", i+1, st.Leader)
+		}
+	}
+	load := startLoad(t, ctx, 3, cl.kvAddrs)
+	defer load.stop()
+	load.waitAfter(t, time.Now().Add(-time.Second), 30, failoverWait, "start")
+
+	// The leader's host is cut off.
+	li := cl.leader(ctx, c, failoverWait)
+	if want := fmt.Sprintf("%s:7201", h.ips[li]); !strings.Contains(cl.kvAddrs[li], want) {
+		t.Fatalf("leader kv server %d at %s, want %s", li+1, cl.kvAddrs[li], want)
+	}
+	tCut := time.Now()
+	h.cut(t, li, true)
+	failover := load.waitAfter(t, tCut, 20, failoverWait, fmt.Sprintf("after cutting off the leader's host %s (kv server %d)", h.ns[li], li+1))
+	sctx, scancel := context.WithTimeout(ctx, 2*time.Second)
+	if st, err := c.Status(sctx, stack.Addr(cl.kvAddrs[li])); err == nil {
+		t.Fatalf("kv server %d answers from its cut-off host: %+v", li+1, st)
+	}
+	scancel()
+	newLeader := cl.leader(ctx, c, failoverWait)
+	if newLeader == li {
+		t.Fatalf("kv server %d, cut off, still leads", li+1)
+	}
+	t.Logf("leader's host %s (kv server %d at %s) cut off -> first write acknowledged %v later (longest pause between acknowledgements %v); new leader kv server %d",
+		h.ns[li], li+1, cl.kvAddrs[li], failover.Round(time.Millisecond), load.maxGap(tCut).Round(time.Millisecond), newLeader+1)
+	load.waitAfter(t, tCut, 200, failoverWait, "with the old leader's host cut off")
+	h.cut(t, li, false)
+	took := cl.checkCaughtUp(ctx, c, li, "reconnected old leader")
+	t.Logf("host %s back: kv server %d saw the latest write %v later", h.ns[li], li+1, took.Round(time.Millisecond))
+
+	// A follower's host is cut off and put back.
+	li = cl.leader(ctx, c, failoverWait)
+	fi := (li + 1) % 3
+	tCut = time.Now()
+	h.cut(t, fi, true)
+	load.waitAfter(t, tCut, 100, failoverWait, fmt.Sprintf("after cutting off a follower's host %s (kv server %d)", h.ns[fi], fi+1))
+	t.Logf("follower's host %s (kv server %d) cut off: longest pause between acknowledgements %v", h.ns[fi], fi+1, load.maxGap(tCut).Round(time.Millisecond))
+	h.cut(t, fi, false)
+	cl.checkCaughtUp(ctx, c, fi, "reconnected follower")
+	load.stop()
+	load.verify(t, ctx, c)
+}
