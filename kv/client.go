@@ -344,8 +344,9 @@ func (c *Client) do(ctx context.Context, r *Request) (*Response, error) {
 		c.log.Debug("kv: try failed", "server", srv, "op", r.Op, "try", try, "err", err)
 		next := (i + 1) % len(c.servers)
 		if resp != nil && resp.Leader != "" {
-			// The server knows the leader: go there.
-			if j := slices.Index(c.servers, stack.Addr(resp.Leader)); j >= 0 && j != i {
+			// The server knows the leader: go there (to the same server
+			// if it has just become the leader itself).
+			if j := slices.Index(c.servers, stack.Addr(resp.Leader)); j >= 0 {
 				next = j
 			}
 		}

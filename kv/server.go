@@ -317,11 +317,32 @@ func (s *Server) forward(ctx context.Context, leader string, r *Request) ([]byte
 	fr.Hops++
 	timeout := forwardTimeout
 	if dl, ok := ctx.Deadline(); ok {
-		timeout = min(timeout, time.Until(dl))
+		// Leave time for a retry should this leader not answer.
+		timeout = min(timeout, time.Until(dl)*3/4)
 	}
 	fr.Timeout = timeout
 	fctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	// A dead leader does not answer; once this replica learns of another
+	// leader, waiting on the old one is pointless: give up on it then
+	// (the retry is deduplicated if the old one applied the write).
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		t := time.NewTicker(20 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-t.C:
+				if _, addr, _, ok := s.rep.Leader(); ok && addr != leader {
+					cancel()
+					return
+				}
+			}
+		}
+	}()
 	out, err := s.node.Call(fctx, stack.Addr(leader), EncodeRequest(&fr), timeout)
 	if err != nil {
 		s.log.Debug("kv: forward failed", "to", leader, "op", r.Op, "err", err)

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +15,14 @@ import (
 	"strata/stack/layers"
 )
 
-func quietLog() *slog.Logger { return slog.New(slog.DiscardHandler) }
+// quietLog discards the log, unless STRATA_KV_DEBUG is set: then debug
+// lines go to stderr.
+func quietLog() *slog.Logger {
+	if os.Getenv("STRATA_KV_DEBUG") != "" {
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	return slog.New(slog.DiscardHandler)
+}
 
 func loopbackNode(t *testing.T) *stack.Node {
 	t.Helper()
