@@ -153,8 +153,8 @@ func (h *netHosts) cut(t *testing.T, i int, off bool) {
 // cut off (its veth set down): writes resume through the two connected
 // hosts within failoverWait (the time is logged), and the cut-off server
 // cannot be reached; then the host is put back and its server catches
-// up. Then a follower's host is cut off and put back. Every acknowledged
-// write is readable at the end.
+// up (STRATA_KV_ROUNDS=N: N times). Then a follower's host is cut off and
+// put back. Every acknowledged write is readable at the end.
 func TestKVNetns(t *testing.T) {
 	h := newNetHosts(t, 3)
 	cl := newKVCluster(t, h.ips, h.ns, []int{7101, 7101, 7101}, []int{7201, 7201, 7201})
@@ -182,34 +182,38 @@ func TestKVNetns(t *testing.T) {
 	defer load.stop()
 	load.waitAfter(t, time.Now().Add(-time.Second), 30, failoverWait, "start")
 
-	// The leader's host is cut off.
-	li := cl.leader(ctx, c, failoverWait)
-	if want := fmt.Sprintf("%s:7201", h.ips[li]); !strings.Contains(cl.kvAddrs[li], want) {
-		t.Fatalf("leader kv server %d at %s, want %s", li+1, cl.kvAddrs[li], want)
+	// The leader's host is cut off and put back, STRATA_KV_ROUNDS times
+	// (default once).
+	for round := range kvRounds(t) {
+		li := cl.leader(ctx, c, failoverWait)
+		if want := fmt.Sprintf("%s:7201", h.ips[li]); !strings.Contains(cl.kvAddrs[li], want) {
+			t.Fatalf("leader kv server %d at %s, want %s", li+1, cl.kvAddrs[li], want)
+		}
+		tCut := time.Now()
+		h.cut(t, li, true)
+		failover := load.waitAfter(t, tCut, 20, failoverWait, fmt.Sprintf("round %d: after cutting off the leader's host %s (kv server %d)", round+1, h.ns[li], li+1))
+		sctx, scancel := context.WithTimeout(ctx, 2*time.Second)
+		st, err := c.Status(sctx, stack.Addr(cl.kvAddrs[li]))
+		scancel()
+		if err == nil {
+			t.Fatalf("round %d: kv server %d answers from its cut-off host: %+v", round+1, li+1, st)
+		}
+		newLeader := cl.leader(ctx, c, failoverWait)
+		if newLeader == li {
+			t.Fatalf("round %d: kv server %d, cut off, still leads", round+1, li+1)
+		}
+		t.Logf("round %d: leader's host %s (kv server %d at %s) cut off -> first write acknowledged %v later (longest pause between acknowledgements %v); new leader kv server %d",
+			round+1, h.ns[li], li+1, cl.kvAddrs[li], failover.Round(time.Millisecond), load.maxGap(tCut).Round(time.Millisecond), newLeader+1)
+		load.waitAfter(t, tCut, 200, failoverWait, fmt.Sprintf("round %d: with the old leader's host cut off", round+1))
+		h.cut(t, li, false)
+		took := cl.checkCaughtUp(ctx, c, li, fmt.Sprintf("round %d: reconnected old leader", round+1))
+		t.Logf("round %d: host %s back: kv server %d saw the latest write %v later", round+1, h.ns[li], li+1, took.Round(time.Millisecond))
 	}
-	tCut := time.Now()
-	h.cut(t, li, true)
-	failover := load.waitAfter(t, tCut, 20, failoverWait, fmt.Sprintf("after cutting off the leader's host %s (kv server %d)", h.ns[li], li+1))
-	sctx, scancel := context.WithTimeout(ctx, 2*time.Second)
-	if st, err := c.Status(sctx, stack.Addr(cl.kvAddrs[li])); err == nil {
-		t.Fatalf("kv server %d answers from its cut-off host: %+v", li+1, st)
-	}
-	scancel()
-	newLeader := cl.leader(ctx, c, failoverWait)
-	if newLeader == li {
-		t.Fatalf("kv server %d, cut off, still leads", li+1)
-	}
-	t.Logf("leader's host %s (kv server %d at %s) cut off -> first write acknowledged %v later (longest pause between acknowledgements %v); new leader kv server %d",
-		h.ns[li], li+1, cl.kvAddrs[li], failover.Round(time.Millisecond), load.maxGap(tCut).Round(time.Millisecond), newLeader+1)
-	load.waitAfter(t, tCut, 200, failoverWait, "with the old leader's host cut off")
-	h.cut(t, li, false)
-	took := cl.checkCaughtUp(ctx, c, li, "reconnected old leader")
-	t.Logf("host %s back: kv server %d saw the latest write %v later", h.ns[li], li+1, took.Round(time.Millisecond))
 
 	// A follower's host is cut off and put back.
-	li = cl.leader(ctx, c, failoverWait)
+	li := cl.leader(ctx, c, failoverWait)
 	fi := (li + 1) % 3
-	tCut = time.Now()
+	tCut := time.Now()
 	h.cut(t, fi, true)
 	load.waitAfter(t, tCut, 100, failoverWait, fmt.Sprintf("after cutting off a follower's host %s (kv server %d)", h.ns[fi], fi+1))
 	t.Logf("follower's host %s (kv server %d) cut off: longest pause between acknowledgements %v", h.ns[fi], fi+1, load.maxGap(tCut).Round(time.Millisecond))

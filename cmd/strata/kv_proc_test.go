@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -459,11 +460,27 @@ func (l *kvLoad) verify(t *testing.T, ctx context.Context, c *kv.Client) {
 	t.Logf("%d acknowledged writes all readable; %d keys in the load range (the others: writes cancelled at the stop or failed, whose outcome their client did not learn); %d writes failed", len(l.acked), len(scanned), l.failed)
 }
 
+// kvRounds is how many times the real-process and namespace tests take
+// the leader down: STRATA_KV_ROUNDS (a soak), default 1.
+func kvRounds(t *testing.T) int {
+	t.Helper()
+	v := os.Getenv("STRATA_KV_ROUNDS")
+	if v == "" {
+		return 1
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("STRATA_KV_ROUNDS=%q: want a positive number of rounds", v)
+	}
+	return n
+}
+
 // TestKVRealProcesses: three persistent wormservers and three kv servers,
 // one process each on loopback, under writes of four clients. The kv
 // leader's process is killed with SIGKILL: writes resume within
 // failoverWait (the measured failover time, kill to the first write
-// acknowledged after it, is logged) and the restarted server catches up.
+// acknowledged after it, is logged) and the restarted server catches up
+// (STRATA_KV_ROUNDS=N: N times).
 // Then a follower is killed and restarted; then a wormserver is killed
 // and restarted on its journal, and a second wormserver is killed for
 // good, so the only majority left includes the restarted one. Every
@@ -478,36 +495,38 @@ func TestKVRealProcesses(t *testing.T) {
 	defer load.stop()
 	load.waitAfter(t, time.Now().Add(-time.Second), 50, failoverWait, "start")
 
-	// The leader dies.
-	li := cl.leader(ctx, c, failoverWait)
-	tKill := time.Now()
-	cl.kv[li].kill()
-	failover := load.waitAfter(t, tKill, 20, failoverWait, fmt.Sprintf("after kill -9 of the leader, kv server %d", li+1))
-	newLeader := cl.leader(ctx, c, failoverWait)
-	if newLeader == li {
-		t.Fatalf("kv server %d, killed, still leads", li+1)
+	// The leader dies, STRATA_KV_ROUNDS times (default once).
+	for round := range kvRounds(t) {
+		li := cl.leader(ctx, c, failoverWait)
+		tKill := time.Now()
+		cl.kv[li].kill()
+		failover := load.waitAfter(t, tKill, 20, failoverWait, fmt.Sprintf("round %d: after kill -9 of the leader, kv server %d", round+1, li+1))
+		newLeader := cl.leader(ctx, c, failoverWait)
+		if newLeader == li {
+			t.Fatalf("round %d: kv server %d, killed, still leads", round+1, li+1)
+		}
+		t.Logf("round %d: failover: kill -9 of the leader (kv server %d) -> first write acknowledged %v later (longest pause between acknowledgements %v); new leader kv server %d",
+			round+1, li+1, failover.Round(time.Millisecond), load.maxGap(tKill).Round(time.Millisecond), newLeader+1)
+		tStart := time.Now()
+		if err := cl.kv[li].start(); err != nil {
+			t.Fatal(err)
+		}
+		ready := time.Since(tStart)
+		took := cl.checkCaughtUp(ctx, c, li, fmt.Sprintf("round %d: restarted leader", round+1))
+		t.Logf("round %d: kv server %d restarted: ready after %v, saw the latest write %v after that", round+1, li+1, ready.Round(time.Millisecond), took.Round(time.Millisecond))
 	}
-	t.Logf("failover: kill -9 of the leader (kv server %d) -> first write acknowledged %v later (longest pause between acknowledgements %v); new leader kv server %d",
-		li+1, failover.Round(time.Millisecond), load.maxGap(tKill).Round(time.Millisecond), newLeader+1)
-	tStart := time.Now()
-	if err := cl.kv[li].start(); err != nil {
-		t.Fatal(err)
-	}
-	ready := time.Since(tStart)
-	took := cl.checkCaughtUp(ctx, c, li, "restarted leader")
-	t.Logf("kv server %d restarted: ready after %v, saw the latest write %v after that", li+1, ready.Round(time.Millisecond), took.Round(time.Millisecond))
 
 	// A follower dies.
-	li = cl.leader(ctx, c, failoverWait)
+	li := cl.leader(ctx, c, failoverWait)
 	fi := (li + 1) % 3
-	tKill = time.Now()
+	tKill := time.Now()
 	cl.kv[fi].kill()
 	load.waitAfter(t, tKill, 20, failoverWait, fmt.Sprintf("after kill -9 of a follower, kv server %d", fi+1))
 	t.Logf("kill -9 of a follower (kv server %d): longest pause between acknowledgements %v", fi+1, load.maxGap(tKill).Round(time.Millisecond))
 	if err := cl.kv[fi].start(); err != nil {
 		t.Fatal(err)
 	}
-	took = cl.checkCaughtUp(ctx, c, fi, "restarted follower")
+	took := cl.checkCaughtUp(ctx, c, fi, "restarted follower")
 	t.Logf("kv server %d restarted: saw the latest write %v after ready", fi+1, took.Round(time.Millisecond))
 
 	// A wormserver dies and comes back from its journal; then another
