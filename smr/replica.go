@@ -265,16 +265,23 @@ func (r *replica) fetchMeta(ctx context.Context, s uint64) (segState, logMeta, e
 	if ok {
 		return segAllocated, m, nil
 	}
+	return r.fetchMetaFresh(ctx, s)
+}
+
+// fetchMetaFresh is fetchMeta without the cache (which does not know of
+// trims).
+func (r *replica) fetchMetaFresh(ctx context.Context, s uint64) (segState, logMeta, error) {
 	md, err := r.c.Metadata(ctx, r.segID(s))
 	switch {
 	case errors.Is(err, wor.ErrNotAllocated):
 		return segUnallocated, logMeta{}, nil
 	case errors.Is(err, wor.ErrTrimmed):
+		r.forgetTrimmed(s)
 		return segTrimmed, logMeta{}, nil
 	case err != nil:
 		return 0, logMeta{}, err
 	}
-	m, err = decodeLogMeta(md)
+	m, err := decodeLogMeta(md)
 	if err != nil {
 		r.log.Error("smr: log segment with bad metadata: treated as empty", "segment", r.segID(s), "err", err)
 		m = logMeta{}
@@ -286,8 +293,20 @@ func (r *replica) fetchMeta(ctx context.Context, s uint64) (segState, logMeta, e
 }
 
 func (r *replica) probeSeg(ctx context.Context, s uint64) (segState, error) {
-	st, _, err := r.fetchMeta(ctx, s)
+	st, _, err := r.fetchMetaFresh(ctx, s)
 	return st, err
+}
+
+// forgetTrimmed drops cached metadata of log segments up to s, which is
+// trimmed (log segments are trimmed in order).
+func (r *replica) forgetTrimmed(s uint64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for x := range r.segs {
+		if x <= s {
+			delete(r.segs, x)
+		}
+	}
 }
 
 func (r *replica) noteSegLocked(s uint64, m logMeta) {
@@ -411,6 +430,7 @@ func (r *replica) run() {
 				}
 			case errors.Is(x.err, wor.ErrTrimmed):
 				if i == 0 {
+					r.forgetTrimmed(q.seg)
 					r.recoverNow()
 				}
 			case i == 0:
@@ -1357,6 +1377,9 @@ func (r *replica) recoverOnce(ctx context.Context) error {
 			if errors.Is(x.err, wor.ErrUnwritten) {
 				return fmt.Errorf("smr: no usable snapshot pointer after the trimmed log (scanned to %v)", q)
 			}
+			if errors.Is(x.err, wor.ErrTrimmed) {
+				r.forgetTrimmed(q.seg)
+			}
 			if x.err != nil {
 				return x.err
 			}
@@ -1549,6 +1572,7 @@ func (r *replica) probe(ctx context.Context, p pos) (pos, error) {
 			case errors.Is(x.err, wor.ErrUnwritten):
 				return q, nil
 			case errors.Is(x.err, wor.ErrTrimmed):
+				r.forgetTrimmed(q.seg)
 				n = uint64(i) // handled at the top of the next round
 			default:
 				n, failed = uint64(i), x.err

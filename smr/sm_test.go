@@ -107,3 +107,15 @@ func (s *testSM) log() (from uint64, applied []string, errs []string) {
 	defer s.mu.Unlock()
 	return s.from, append([]string(nil), s.applied...), append([]string(nil), s.errs...)
 }
+
+func (s *testSM) snapshots() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.snaps
+}
+
+func (s *testSM) restores() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.restore
+}

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"strata/internal/testseed"
+	"strata/wor"
 )
 
 var engines = []string{"paxos", "chain"}
@@ -23,7 +24,16 @@ var engines = []string{"paxos", "chain"}
 // and failover quickly.
 func testConfig() Config {
 	return Config{Log: 1000, SegmentSize: 64, Heartbeat: 20 * time.Millisecond, ElectionTimeout: 150 * time.Millisecond,
-		Logger: slog.New(slog.NewTextHandler(os.Stderr, nil))}
+		Logger: testLogger()}
+}
+
+// testLogger logs at Info, or Debug with STRATA_SMR_DEBUG set.
+func testLogger() *slog.Logger {
+	level := slog.LevelInfo
+	if os.Getenv("STRATA_SMR_DEBUG") != "" {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 }
 
 // converge waits until every live replica has applied everything a
@@ -356,4 +366,91 @@ func (g *group) leaderOtherThan(ctx context.Context, id uint64) (*member, error)
 			return nil, fmt.Errorf("no new leader: %w", ctx.Err())
 		}
 	}
+}
+
+// TestSnapshotAndTrim: with small segments, small entries and frequent
+// snapshots, many commands leave the old log segments trimmed (their
+// registers answer ErrTrimmed); a follower cut off meanwhile finds its
+// next segment trimmed and catches up from a snapshot; a brand-new replica
+// and a restarted one start from the latest snapshot plus the log after
+// it; all reach the same state.
+func TestSnapshotAndTrim(t *testing.T) {
+	for _, engine := range engines {
+		t.Run(engine, func(t *testing.T) {
+			for seed := range testseed.Each(t, testseed.Fresh(1)...) {
+				snapshotRun(t, seed, engine)
+			}
+		})
+	}
+}
+
+func snapshotRun(t *testing.T, seed uint64, engine string) {
+	c := newWorCluster(t, seed, engine, true)
+	cfg := testConfig()
+	cfg.SegmentSize = 16
+	cfg.SnapshotEvery = 40
+	cfg.MaxEntry = 256 // snapshots span a dozen chunks; batches hold a few commands
+	g := newGroup(t, c, cfg)
+	for id := uint64(1); id <= 3; id++ {
+		g.start(id)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	if err := g.member(1).rep.Campaign(ctx); err != nil {
+		t.Fatalf("campaign: %v", err)
+	}
+	lagging := g.member(3)
+	c.isolate(lagging.addr)
+	load := func(prefix string, clients, each int) {
+		var wg sync.WaitGroup
+		for k := range clients {
+			wg.Go(func() {
+				for i := range each {
+					cmd := fmt.Sprintf("add %s%d-%d", prefix, k, i)
+					if _, err := g.propose(ctx, []byte(cmd)); err != nil {
+						t.Errorf("%s: %v", cmd, err)
+						return
+					}
+				}
+			})
+		}
+		wg.Wait()
+		if t.Failed() {
+			t.Fatalf("state:%s", g.dump())
+		}
+	}
+	load("a", 4, 100)
+	leader, err := g.leader(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := leader.sm.snapshots(); n < 2 {
+		t.Fatalf("the leader took %d snapshots after 400 commands", n)
+	}
+	// The first log segment is gone from the WOR space.
+	probe := c.client("sim:probe")
+	if _, err := probe.Read(ctx, cfg.Log, 0); !errors.Is(err, wor.ErrTrimmed) {
+		t.Fatalf("reading the first log segment: %v, want ErrTrimmed", err)
+	}
+	if _, err := probe.Metadata(ctx, cfg.Log+MaxLogSegments); !errors.Is(err, wor.ErrTrimmed) {
+		t.Fatalf("the first snapshot segment: %v, want ErrTrimmed", err)
+	}
+	// The cut-off follower comes back behind the trim.
+	c.isolate()
+	// A brand-new replica, and replica 2 restarted with a fresh state.
+	fresh := g.start(4)
+	g.kill(2)
+	restarted := g.start(2)
+	load("b", 2, 20)
+	converge(t, ctx, g)
+	for _, m := range []*member{lagging, fresh, restarted} {
+		if m.sm.restores() == 0 {
+			t.Fatalf("replica %d did not restore a snapshot", m.id)
+		}
+	}
+	idx, counter, _ := leader.sm.state()
+	if counter != 440 || idx != 440 {
+		t.Fatalf("leader at index %d with counter %d, want 440", idx, counter)
+	}
+	t.Logf("seed %d: %d snapshots taken by the leader; lagging, new and restarted replicas restored one", seed, leader.sm.snapshots())
 }
