@@ -175,6 +175,9 @@ func (c *Client) Get(ctx context.Context, key string, opts ...ReadOption) (KeyVa
 		o(r)
 	}
 	resp, err := c.do(ctx, r)
+	if errors.Is(err, ErrNotFound) {
+		return KeyValue{}, fmt.Errorf("%w: %q", ErrNotFound, key)
+	}
 	if err != nil {
 		return KeyValue{}, err
 	}

@@ -22,6 +22,7 @@ import (
 
 	"strata/journal"
 	"strata/journal/disk"
+	"strata/kv"
 	"strata/stack"
 	"strata/stack/layers"
 	"strata/wor"
@@ -363,10 +364,13 @@ func upCmd() *cobra.Command {
 	var base, nfsPort, nfsSize int
 	c := &cobra.Command{
 		Use:   "up",
-		Short: "Start a local cluster: 3 write-once-register servers and an NFS export, data in a folder",
+		Short: "Start a local cluster: 3 key-value servers, 3 write-once-register servers and an NFS export, data in a folder",
 		Long: `up starts, as child processes with their data in DIR:
   - three wormservers (persistent, UDP on 127.0.0.1, ports --port, --port+1,
     --port+2; journals in DIR/wor-1..3; cluster file DIR/cluster.json);
+  - three key-value servers (ids 1..3, UDP on 127.0.0.1, ports --port+100 to
+    --port+102; their replicated log and snapshots live in the wormservers;
+    the list of them in DIR/kv.json, which "strata kv" commands read);
   - an NFSv3 server exporting /strata (NFS on --nfs-port, MOUNT on
     --nfs-port+1, TCP and UDP on 127.0.0.1; file system in DIR/nfs.img,
     created with --nfs-size MiB the first time; --nfs-port 0 to skip).
@@ -383,9 +387,11 @@ everything from the journals.`,
 			var addrs []string
 			var procs []*exec.Cmd
 			defer func() {
-				for _, p := range procs {
-					p.Process.Signal(os.Interrupt)
-					p.Wait()
+				// Last started first: the kv servers are the wormservers'
+				// clients.
+				for i := len(procs) - 1; i >= 0; i-- {
+					procs[i].Process.Signal(os.Interrupt)
+					procs[i].Wait()
 				}
 			}()
 			for i := 0; i < 3; i++ {
@@ -418,14 +424,39 @@ everything from the journals.`,
 			if err := writeClusterFile(cfgPath, &cfg); err != nil {
 				return err
 			}
+			var kvAddrs []string
+			for i := 0; i < 3; i++ {
+				port := base + 100 + i
+				if base == 0 {
+					port = 0
+				}
+				line, err := startChild(cmd, &procs, "listening on ", self, "kv", "serve", "--listen", fmt.Sprintf("udp:127.0.0.1:%d", port), "--cluster", cfgPath, "--id", fmt.Sprint(i+1))
+				if err != nil {
+					return fmt.Errorf("kv server %d: %w", i+1, err)
+				}
+				kvAddrs = append(kvAddrs, strings.TrimSpace(strings.TrimPrefix(line, "listening on ")))
+			}
+			kvPath := filepath.Join(dir, "kv.json")
+			kvJSON, err := json.MarshalIndent(kv.ServersFile{Servers: kvAddrs}, "", "  ")
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(kvPath, append(kvJSON, '\n'), 0o644); err != nil {
+				return err
+			}
 			o := cmd.OutOrStdout()
+			fmt.Fprintf(o, "3 kv servers up: %s (servers file %s; log and snapshots in the wormservers)\n", strings.Join(kvAddrs, ", "), kvPath)
 			fmt.Fprintf(o, "3 wormservers up: %s (data in %s, cluster file %s)\n", strings.Join(addrs, ", "), dir, cfgPath)
-			hint := ""
+			hint, kvHint := "", ""
 			if cfgPath != defaultClusterFile {
 				hint = " --cluster " + cfgPath
 			}
+			if kvPath != defaultKVFile {
+				kvHint = " --servers-file " + kvPath
+			}
 			fmt.Fprint(o, nfsLine)
-			fmt.Fprintf(o, "try:\n  strata wor%s alloc 1 my-segment\n  strata wor%s put 1 0 hello\n  strata wor%s get 1 0\n  strata wor%s status\n", hint, hint, hint, hint)
+			fmt.Fprintf(o, "try:\n  strata kv put hello world%s\n  strata kv get hello%s\n  strata kv scan '' --limit 10%s\n  strata kv watch --prefix he%s &\n  strata kv status%s\n", kvHint, kvHint, kvHint, kvHint, kvHint)
+			fmt.Fprintf(o, "  strata wor%s alloc 1 my-segment\n  strata wor%s put 1 0 hello\n  strata wor%s get 1 0\n  strata wor%s status\n", hint, hint, hint, hint)
 			if nfsPort != 0 {
 				fmt.Fprintf(o, "  nfs-cp README.md 'nfs://127.0.0.1/strata/README.md?version=3&nfsport=%d&mountport=%d'\n", nfsPort, nfsPort+1)
 				fmt.Fprintf(o, "  nfs-ls 'nfs://127.0.0.1/strata/?version=3&nfsport=%d&mountport=%d'\n", nfsPort, nfsPort+1)
