@@ -152,7 +152,8 @@ func (r *reader) bytes(n uint64, what string) []byte {
 		r.err = fmt.Errorf("%w: %s of %d bytes, %d left", ErrMalformed, what, n, len(r.b))
 		return nil
 	}
-	out := append([]byte(nil), r.b[:n]...)
+	out := make([]byte, n)
+	copy(out, r.b)
 	r.b = r.b[n:]
 	return out
 }
