@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -548,4 +549,246 @@ func TestKVRealProcesses(t *testing.T) {
 	}
 	load.stop()
 	load.verify(t, ctx, c)
+}
+
+// upRun is a `strata up` process a test started.
+type upRun struct {
+	cmd      *exec.Cmd
+	exited   chan struct{} // closed once it is reaped
+	children []int         // its servers' pids
+	banner   string        // what it printed up to "Ctrl-C stops them."
+}
+
+// startUp runs strata up on dir (any free ports, no NFS export) until it
+// is ready; the test's end interrupts it and kills its servers if they
+// outlive it.
+func startUp(t *testing.T, dir string) *upRun {
+	t.Helper()
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	logPath := filepath.Join(dir, "up.log")
+	logf, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer logf.Close()
+	u := &upRun{cmd: exec.Command(bin, "up", "--dir", dir, "--port", "0", "--nfs-port", "0"), exited: make(chan struct{})}
+	u.cmd.Env = append(os.Environ(), "STRATA_TEST_AS_CLI=1")
+	u.cmd.Stderr = logf
+	stdout, err := u.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := u.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		u.stop(10 * time.Second)
+		for _, pid := range u.children {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		if t.Failed() {
+			t.Logf("strata up's log:\n%s", tail(logPath, 60))
+		}
+	})
+	lines := make(chan string, 64)
+	go func() {
+		defer close(u.exited)
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			select {
+			case lines <- sc.Text():
+			default: // nobody reads after the ready line
+			}
+		}
+		u.cmd.Wait()
+	}()
+	var banner []string
+	for ready := false; !ready; {
+		select {
+		case line := <-lines:
+			banner = append(banner, line)
+			ready = strings.Contains(line, "Ctrl-C stops them")
+		case <-u.exited:
+			t.Fatalf("strata up exited (%v) after printing:\n%s", u.cmd.ProcessState, strings.Join(banner, "\n"))
+		case <-time.After(procReady):
+			t.Fatalf("strata up not ready after %v; it printed:\n%s", procReady, strings.Join(banner, "\n"))
+		}
+	}
+	u.banner = strings.Join(banner, "\n")
+	u.children = childPids(t, u.cmd.Process.Pid)
+	return u
+}
+
+// stop interrupts strata up (Ctrl-C) and reports whether it exited
+// within wait; if not, it is killed.
+func (u *upRun) stop(wait time.Duration) bool {
+	u.cmd.Process.Signal(os.Interrupt)
+	select {
+	case <-u.exited:
+		return true
+	case <-time.After(wait):
+		u.cmd.Process.Kill()
+		<-u.exited
+		return false
+	}
+}
+
+// child returns the pid of strata up's server started as "strata KIND
+// serve ... --id ID" (id "": the first of that kind), or 0.
+func (u *upRun) child(kind, id string) int {
+	for _, pid := range u.children {
+		if args := procArgs(pid); len(args) > 3 && args[1] == kind && args[2] == "serve" && (id == "" || flagValue(args, "--id") == id) {
+			return pid
+		}
+	}
+	return 0
+}
+
+// TestKVUp follows `make up`: strata up (on any free ports, data in a
+// temporary folder, no NFS export) starts the wormservers and the kv
+// servers; the CLI's put, get and scan work against it (servers from the
+// kv.json strata up writes). Then the kv leader's process, found through
+// `strata kv status`, is killed with SIGKILL, and get, put and scan still
+// work; then a wormserver too, and they still work. Ctrl-C stops strata
+// up and every server it started, and a second strata up on the folder
+// serves the same keys.
+func TestKVUp(t *testing.T) {
+	dir := t.TempDir()
+	up := startUp(t, dir)
+	t.Logf("strata up:\n%s", up.banner)
+	serversFile := filepath.Join(dir, "kv.json")
+	servers, err := kv.LoadServers(serversFile)
+	if err != nil {
+		t.Fatalf("strata up's kv servers file: %v", err)
+	}
+	if len(servers) != 3 {
+		t.Fatalf("strata up lists %d kv servers (%v), want 3", len(servers), servers)
+	}
+	cli := func(want string, args ...string) string {
+		t.Helper()
+		args = append(args[:2:2], append([]string{"--servers-file", serversFile}, args[2:]...)...)
+		out, code := runCLI(t, args...)
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("strata %s: exit %d, output %q; want %q in it", strings.Join(args, " "), code, out, want)
+		}
+		return out
+	}
+	cli(`put "k": version 1`, "kv", "put", "k", "v")
+	cli(`put "k2": version 1`, "kv", "put", "k2", "v2")
+	cli(`"k" = "v" (version 1`, "kv", "get", "k")
+	if out := cli("2 keys", "kv", "scan", ""); !strings.Contains(out, `"k2" = "v2"`) {
+		t.Fatalf("scan lacks k2:\n%s", out)
+	}
+
+	// The leader's process dies.
+	status := cli("leader this server", "kv", "status")
+	leaderID := ""
+	for _, line := range strings.Split(status, "\n") {
+		if _, after, ok := strings.Cut(line, "leader this server, "); ok {
+			leaderID, _, _ = strings.Cut(after, " ")
+		}
+	}
+	victim := up.child("kv", leaderID)
+	if victim == 0 {
+		t.Fatalf("no child of strata up is kv server %q, the leader in:\n%s", leaderID, status)
+	}
+	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("killed kv server %s (pid %d), the leader, with SIGKILL", leaderID, victim)
+	cli(`"k" = "v" (version 1`, "kv", "get", "k")
+	cli(`put "k": version 2`, "kv", "put", "k", "v-after-kill")
+	cli(`"k" = "v-after-kill" (version 2`, "kv", "get", "k")
+	cli("2 keys", "kv", "scan", "")
+	t.Logf("after the kill:\n%s", cli("leader", "kv", "status"))
+
+	// A wormserver dies too.
+	victim = up.child("wor", "")
+	if victim == 0 {
+		t.Fatal("no child of strata up is a wormserver")
+	}
+	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	cli(`put "k3": version 1`, "kv", "put", "k3", "v3")
+	cli(`"k" = "v-after-kill" (version 2`, "kv", "get", "k")
+	cli("3 keys", "kv", "scan", "")
+
+	// Ctrl-C stops strata up and the servers left; a new strata up
+	// recovers the keys from the wormservers' journals.
+	tStop := time.Now()
+	if !up.stop(20 * time.Second) {
+		t.Fatal("strata up still running 20 s after Ctrl-C")
+	}
+	stopped := time.Since(tStop)
+	for _, pid := range up.children {
+		if _, err := os.Stat(fmt.Sprintf("/proc/%d", pid)); err == nil && len(procArgs(pid)) > 1 {
+			t.Errorf("strata up's server %d (%v) outlived it", pid, procArgs(pid))
+		}
+	}
+	tStart := time.Now()
+	startUp(t, dir)
+	t.Logf("Ctrl-C stopped strata up in %v; a new strata up was ready %v after it started", stopped.Round(time.Millisecond), time.Since(tStart).Round(time.Millisecond))
+	cli(`"k" = "v-after-kill" (version 2`, "kv", "get", "k")
+	if out := cli("3 keys", "kv", "scan", ""); !strings.Contains(out, `"k3" = "v3"`) {
+		t.Fatalf("scan after a new strata up lacks k3:\n%s", out)
+	}
+}
+
+// childPids lists the processes whose parent is pid.
+func childPids(t *testing.T, pid int) []int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skipf("no /proc to find strata up's servers: %v", err)
+	}
+	var pids []int
+	for _, e := range ents {
+		var p int
+		if _, err := fmt.Sscanf(e.Name(), "%d", &p); err != nil {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so read after
+		// its closing parenthesis.
+		i := bytes.LastIndexByte(b, ')')
+		var state string
+		var ppid int
+		if i < 0 {
+			continue
+		}
+		if _, err := fmt.Sscanf(string(b[i+1:]), " %s %d", &state, &ppid); err == nil && ppid == pid {
+			pids = append(pids, p)
+		}
+	}
+	return pids
+}
+
+// procArgs returns a process's command line.
+func procArgs(pid int) []string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", pid))
+	if err != nil {
+		return nil
+	}
+	return strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+}
+
+// flagValue returns the value of --name in args ("--name V" or
+// "--name=V").
+func flagValue(args []string, name string) string {
+	for i, a := range args {
+		if a == name && i+1 < len(args) {
+			return args[i+1]
+		}
+		if v, ok := strings.CutPrefix(a, name+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
