@@ -21,9 +21,15 @@ import (
 // ErrNoServers: a client needs at least one server address.
 var ErrNoServers = errors.New("kv: no servers")
 
-// DefaultAttemptTimeout is how long a client waits for one server's reply
-// before it tries the next.
-const DefaultAttemptTimeout = 2 * time.Second
+// Bounds of how long a client waits for one server's reply before it
+// tries the next (see ClientConfig).
+const (
+	DefaultAttemptTimeout    = 2 * time.Second
+	DefaultMinAttemptTimeout = 250 * time.Millisecond
+	// initialAttemptTimeout is the try timeout before any round trip was
+	// measured (TCP's initial retransmission timeout).
+	initialAttemptTimeout = time.Second
+)
 
 // ClientConfig configures a Client.
 type ClientConfig struct {
@@ -33,10 +39,17 @@ type ClientConfig struct {
 	// Servers are the kv servers' addresses; the client starts with a
 	// random one and moves on when one fails.
 	Servers []stack.Addr
-	// AttemptTimeout bounds one try at one server (default
-	// DefaultAttemptTimeout); a watch poll adds its wait.
-	AttemptTimeout time.Duration
-	Logger         *slog.Logger
+	// A try at one server gives up after the smoothed round trip plus
+	// four deviations (as TCP's retransmission timeout; 1 s before the
+	// first reply), doubled for every try of the call that failed, and
+	// at least MinAttemptTimeout (default DefaultMinAttemptTimeout), at
+	// most AttemptTimeout (default DefaultAttemptTimeout); a watch poll
+	// adds its wait. A short try timeout makes a dead leader cost little
+	// (the next server knows the new one once it is elected); a try that
+	// was merely slow is repeated elsewhere, and a write is applied once
+	// all the same.
+	AttemptTimeout, MinAttemptTimeout time.Duration
+	Logger                            *slog.Logger
 }
 
 // Client calls the key-value service. It is safe for concurrent use.
@@ -47,15 +60,18 @@ type ClientConfig struct {
 // whichever tries reached the log. A session has one write in flight at
 // a time: concurrent calls take different sessions from a pool.
 type Client struct {
-	node    *stack.Node
-	servers []stack.Addr
-	timeout time.Duration
-	log     *slog.Logger
-	owned   bool // Dial made node: Close closes it
+	node               *stack.Node
+	servers            []stack.Addr
+	timeout, minTimout time.Duration
+	log                *slog.Logger
+	owned              bool // Dial made node: Close closes it
 
-	mu        sync.Mutex // guards preferred and free
+	mu        sync.Mutex // guards preferred, free, srtt and rttvar
 	preferred int        // index in servers of the server to try first
 	free      []*clientSession
+	// smoothed round trip of the answered tries and its deviation (0:
+	// none measured yet)
+	srtt, rttvar time.Duration
 }
 
 type clientSession struct{ id, seq uint64 }
@@ -68,10 +84,14 @@ func NewClient(cfg ClientConfig) (*Client, error) {
 	if len(cfg.Servers) == 0 {
 		return nil, ErrNoServers
 	}
-	c := &Client{node: cfg.Node, servers: slices.Clone(cfg.Servers), timeout: cfg.AttemptTimeout, log: cfg.Logger}
+	c := &Client{node: cfg.Node, servers: slices.Clone(cfg.Servers), timeout: cfg.AttemptTimeout, minTimout: cfg.MinAttemptTimeout, log: cfg.Logger}
 	if c.timeout <= 0 {
 		c.timeout = DefaultAttemptTimeout
 	}
+	if c.minTimout <= 0 {
+		c.minTimout = min(DefaultMinAttemptTimeout, c.timeout)
+	}
+	c.minTimout = min(c.minTimout, c.timeout)
 	if c.log == nil {
 		c.log = slog.Default()
 	}
@@ -271,7 +291,7 @@ type ServerStatus struct {
 // Status asks one server (not necessarily one of the client's) for its
 // view.
 func (c *Client) Status(ctx context.Context, server stack.Addr) (ServerStatus, error) {
-	resp, err := c.call(ctx, server, &Request{Op: OpStatus})
+	resp, err := c.call(ctx, server, &Request{Op: OpStatus}, 0)
 	if err != nil {
 		return ServerStatus{}, err
 	}
@@ -330,7 +350,7 @@ func (c *Client) do(ctx context.Context, r *Request) (*Response, error) {
 		i := c.preferred
 		c.mu.Unlock()
 		srv := c.servers[i]
-		resp, err := c.call(ctx, srv, r)
+		resp, err := c.call(ctx, srv, r, try)
 		if err == nil && resp.Status != StatusUnavailable {
 			c.mu.Lock()
 			c.preferred = i
@@ -371,9 +391,39 @@ func (c *Client) do(ctx context.Context, r *Request) (*Response, error) {
 	}
 }
 
-// call makes one try at one server.
-func (c *Client) call(ctx context.Context, srv stack.Addr, r *Request) (*Response, error) {
-	timeout := c.timeout + min(r.Wait, MaxWatchWait)
+// tryTimeout is how long try number try of a call waits for its reply.
+func (c *Client) tryTimeout(try int) time.Duration {
+	c.mu.Lock()
+	rto := initialAttemptTimeout
+	if c.srtt > 0 {
+		rto = c.srtt + 4*c.rttvar
+	}
+	c.mu.Unlock()
+	rto <<= min(try, 8)
+	return min(max(rto, c.minTimout), c.timeout)
+}
+
+// observe folds an answered try's round trip into the smoothed one
+// (Jacobson's estimator, as TCP's).
+func (c *Client) observe(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.srtt == 0 {
+		c.srtt, c.rttvar = d, d/2
+		return
+	}
+	dev := c.srtt - d
+	if dev < 0 {
+		dev = -dev
+	}
+	c.rttvar = (3*c.rttvar + dev) / 4
+	c.srtt = (7*c.srtt + d) / 8
+}
+
+// call makes one try (number try of its call) at one server.
+func (c *Client) call(ctx context.Context, srv stack.Addr, r *Request, try int) (*Response, error) {
+	wait := min(r.Wait, MaxWatchWait)
+	timeout := c.tryTimeout(try) + wait
 	if dl, ok := ctx.Deadline(); ok {
 		timeout = min(timeout, time.Until(dl))
 	}
@@ -385,9 +435,16 @@ func (c *Client) call(ctx context.Context, srv stack.Addr, r *Request) (*Respons
 	r.Timeout = max(timeout*9/10, time.Millisecond)
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	start := time.Now()
 	b, err := c.node.Call(cctx, srv, EncodeRequest(r), timeout)
 	if err != nil {
 		return nil, err
 	}
-	return DecodeResponse(b)
+	resp, err := DecodeResponse(b)
+	if err == nil && resp.Status != StatusUnavailable && r.Op != OpWatch {
+		// A watch waits for its events and says nothing of the round
+		// trip; neither does a server that could not serve.
+		c.observe(time.Since(start))
+	}
+	return resp, err
 }
