@@ -399,8 +399,7 @@ func (c *Client) tryTimeout(try int) time.Duration {
 		rto = c.srtt + 4*c.rttvar
 	}
 	c.mu.Unlock()
-	rto <<= min(try, 8)
-	return min(max(rto, c.minTimout), c.timeout)
+	return min(max(rto, c.minTimout)<<min(try, 8), c.timeout)
 }
 
 // observe folds an answered try's round trip into the smoothed one
