@@ -84,17 +84,17 @@ type term struct {
 	capEnd    map[uint64]uint64 // per segment: registers [0, capEnd) captured
 	allocated map[uint64]bool   // log segments this term allocated
 	queue     []*proposal
-	inflight  int
+	inflight  int // write requests (Write or SegWrite) in flight
 	lastWrite time.Time
 }
 
-func (t *term) captureFor(p pos) (wor.CaptureID, bool) {
+func (t *term) captureFor(p pos) (segCapture, bool) {
 	for _, c := range t.caps[p.seg] {
 		if c.start <= p.off && p.off < c.end {
-			return c.cid, true
+			return c, true
 		}
 	}
-	return 0, false
+	return segCapture{}, false
 }
 
 // leaderInfo is the leader the newest known log segment names.
@@ -169,6 +169,13 @@ type replica struct {
 	lastSnapSize uint64
 	trimLog      uint64 // lowest log segment perhaps not trimmed
 	trimSnap     uint64 // lowest snapshot perhaps not trimmed
+	st           Stats
+}
+
+func (r *replica) stats() Stats {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.st
 }
 
 func start(ctx context.Context, cfg Config, sm StateMachine) (*replica, error) {
@@ -565,6 +572,7 @@ func (r *replica) apply(p pos, v []byte, m logMeta) {
 	r.mu.Lock()
 	r.cursor = nextPos(p, m.size)
 	r.applied = r.index
+	r.st.Applied++
 	r.cmdsSince += uint64(len(e.cmds))
 	r.bytesSince += uint64(len(v))
 	if e.kind == kindPointer && (!r.hasSnap || e.snap.k >= r.lastSnap.k) {
@@ -701,9 +709,14 @@ func (r *replica) nextBatchLocked(t *term) *batch {
 }
 
 // writer is the term's writer: it packs queued proposals into entries and
-// writes each into the next captured register, keeping up to
-// Config.Pipeline writes in flight; when idle for a heartbeat it writes a
-// no-op so that followers see the leader alive.
+// writes each into the next captured register with one round trip,
+// keeping up to Config.Pipeline write requests in flight. Proposals that
+// arrive while that many are in flight are batched: into one register as
+// far as MaxEntry allows, and when more than one register's worth is
+// waiting, several consecutive registers go in one SegWrite (one message,
+// one group commit at the servers). One proposal arriving at an idle
+// leader is written at once. When idle for a heartbeat it writes a no-op,
+// so that followers see the leader alive.
 func (r *replica) writer(t *term) {
 	defer r.wg.Done()
 	timer := time.NewTimer(r.cfg.Heartbeat)
@@ -718,7 +731,7 @@ func (r *replica) writer(t *term) {
 		if len(t.queue) == 0 && t.inflight == 0 && idle >= r.cfg.Heartbeat {
 			t.queue = append(t.queue, newProposal(nil, encodeNoop(r.cfg.ID, t.epoch)))
 		}
-		cid, captured := t.captureFor(t.next)
+		c, captured := t.captureFor(t.next)
 		if len(t.queue) == 0 || t.inflight >= r.cfg.Pipeline || !captured {
 			r.mu.Unlock()
 			if !captured {
@@ -733,29 +746,85 @@ func (r *replica) writer(t *term) {
 			}
 			continue
 		}
-		b := r.nextBatchLocked(t)
+		// One register, or a run of them while more is queued (within
+		// the capture, so one CaptureID serves the SegWrite).
 		at := t.next
-		t.next = nextPos(at, r.segs[at.seg].size)
+		var values [][]byte
+		bytesOut := 0
+		for len(t.queue) > 0 && t.next.seg == at.seg && t.next.off < c.end && len(values) < wor.MaxSegBatch && bytesOut < snapWriteSize {
+			b := r.nextBatchLocked(t)
+			r.owned[t.next] = true
+			r.pending[t.next] = b
+			values = append(values, b.value)
+			bytesOut += len(b.value)
+			r.st.Entries++
+			if b.props[0].entry == nil {
+				r.st.Commands += uint64(len(b.props))
+			}
+			t.next = nextPos(t.next, r.segs[at.seg].size)
+		}
 		t.inflight++
 		t.lastWrite = time.Now()
-		r.owned[at] = true
-		r.pending[at] = b
+		if len(values) > 1 {
+			r.st.SegWrites++
+		}
 		r.mu.Unlock()
 		kick(t.prep)
 		r.wg.Add(1)
-		go r.write(t, at, b.value, cid)
+		if len(values) == 1 {
+			go r.write(t, at, values[0], c.cid)
+		} else {
+			go r.writeRun(t, at, values, c.cid)
+		}
 	}
 }
 
-// write writes one entry. A write that fails for any reason other than a
-// chosen value has an unknown outcome: it reads the register and, if it is
-// still unwritten, captures and writes again, until the register holds a
-// value (ours: done; another, which only a junk fill writes: this replica
-// was deposed) or the term ends (then the apply loop reads the register).
+// write writes one entry (one request in flight).
 func (r *replica) write(t *term, at pos, value []byte, cid wor.CaptureID) {
 	defer r.wg.Done()
+	defer r.requestDone(t)
+	err := r.c.Write(t.ctx, r.segID(at.seg), at.off, value, cid)
+	r.settle(t, at, value, err)
+}
+
+// writeRun writes entries to consecutive registers from at with one
+// SegWrite (one request in flight); if it fails, each register is settled
+// on its own.
+func (r *replica) writeRun(t *term, at pos, values [][]byte, cid wor.CaptureID) {
+	defer r.wg.Done()
+	defer r.requestDone(t)
+	held, err := r.c.SegWrite(t.ctx, r.segID(at.seg), at.off, values, cid)
+	if err == nil && len(held) == len(values) {
+		for i, v := range held {
+			r.written(t, pos{at.seg, at.off + uint64(i)}, v, bytes.Equal(v, values[i]))
+		}
+		return
+	}
+	if err == nil {
+		err = fmt.Errorf("smr: SegWrite of %d values returned %d", len(values), len(held))
+	}
+	var wg sync.WaitGroup
+	for i, v := range values {
+		wg.Go(func() { r.settle(t, pos{at.seg, at.off + uint64(i)}, v, err) })
+	}
+	wg.Wait()
+}
+
+func (r *replica) requestDone(t *term) {
+	r.mu.Lock()
+	t.inflight--
+	r.mu.Unlock()
+	kick(t.kick)
+}
+
+// settle finishes the write of value at register at, which returned err.
+// A write that failed for any reason other than a chosen value has an
+// unknown outcome: settle reads the register and, if it is still
+// unwritten, captures and writes again, until the register holds a value
+// (ours: done; another, which only a junk fill writes: this replica was
+// deposed) or the term ends (then the apply loop reads the register).
+func (r *replica) settle(t *term, at pos, value []byte, err error) {
 	seg := r.segID(at.seg)
-	err := r.c.Write(t.ctx, seg, at.off, value, cid)
 	for attempt := 0; ; attempt++ {
 		var we *wor.WrittenError
 		switch {
@@ -766,11 +835,11 @@ func (r *replica) write(t *term, at pos, value []byte, cid wor.CaptureID) {
 			r.written(t, at, we.Value, bytes.Equal(we.Value, value))
 			return
 		case t.ctx.Err() != nil:
-			r.release(t, at)
+			r.release(at)
 			return
 		}
 		if !sleep(t.ctx, backoff(attempt)) {
-			r.release(t, at)
+			r.release(at)
 			return
 		}
 		v, rerr := r.c.Read(t.ctx, seg, at.off)
@@ -784,7 +853,7 @@ func (r *replica) write(t *term, at pos, value []byte, cid wor.CaptureID) {
 				err = r.c.Write(t.ctx, seg, at.off, value, c2)
 			}
 		case errors.Is(rerr, wor.ErrTrimmed):
-			r.release(t, at)
+			r.release(at)
 			r.stepDown(t, "its segment was trimmed")
 			return
 		default:
@@ -800,21 +869,18 @@ func (r *replica) written(t *term, at pos, v []byte, mine bool) {
 		r.known[at] = v
 	}
 	delete(r.owned, at)
-	t.inflight--
 	if !mine {
 		r.stepDownLocked(t, "another value was chosen in its segment")
 	}
 	r.mu.Unlock()
 	kick(r.wake)
-	kick(t.kick)
 }
 
 // release gives up deciding register at (the term ended): the apply loop
 // reads it like any other.
-func (r *replica) release(t *term, at pos) {
+func (r *replica) release(at pos) {
 	r.mu.Lock()
 	delete(r.owned, at)
-	t.inflight--
 	r.mu.Unlock()
 	kick(r.wake)
 }
@@ -1104,6 +1170,7 @@ func (r *replica) runCampaign(ctx context.Context, auto bool) error {
 		return err
 	}
 	t.ready, r.role, r.everLed = true, leading, true
+	r.st.Campaigns++
 	t.queue = append([]*proposal{newProposal(nil, encodeNoop(r.cfg.ID, epoch))}, t.queue...)
 	r.mu.Unlock()
 	r.log.Info("smr: leading", "segment", r.segID(newSeg), "epoch", epoch)
@@ -1278,6 +1345,7 @@ func (r *replica) storeSnapshot(t *term, ref snapRef, data []byte) {
 	}
 	r.mu.Lock()
 	r.lastSnapSize = uint64(len(data))
+	r.st.Snapshots++
 	logs, snaps := trimPlan(r.trimLog, r.trimSnap, ref)
 	r.mu.Unlock()
 	r.log.Debug("smr: snapshot stored", "k", ref.k, "index", ref.index, "bytes", len(data), "trimming", len(logs))
@@ -1448,6 +1516,7 @@ func (r *replica) loadSnapshot(ctx context.Context, ref snapRef, cache map[pos][
 	r.lastSnap, r.hasSnap = ref, true
 	r.lastSnapSize = m.size
 	r.cmdsSince, r.bytesSince = 0, 0
+	r.st.Restores++
 	r.trimSnap = max(r.trimSnap, ref.k-min(ref.k, 8))
 	for q := range r.known {
 		if q.less(r.cursor) {

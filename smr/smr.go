@@ -118,8 +118,9 @@ const (
 	// DefaultMaxEntry is the largest register value the log writes: what
 	// a persistent wormserver stores (larger values are refused there).
 	DefaultMaxEntry = wor.MaxPersistentValue
-	// DefaultPipeline is how many log writes a leader keeps in flight.
-	DefaultPipeline = 4
+	// DefaultPipeline is how many log write requests a leader keeps in
+	// flight.
+	DefaultPipeline = 8
 )
 
 // Config configures a replica.
@@ -155,9 +156,10 @@ type Config struct {
 	// MaxEntry bounds a register's value: a batch of commands, a snapshot
 	// chunk (default DefaultMaxEntry). A command must fit in one entry.
 	MaxEntry int
-	// Pipeline is how many log writes the leader keeps in flight (default
-	// DefaultPipeline); proposals that arrive while that many are in flight
-	// are batched into the next entry.
+	// Pipeline is how many log write requests the leader keeps in flight
+	// (default DefaultPipeline); proposals that arrive while that many are
+	// in flight are batched: into one entry as far as MaxEntry allows, and
+	// several entries into one SegWrite of consecutive registers.
 	Pipeline int
 	Logger   *slog.Logger
 }
@@ -298,6 +300,20 @@ func (r *Replica) Applied() uint64 { return r.r.appliedIndex() }
 // log before it and starts leading. It returns nil once this replica
 // leads, or an error (a *NotLeaderError if another replica won).
 func (r *Replica) Campaign(ctx context.Context) error { return r.r.campaign(ctx) }
+
+// Stats counts what the replica did since it started.
+type Stats struct {
+	Commands  uint64 // commands this replica wrote as leader (each in one entry)
+	Entries   uint64 // log entries (registers) it wrote as leader, no-ops included
+	SegWrites uint64 // requests that wrote several consecutive entries at once
+	Applied   uint64 // log entries the apply loop applied (junk and no-ops included)
+	Campaigns uint64 // campaigns that won their segment
+	Snapshots uint64 // snapshots it stored in the WOR space
+	Restores  uint64 // snapshots it restored
+}
+
+// Stats returns the replica's counters.
+func (r *Replica) Stats() Stats { return r.r.stats() }
 
 // Close stops the replica. Proposals in flight fail with ErrClosed.
 func (r *Replica) Close() error { return r.r.close() }
