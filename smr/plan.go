@@ -131,7 +131,7 @@ type snapPolicy struct {
 
 // maxLiveSegments bounds the log segments kept behind the last snapshot
 // whatever the sizes.
-const maxLiveSegments = 64
+const maxLiveSegments = 8
 
 // due reports whether to snapshot now: after `every` commands, or once
 // the log since the last snapshot spans three segments (an idle leader's

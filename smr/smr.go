@@ -142,10 +142,11 @@ type Config struct {
 	SegmentSize int
 	// SnapshotEvery is the applied commands between snapshots (default
 	// DefaultSnapshotEvery). A snapshot is also taken when the log since
-	// the last one spans more than two segments (heartbeats alone fill
-	// segments), and never before the log since the last snapshot is at
-	// least as large as that snapshot (so a large state is not rewritten
-	// for a few small commands).
+	// the last one spans three segments (heartbeats alone fill segments),
+	// but not before the log since the last snapshot is at least as large
+	// as that snapshot (so a large state is not rewritten for a few small
+	// commands), and always once the log since spans eight segments. The
+	// leader takes and stores snapshots; see docs/smr.md.
 	SnapshotEvery uint64
 	// Heartbeat is how often an idle leader writes a no-op (default
 	// DefaultHeartbeat); ElectionTimeout is how long the log's tail must
