@@ -204,7 +204,7 @@ func TestKVNetns(t *testing.T) {
 		}
 		t.Logf("round %d: leader's host %s (kv server %d at %s) cut off -> first write acknowledged %v later (longest pause between acknowledgements %v); new leader kv server %d",
 			round+1, h.ns[li], li+1, cl.kvAddrs[li], failover.Round(time.Millisecond), load.maxGap(tCut).Round(time.Millisecond), newLeader+1)
-		load.waitAfter(t, tCut, 200, failoverWait, fmt.Sprintf("round %d: with the old leader's host cut off", round+1))
+		load.waitAfter(t, tCut, 60, failoverWait, fmt.Sprintf("round %d: with the old leader's host cut off", round+1))
 		h.cut(t, li, false)
 		took := cl.checkCaughtUp(ctx, c, li, fmt.Sprintf("round %d: reconnected old leader", round+1))
 		t.Logf("round %d: host %s back: kv server %d saw the latest write %v later", round+1, h.ns[li], li+1, took.Round(time.Millisecond))
@@ -215,7 +215,7 @@ func TestKVNetns(t *testing.T) {
 	fi := (li + 1) % 3
 	tCut := time.Now()
 	h.cut(t, fi, true)
-	load.waitAfter(t, tCut, 100, failoverWait, fmt.Sprintf("after cutting off a follower's host %s (kv server %d)", h.ns[fi], fi+1))
+	load.waitAfter(t, tCut, 40, failoverWait, fmt.Sprintf("after cutting off a follower's host %s (kv server %d)", h.ns[fi], fi+1))
 	t.Logf("follower's host %s (kv server %d) cut off: longest pause between acknowledgements %v", h.ns[fi], fi+1, load.maxGap(tCut).Round(time.Millisecond))
 	h.cut(t, fi, false)
 	cl.checkCaughtUp(ctx, c, fi, "reconnected follower")

@@ -477,7 +477,7 @@ func kvRounds(t *testing.T) int {
 }
 
 // TestKVRealProcesses: three persistent wormservers and three kv servers,
-// one process each on loopback, under writes of four clients. The kv
+// one process each on loopback, under writes of two clients. The kv
 // leader's process is killed with SIGKILL: writes resume within
 // failoverWait (the measured failover time, kill to the first write
 // acknowledged after it, is logged) and the restarted server catches up
@@ -492,7 +492,7 @@ func TestKVRealProcesses(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	c := dialKV(t, cl.kvAddrs...)
-	load := startLoad(t, ctx, 4, cl.kvAddrs)
+	load := startLoad(t, ctx, 2, cl.kvAddrs)
 	defer load.stop()
 	load.waitAfter(t, time.Now().Add(-time.Second), 50, failoverWait, "start")
 
@@ -703,7 +703,6 @@ func TestKVUp(t *testing.T) {
 	cli(`put "k": version 2`, "kv", "put", "k", "v-after-kill")
 	cli(`"k" = "v-after-kill" (version 2`, "kv", "get", "k")
 	cli("2 keys", "kv", "scan", "")
-	t.Logf("after the kill:\n%s", cli("leader", "kv", "status"))
 
 	// A wormserver dies too.
 	victim = up.child("wor", "")
@@ -714,7 +713,6 @@ func TestKVUp(t *testing.T) {
 		t.Fatal(err)
 	}
 	cli(`put "k3": version 1`, "kv", "put", "k3", "v3")
-	cli(`"k" = "v-after-kill" (version 2`, "kv", "get", "k")
 	cli("3 keys", "kv", "scan", "")
 
 	// Ctrl-C stops strata up and the servers left; a new strata up
