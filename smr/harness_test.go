@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"strata/journal"
+	"strata/journal/disk"
 	"strata/stack"
 	"strata/stack/layers"
 	"strata/stack/sim"
@@ -170,12 +172,23 @@ type worCluster struct {
 	nextID  uint64
 	nodes   []*stack.Node
 	inc     uint64
+	// persistent servers: each on a journal on a crash-simulating disk
+	persistent bool
+	disks      []*disk.CrashDisk
+	journals   []*journal.Journal
+	srvNodes   []*stack.Node
 }
 
 func newWorCluster(t *testing.T, seed uint64, engine string, lossy bool) *worCluster {
+	return newWorClusterOpt(t, seed, engine, lossy, false)
+}
+
+// newWorClusterOpt: persistent servers keep their registers in journals
+// on crash-simulating disks (values up to wor.MaxPersistentValue).
+func newWorClusterOpt(t *testing.T, seed uint64, engine string, lossy, persistent bool) *worCluster {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 7))
-	c := &worCluster{t: t, rt: newRTNet(t, seed), engine: engine, f: drawFaults(rng, lossy)}
+	c := &worCluster{t: t, rt: newRTNet(t, seed), engine: engine, f: drawFaults(rng, lossy), persistent: persistent}
 	c.rt.do(func() {
 		c.rt.net.SetDefault(sim.Link{Delay: c.f.delay, Jitter: c.f.jitter, Loss: c.f.loss, Dup: c.f.dup, Reorder: c.f.reorder})
 	})
@@ -185,12 +198,15 @@ func newWorCluster(t *testing.T, seed uint64, engine string, lossy bool) *worClu
 	}
 	c.specs = ch.Specs
 	for i := 0; i < 3; i++ {
-		a := stack.Addr(fmt.Sprintf("sim:s%d", i))
-		nd := c.node(a)
-		srv := wor.NewServer(nil)
-		nd.HandleAsync(srv.HandleAsync)
-		srv.SetNotifier(func(to stack.Addr, msg []byte) { _ = nd.Send(to, msg) })
-		c.servers = append(c.servers, a)
+		c.servers = append(c.servers, stack.Addr(fmt.Sprintf("sim:s%d", i)))
+		if persistent {
+			d := disk.NewCrashDisk(2 + 64 + 4096)
+			if err := journal.Format(d, 64); err != nil {
+				t.Fatal(err)
+			}
+			c.disks, c.journals, c.srvNodes = append(c.disks, d), append(c.journals, nil), append(c.srvNodes, nil)
+		}
+		c.startServer(i)
 	}
 	t.Cleanup(func() {
 		c.mu.Lock()
@@ -199,8 +215,45 @@ func newWorCluster(t *testing.T, seed uint64, engine string, lossy bool) *worClu
 		for _, n := range nodes {
 			n.Close()
 		}
+		for _, j := range c.journals {
+			if j != nil {
+				j.Close()
+			}
+		}
 	})
 	return c
+}
+
+// startServer starts wormserver i: in memory, or recovering from its disk.
+func (c *worCluster) startServer(i int) {
+	c.t.Helper()
+	nd := c.node(c.servers[i])
+	srv := wor.NewServer(nil)
+	if c.persistent {
+		j, err := journal.Open(c.disks[i], journal.Options{})
+		if err != nil {
+			c.t.Fatalf("server %d: open journal: %v", i, err)
+		}
+		if srv, err = wor.NewPersistentServer(j, nil); err != nil {
+			c.t.Fatalf("server %d: recover: %v", i, err)
+		}
+		c.journals[i], c.srvNodes[i] = j, nd
+	}
+	nd.HandleAsync(srv.HandleAsync)
+	srv.SetNotifier(func(to stack.Addr, msg []byte) { _ = nd.Send(to, msg) })
+}
+
+// crashServer crashes persistent server i, keeping a random subset of its
+// disk's unbarriered writes, and restarts it from its journal.
+func (c *worCluster) crashServer(i int, rng *rand.Rand) {
+	c.t.Helper()
+	c.crash(c.servers[i])
+	c.srvNodes[i].Close()
+	crashed := c.disks[i].CrashRandom(rng)
+	c.journals[i].Close() // its late writes go to the old disk
+	c.disks[i], c.journals[i] = crashed, nil
+	c.rt.do(func() { c.rt.net.Restart(c.servers[i]) })
+	c.startServer(i)
 }
 
 func (c *worCluster) node(a stack.Addr) *stack.Node {
@@ -372,12 +425,12 @@ func (g *group) leader(ctx context.Context) (*member, error) {
 // refused that way was not applied, so retrying is safe). It returns the
 // result, or an error whose outcome is unknown.
 func (g *group) propose(ctx context.Context, cmd []byte) ([]byte, error) {
-	res, err, _ := g.proposeVia(ctx, cmd)
+	res, _, err := g.proposeVia(ctx, cmd)
 	return res, err
 }
 
 // proposeVia is propose, also returning the replica that answered.
-func (g *group) proposeVia(ctx context.Context, cmd []byte) ([]byte, error, uint64) {
+func (g *group) proposeVia(ctx context.Context, cmd []byte) ([]byte, uint64, error) {
 	for {
 		var last error
 		// Replicas that say they lead, the newest epoch first (an old
@@ -394,7 +447,7 @@ func (g *group) proposeVia(ctx context.Context, cmd []byte) ([]byte, error, uint
 		for _, m := range leaders {
 			res, err := m.rep.Propose(ctx, cmd)
 			if err == nil || !errors.Is(err, ErrNotLeader) {
-				return res, err, m.id
+				return res, m.id, err
 			}
 			last = err
 		}
@@ -402,7 +455,7 @@ func (g *group) proposeVia(ctx context.Context, cmd []byte) ([]byte, error, uint
 			if last == nil {
 				last = ctx.Err()
 			}
-			return nil, fmt.Errorf("%w (last: %v)", ctx.Err(), last), 0
+			return nil, 0, fmt.Errorf("%w (last: %v)", ctx.Err(), last)
 		}
 	}
 }

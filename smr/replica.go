@@ -573,6 +573,15 @@ func (r *replica) apply(p pos, v []byte, m logMeta) {
 	r.cursor = nextPos(p, m.size)
 	r.applied = r.index
 	r.st.Applied++
+	if r.cursor.seg != p.seg {
+		// Entering a new segment: forget the metadata of old ones (a
+		// campaign looks at most one segment back).
+		for s := range r.segs {
+			if s+2 < r.cursor.seg {
+				delete(r.segs, s)
+			}
+		}
+	}
 	r.cmdsSince += uint64(len(e.cmds))
 	r.bytesSince += uint64(len(v))
 	if e.kind == kindPointer && (!r.hasSnap || e.snap.k >= r.lastSnap.k) {

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math/rand/v2"
 	"os"
 	"runtime"
 	"slices"
@@ -109,18 +110,30 @@ func noDuplicates(t *testing.T, applied []string) map[string]uint64 {
 // unique increments on a lossy network; every increment returns a
 // distinct counter value 1..N, and every replica applies the same
 // sequence of N commands, each once.
+//
+// In the persistent variants the wormservers keep their registers in
+// journals on crash-simulating disks (so entries must fit
+// wor.MaxPersistentValue), and one of them crashes mid-run, keeping a
+// random subset of its unbarriered writes, and recovers from its journal.
 func TestReplicatedCounter(t *testing.T) {
-	for _, engine := range engines {
-		t.Run(engine, func(t *testing.T) {
+	for _, v := range []struct {
+		engine     string
+		persistent bool
+	}{{"paxos", false}, {"chain", false}, {"paxos", true}, {"chain", true}} {
+		name := v.engine
+		if v.persistent {
+			name += "-persistent"
+		}
+		t.Run(name, func(t *testing.T) {
 			for seed := range testseed.Each(t, testseed.Fresh(1)...) {
-				counterRun(t, seed, engine)
+				counterRun(t, seed, v.engine, v.persistent)
 			}
 		})
 	}
 }
 
-func counterRun(t *testing.T, seed uint64, engine string) {
-	c := newWorCluster(t, seed, engine, true)
+func counterRun(t *testing.T, seed uint64, engine string, persistent bool) {
+	c := newWorClusterOpt(t, seed, engine, true, persistent)
 	g := newGroup(t, c, testConfig())
 	for id := uint64(1); id <= 3; id++ {
 		g.start(id)
@@ -131,6 +144,21 @@ func counterRun(t *testing.T, seed uint64, engine string) {
 		t.Fatalf("campaign: %v", err)
 	}
 	const clients, each = 6, 25
+	// A persistent server crashes and recovers once a random number of
+	// increments have completed.
+	rng := rand.New(rand.NewPCG(seed, 5))
+	crashAt := 10 + rng.IntN(100)
+	var crashed sync.WaitGroup
+	crashed.Add(1)
+	crashOnce := sync.OnceFunc(func() {
+		go func() {
+			defer crashed.Done()
+			c.crashServer(rng.IntN(3), rng)
+		}()
+	})
+	if !persistent {
+		crashed.Done()
+	}
 	t0 := time.Now()
 	var mu sync.Mutex
 	got := map[int64]string{}
@@ -154,11 +182,15 @@ func counterRun(t *testing.T, seed uint64, engine string) {
 					t.Errorf("%s and %s both returned %d", prev, cmd, v)
 				}
 				got[v] = cmd
+				if persistent && len(got) == crashAt {
+					crashOnce()
+				}
 				mu.Unlock()
 			}
 		})
 	}
 	wg.Wait()
+	crashed.Wait()
 	if t.Failed() {
 		buf := make([]byte, 1<<24)
 		n := runtime.Stack(buf, true)
@@ -172,7 +204,7 @@ func counterRun(t *testing.T, seed uint64, engine string) {
 	}
 	t1 := time.Now()
 	applied := converge(t, ctx, g)
-	t.Logf("seed %d: %d proposals in %v, replicas converged in %v; faults %+v", seed, clients*each, t1.Sub(t0), time.Since(t1), c.f)
+	t.Logf("seed %d: %d proposals in %v, replicas converged in %v (server crash and recovery: %v, after %d increments); faults %+v", seed, clients*each, t1.Sub(t0), time.Since(t1), persistent, crashAt, c.f)
 	if len(applied) != clients*each {
 		t.Fatalf("applied %d commands, want %d", len(applied), clients*each)
 	}
@@ -281,7 +313,7 @@ func failoverRun(t *testing.T, seed uint64, engine, how string) {
 				if k == 0 {
 					res, err = old.rep.Propose(octx, []byte(cmd))
 				} else {
-					res, err, via = g.proposeVia(octx, []byte(cmd))
+					res, via, err = g.proposeVia(octx, []byte(cmd))
 				}
 				ocancel()
 				o := classify(cmd, res, err)
@@ -313,7 +345,7 @@ func failoverRun(t *testing.T, seed uint64, engine, how string) {
 	for i := 0; firstAfter.IsZero(); i++ {
 		cmd := fmt.Sprintf("add probe-%d", i)
 		pctx, pcancel := context.WithTimeout(ctx, 300*time.Millisecond)
-		res, err, via := g.proposeVia(pctx, []byte(cmd))
+		res, via, err := g.proposeVia(pctx, []byte(cmd))
 		pcancel()
 		o := classify(cmd, res, err)
 		mu.Lock()
