@@ -189,8 +189,8 @@ func TestKVNetns(t *testing.T) {
 		if want := fmt.Sprintf("%s:7201", h.ips[li]); !strings.Contains(cl.kvAddrs[li], want) {
 			t.Fatalf("leader kv server %d at %s, want %s", li+1, cl.kvAddrs[li], want)
 		}
-		tCut := time.Now()
 		h.cut(t, li, true)
+		tCut := time.Now() // after ip(8) returned: a write issued while it ran may still reach the old leader
 		failover := load.waitAfter(t, tCut, 20, failoverWait, fmt.Sprintf("round %d: after cutting off the leader's host %s (kv server %d)", round+1, h.ns[li], li+1))
 		sctx, scancel := context.WithTimeout(ctx, 2*time.Second)
 		st, err := c.Status(sctx, stack.Addr(cl.kvAddrs[li]))
@@ -213,8 +213,8 @@ func TestKVNetns(t *testing.T) {
 	// A follower's host is cut off and put back.
 	li := cl.leader(ctx, c, failoverWait)
 	fi := (li + 1) % 3
-	tCut := time.Now()
 	h.cut(t, fi, true)
+	tCut := time.Now()
 	load.waitAfter(t, tCut, 40, failoverWait, fmt.Sprintf("after cutting off a follower's host %s (kv server %d)", h.ns[fi], fi+1))
 	t.Logf("follower's host %s (kv server %d) cut off: longest pause between acknowledgements %v", h.ns[fi], fi+1, load.maxGap(tCut).Round(time.Millisecond))
 	h.cut(t, fi, false)

@@ -499,8 +499,8 @@ func TestKVRealProcesses(t *testing.T) {
 	// The leader dies, STRATA_KV_ROUNDS times (default once).
 	for round := range kvRounds(t) {
 		li := cl.leader(ctx, c, failoverWait)
-		tKill := time.Now()
 		cl.kv[li].kill()
+		tKill := time.Now() // once reaped: the writes it measures were issued to a dead leader
 		failover := load.waitAfter(t, tKill, 20, failoverWait, fmt.Sprintf("round %d: after kill -9 of the leader, kv server %d", round+1, li+1))
 		newLeader := cl.leader(ctx, c, failoverWait)
 		if newLeader == li {
@@ -520,8 +520,8 @@ func TestKVRealProcesses(t *testing.T) {
 	// A follower dies.
 	li := cl.leader(ctx, c, failoverWait)
 	fi := (li + 1) % 3
-	tKill := time.Now()
 	cl.kv[fi].kill()
+	tKill := time.Now()
 	load.waitAfter(t, tKill, 20, failoverWait, fmt.Sprintf("after kill -9 of a follower, kv server %d", fi+1))
 	t.Logf("kill -9 of a follower (kv server %d): longest pause between acknowledgements %v", fi+1, load.maxGap(tKill).Round(time.Millisecond))
 	if err := cl.kv[fi].start(); err != nil {
@@ -532,16 +532,16 @@ func TestKVRealProcesses(t *testing.T) {
 
 	// A wormserver dies and comes back from its journal; then another
 	// dies for good, so the log lives on the restarted one and the third.
-	tWor := time.Now()
 	cl.wor[0].kill()
+	tWor := time.Now()
 	load.waitAfter(t, tWor, 20, failoverWait, "after kill -9 of wormserver 1")
 	if err := cl.wor[0].start(); err != nil {
 		t.Fatal(err)
 	}
 	tRestart := time.Now()
 	load.waitAfter(t, tRestart, 20, failoverWait, "after wormserver 1's restart")
-	tKill = time.Now()
 	cl.wor[1].kill()
+	tKill = time.Now()
 	load.waitAfter(t, tKill, 20, failoverWait, "after kill -9 of wormserver 2 (wormserver 1 restarted)")
 	t.Logf("wormservers: longest pause between acknowledgements from the first kill on %v", load.maxGap(tWor).Round(time.Millisecond))
 	for i := range cl.kv {
