@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -145,6 +146,34 @@ func (h *netHosts) cut(t *testing.T, i int, off bool) {
 	}
 }
 
+// cli runs strata with args on host i (the test binary as the CLI, in
+// the host's namespace) and returns its combined output and exit code.
+func (h *netHosts) cli(t *testing.T, i int, args ...string) (string, int) {
+	t.Helper()
+	bin, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	p := exec.CommandContext(ctx, "ip", append([]string{"netns", "exec", h.ns[i], bin}, args...)...)
+	p.Env = append(os.Environ(), "STRATA_TEST_AS_CLI=1")
+	out, err := p.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("strata %s on %s: still running after 30 s:\n%s", strings.Join(args, " "), h.ns[i], out)
+	}
+	var ee *exec.ExitError
+	if err != nil && !errors.As(err, &ee) {
+		t.Fatal(err)
+	}
+	return string(out), p.ProcessState.ExitCode()
+}
+
+func firstLineOf(s string) string {
+	l, _, _ := strings.Cut(strings.TrimSpace(s), "\n")
+	return l
+}
+
 // TestKVNetns runs the key-value service on three hosts: network
 // namespaces joined by a bridge, each with its own address (10.77.X.1-3)
 // and a wormserver and a kv server listening on it; the cluster file
@@ -152,9 +181,12 @@ func (h *netHosts) cut(t *testing.T, i int, off bool) {
 // test's namespace. While three clients write, the kv leader's host is
 // cut off (its veth set down): writes resume through the two connected
 // hosts within failoverWait (the time is logged), and the cut-off server
-// cannot be reached; then the host is put back and its server catches
-// up (STRATA_KV_ROUNDS=N: N times). Then a follower's host is cut off and
-// put back. Every acknowledged write is readable at the end.
+// cannot be reached from the bridge; on the cut-off host, a client of
+// its server alone gets no stale linearizable read (its sequential read
+// may be stale) and no acknowledged write; then the host is put back and
+// its server catches up (STRATA_KV_ROUNDS=N: N times). Then a follower's
+// host is cut off and put back. Every acknowledged write is readable at
+// the end.
 func TestKVNetns(t *testing.T) {
 	h := newNetHosts(t, 3)
 	cl := newKVCluster(t, h.ips, h.ns, []int{7101, 7101, 7101}, []int{7201, 7201, 7201})
@@ -189,6 +221,15 @@ func TestKVNetns(t *testing.T) {
 		if want := fmt.Sprintf("%s:7201", h.ips[li]); !strings.Contains(cl.kvAddrs[li], want) {
 			t.Fatalf("leader kv server %d at %s, want %s", li+1, cl.kvAddrs[li], want)
 		}
+		fence := func(v string) {
+			t.Helper()
+			fctx, cancel := context.WithTimeout(ctx, failoverWait)
+			defer cancel()
+			if _, err := c.Put(fctx, "fence", []byte(v)); err != nil {
+				t.Fatalf("round %d: put fence %s: %v", round+1, v, err)
+			}
+		}
+		fence(fmt.Sprintf("before cut %d", round+1))
 		h.cut(t, li, true)
 		tCut := time.Now() // after ip(8) returned: a write issued while it ran may still reach the old leader
 		failover := load.waitAfter(t, tCut, 20, failoverWait, fmt.Sprintf("round %d: after cutting off the leader's host %s (kv server %d)", round+1, h.ns[li], li+1))
@@ -205,6 +246,23 @@ func TestKVNetns(t *testing.T) {
 		t.Logf("round %d: leader's host %s (kv server %d at %s) cut off -> first write acknowledged %v later (longest pause between acknowledgements %v); new leader kv server %d",
 			round+1, h.ns[li], li+1, cl.kvAddrs[li], failover.Round(time.Millisecond), load.maxGap(tCut).Round(time.Millisecond), newLeader+1)
 		load.waitAfter(t, tCut, 60, failoverWait, fmt.Sprintf("round %d: with the old leader's host cut off", round+1))
+		// A client on the cut-off host, of its server only: a
+		// linearizable read must not return the value the majority has
+		// overwritten (it may fail: the server cannot reach the
+		// majority); a write must not be acknowledged.
+		fence(fmt.Sprintf("after cut %d", round+1))
+		out, code := h.cli(t, li, "kv", "get", "fence", "--servers", cl.kvAddrs[li], "--timeout", "3s")
+		if code == 0 {
+			t.Errorf("round %d: a linearizable get on the cut-off host succeeded: %s", round+1, out)
+		}
+		if strings.Contains(out, "before cut") {
+			t.Errorf("round %d: stale linearizable read on the cut-off host: %s", round+1, out)
+		}
+		if out, code := h.cli(t, li, "kv", "put", "cut-off", "x", "--servers", cl.kvAddrs[li], "--timeout", "3s"); code == 0 {
+			t.Errorf("round %d: a put on the cut-off host was acknowledged: %s", round+1, out)
+		}
+		seq, _ := h.cli(t, li, "kv", "get", "fence", "--sequential", "--servers", cl.kvAddrs[li], "--timeout", "3s")
+		t.Logf("round %d: on the cut-off host: linearizable get exit %d (%s); sequential get: %s", round+1, code, firstLineOf(out), firstLineOf(seq))
 		h.cut(t, li, false)
 		took := cl.checkCaughtUp(ctx, c, li, fmt.Sprintf("round %d: reconnected old leader", round+1))
 		t.Logf("round %d: host %s back: kv server %d saw the latest write %v later", round+1, h.ns[li], li+1, took.Round(time.Millisecond))
