@@ -78,6 +78,15 @@ func (r *rtnet) loop() {
 		if more {
 			continue
 		}
+		if r.net.Pending() == 0 {
+			// Nothing in flight: sleep until someone posts.
+			select {
+			case <-r.wake:
+			case <-r.stop:
+				return
+			}
+			continue
+		}
 		tick.Reset(200 * time.Microsecond)
 		select {
 		case <-r.wake:

@@ -192,13 +192,22 @@ func linRun(t *testing.T, seed uint64, engine string) int {
 		c.isolate()
 		sleep(ctx, 200*time.Millisecond)
 	}
+	// Enough operations to be worth checking, however slow the machine.
+	for {
+		h.mu.Lock()
+		n := len(h.ops)
+		h.mu.Unlock()
+		if n >= 60 || !sleep(ctx, 50*time.Millisecond) {
+			break
+		}
+	}
 	close(stop)
 	wg.Wait()
 	h.mu.Lock()
 	ops := h.ops
 	h.mu.Unlock()
-	if len(ops) < 20 {
-		t.Fatalf("seed %d: only %d operations completed", seed, len(ops))
+	if len(ops) < 60 {
+		t.Fatalf("seed %d: only %d operations completed in 40 s; state:%s", seed, len(ops), g.dump())
 	}
 	res, info := porcupine.CheckOperationsVerbose(kvModel.ToModel(), ops, 20*time.Second)
 	if res != porcupine.Ok {
