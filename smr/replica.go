@@ -131,6 +131,12 @@ type replica struct {
 	// Restore) and while a Read's fn runs, so they never overlap.
 	smMu sync.Mutex
 
+	// probeMu guards probeNext and probing (shared tail probes of
+	// linearizable reads; see sharedProbe).
+	probeMu   sync.Mutex
+	probeNext *probeBatch
+	probing   bool
+
 	// Owned by the apply loop goroutine (and by start before it runs).
 	index     uint64 // last applied command index
 	window    uint64 // registers to read at once when catching up
@@ -1556,13 +1562,6 @@ func (r *replica) loadSnapshot(ctx context.Context, ref snapRef, cache map[pos][
 func (r *replica) read(ctx context.Context, c Consistency, fn func()) error {
 	r.mu.Lock()
 	closed := r.closed
-	start := r.cursor
-	if t := r.term; t != nil && t.ready && start.less(t.next) {
-		// Our own writes before t.next are in flight; a newer leader
-		// junk-fills t.next before writing anything, so the probe starts
-		// there.
-		start = t.next
-	}
 	r.mu.Unlock()
 	if closed {
 		return ErrClosed
@@ -1570,7 +1569,10 @@ func (r *replica) read(ctx context.Context, c Consistency, fn func()) error {
 	switch c {
 	case Sequential:
 	case Linearizable:
-		tail, err := r.probe(ctx, start)
+		r.mu.Lock()
+		r.st.Reads++
+		r.mu.Unlock()
+		tail, err := r.sharedProbe(ctx)
 		if err != nil {
 			return err
 		}
@@ -1584,6 +1586,71 @@ func (r *replica) read(ctx context.Context, c Consistency, fn func()) error {
 	defer r.smMu.Unlock()
 	fn()
 	return nil
+}
+
+// probeBatch is one tail probe shared by the linearizable reads that
+// arrived before it started.
+type probeBatch struct {
+	done chan struct{}
+	tail pos   // set before done is closed
+	err  error // likewise
+}
+
+// sharedProbe returns the log's tail as found by a probe that started
+// after the call: concurrent linearizable reads share one probe (a read
+// that arrives while a probe runs waits for the next one, which starts
+// after it arrived), so a burst of reads costs one register read, not
+// one each.
+func (r *replica) sharedProbe(ctx context.Context) (pos, error) {
+	r.probeMu.Lock()
+	b := r.probeNext
+	if b == nil {
+		b = &probeBatch{done: make(chan struct{})}
+		r.probeNext = b
+	}
+	if !r.probing {
+		r.probing = true
+		r.wg.Add(1)
+		go r.prober()
+	}
+	r.probeMu.Unlock()
+	select {
+	case <-b.done:
+		return b.tail, b.err
+	case <-ctx.Done():
+		return pos{}, ctx.Err()
+	}
+}
+
+// prober runs probes while reads wait for them.
+func (r *replica) prober() {
+	defer r.wg.Done()
+	for {
+		r.probeMu.Lock()
+		b := r.probeNext
+		r.probeNext = nil
+		if b == nil {
+			r.probing = false
+			r.probeMu.Unlock()
+			return
+		}
+		r.probeMu.Unlock()
+		r.mu.Lock()
+		start := r.cursor
+		if t := r.term; t != nil && t.ready && start.less(t.next) {
+			// Our own writes before t.next are in flight; a newer leader
+			// junk-fills t.next before writing anything, so the probe
+			// starts there.
+			start = t.next
+		}
+		r.st.Probes++
+		r.mu.Unlock()
+		b.tail, b.err = r.probe(r.ctx, start)
+		if b.err != nil && r.ctx.Err() != nil {
+			b.err = ErrClosed
+		}
+		close(b.done)
+	}
 }
 
 // probe finds the log's tail from p: the first unwritten register,

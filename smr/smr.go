@@ -311,6 +311,8 @@ type Stats struct {
 	Campaigns uint64 // campaigns that won their segment
 	Snapshots uint64 // snapshots it stored in the WOR space
 	Restores  uint64 // snapshots it restored
+	Reads     uint64 // linearizable reads
+	Probes    uint64 // tail probes they shared
 }
 
 // Stats returns the replica's counters.

@@ -563,6 +563,28 @@ func TestBatching(t *testing.T) {
 		if len(applied) != 1+20+clients*each {
 			t.Fatalf("applied %d commands", len(applied))
 		}
+		// Concurrent linearizable reads share tail probes, at the leader
+		// and at a follower.
+		for _, m := range []*member{leader, g.member(2)} {
+			before := m.rep.Stats()
+			for range clients {
+				wg.Go(func() {
+					for range each {
+						if err := m.rep.Read(ctx, Linearizable, func() {}); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				})
+			}
+			wg.Wait()
+			st := m.rep.Stats()
+			reads, probes := st.Reads-before.Reads, st.Probes-before.Probes
+			if reads != clients*each || probes*2 > reads {
+				t.Fatalf("replica %d: %d linearizable reads took %d probes", m.id, reads, probes)
+			}
+			t.Logf("replica %d: %d concurrent linearizable reads shared %d probes", m.id, reads, probes)
+		}
 		t.Logf("seed %d: one client: 1 command per entry; %d clients: %d commands in %d entries, %d SegWrites", seed, clients, cmds, entries, many.SegWrites-one.SegWrites)
 	}
 }
