@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -7,13 +9,23 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"runtime"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"strata/stack"
 )
+
+func init() {
+	procAttr = func(c *exec.Cmd) {
+		// SIGKILL when the test process ends, however it ends. (It is
+		// sent when the thread that started the child exits: Go's
+		// threads live as long as the process unless a goroutine
+		// locked to one returns, which these tests do not do.)
+		c.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	}
+}
 
 // netHosts are network namespaces standing for hosts: each has a veth
 // pair whose other end is a port of a bridge in the test's namespace, and
@@ -38,14 +50,13 @@ func ip(args ...string) (string, error) {
 
 // newNetHosts creates n hosts on a fresh /24 of 10.77.0.0/16 (the first
 // one no address of this namespace is on), with names unique to this run,
-// and removes them when the test ends, whether it passed or not. It skips
-// the test where namespaces cannot be created: not Linux, no ip command,
-// or no permission (not root, or a container without CAP_SYS_ADMIN).
+// and removes them when the test ends, whether it passed or not (a test
+// binary killed by -timeout leaves them: scripts/netns.sh down removes
+// them). It skips the test where namespaces cannot be created: no ip
+// command, or no permission (not root, or a container without
+// CAP_SYS_ADMIN). (Not Linux: this file is not built.)
 func newNetHosts(t *testing.T, n int) *netHosts {
 	t.Helper()
-	if runtime.GOOS != "linux" {
-		t.Skip("network namespaces are Linux only")
-	}
 	if _, err := exec.LookPath("ip"); err != nil {
 		t.Skip("no ip command (iproute2) to create network namespaces")
 	}

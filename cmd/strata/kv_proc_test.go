@@ -40,6 +40,12 @@ const (
 	catchUpWait  = 30 * time.Second // a restarted server serves the latest write
 )
 
+// procAttr sets up a server process before it starts: on Linux
+// (kv_netns_test.go) it dies with the test process, so that a test
+// killed by go test's -timeout leaves no cluster behind (an idle kv
+// leader writes heartbeats forever).
+var procAttr = func(*exec.Cmd) {}
+
 // strataProc is one server process a test started: args are strata's
 // arguments; with ns set it runs inside that network namespace
 // (ip netns exec, which execs the binary, so the process's pid is the
@@ -98,6 +104,7 @@ func (p *strataProc) start() error {
 	cmd.Env = append(os.Environ(), "STRATA_TEST_AS_CLI=1")
 	out := &firstLine{ch: make(chan string, 1)}
 	cmd.Stdout, cmd.Stderr = out, logf
+	procAttr(cmd)
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("%s: %w", p.name, err)
 	}
@@ -577,6 +584,7 @@ func startUp(t *testing.T, dir string) *upRun {
 	u := &upRun{cmd: exec.Command(bin, "up", "--dir", dir, "--port", "0", "--nfs-port", "0"), exited: make(chan struct{})}
 	u.cmd.Env = append(os.Environ(), "STRATA_TEST_AS_CLI=1")
 	u.cmd.Stderr = logf
+	procAttr(u.cmd) // up stops its servers when it gets SIGINT, not SIGKILL: see the cleanup
 	stdout, err := u.cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
