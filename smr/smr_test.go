@@ -588,3 +588,125 @@ func TestBatching(t *testing.T) {
 		t.Logf("seed %d: one client: 1 command per entry; %d clients: %d commands in %d entries, %d SegWrites", seed, clients, cmds, entries, many.SegWrites-one.SegWrites)
 	}
 }
+
+// TestCampaignRace: every replica campaigns at once, four times, while a
+// client proposes. Several may win in turn (a later winner fences the
+// earlier one with its junk fill), but the log stays the same everywhere,
+// a leader emerges each round, every acknowledged command is applied once
+// at the index it returned, and refused ones never.
+func TestCampaignRace(t *testing.T) {
+	for _, engine := range engines {
+		t.Run(engine, func(t *testing.T) {
+			for seed := range testseed.Each(t, testseed.Fresh(1)...) {
+				c := newWorCluster(t, seed, engine, true)
+				g := newGroup(t, c, testConfig())
+				for id := uint64(1); id <= 3; id++ {
+					g.start(id)
+				}
+				ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+				defer cancel()
+				var mu sync.Mutex
+				var outs []outcome
+				stop := make(chan struct{})
+				var wg sync.WaitGroup
+				wg.Go(func() {
+					for i := 0; ; i++ {
+						select {
+						case <-stop:
+							return
+						default:
+						}
+						cmd := fmt.Sprintf("add p-%d", i)
+						octx, ocancel := context.WithTimeout(ctx, 2*time.Second)
+						res, err := g.propose(octx, []byte(cmd))
+						ocancel()
+						mu.Lock()
+						outs = append(outs, classify(cmd, res, err))
+						mu.Unlock()
+					}
+				})
+				won := 0
+				for round := range 4 {
+					var cw sync.WaitGroup
+					var wins sync.Map
+					for _, m := range g.live() {
+						cw.Go(func() {
+							if err := m.rep.Campaign(ctx); err == nil {
+								wins.Store(m.id, true)
+							}
+						})
+					}
+					cw.Wait()
+					n := 0
+					wins.Range(func(any, any) bool { n++; return true })
+					won += n
+					if _, err := g.leader(ctx); err != nil {
+						t.Fatalf("round %d: %v; state:%s", round, err, g.dump())
+					}
+					sleep(ctx, 100*time.Millisecond)
+				}
+				close(stop)
+				wg.Wait()
+				applied := converge(t, ctx, g)
+				seen := noDuplicates(t, applied)
+				okN, refused, unknown := checkOutcomes(t, seen, outs)
+				if okN == 0 {
+					t.Fatalf("no command acknowledged")
+				}
+				t.Logf("seed %d: %d campaigns returned leading over 4 rounds; %d applied, %d acknowledged, %d refused, %d unknown", seed, won, len(applied), okN, refused, unknown)
+			}
+		})
+	}
+}
+
+// TestGroupRestart: every replica stops; started again with empty state
+// machines, they recover the log (the replica named leader campaigns at
+// once) and reach the state they had, and the group takes new commands.
+func TestGroupRestart(t *testing.T) {
+	for seed := range testseed.Each(t, testseed.Fresh(1)...) {
+		c := newWorCluster(t, seed, "paxos", true)
+		g := newGroup(t, c, testConfig())
+		for id := uint64(1); id <= 3; id++ {
+			g.start(id)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := g.member(2).rep.Campaign(ctx); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 40 {
+			if _, err := g.propose(ctx, []byte(fmt.Sprintf("add first-%d", i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		converge(t, ctx, g)
+		_, _, hash := g.member(1).sm.state()
+		for id := uint64(1); id <= 3; id++ {
+			g.kill(id)
+		}
+		t0 := time.Now()
+		for id := uint64(1); id <= 3; id++ {
+			g.start(id)
+		}
+		for _, m := range g.live() {
+			if idx, _, h := m.sm.state(); idx != 40 || h != hash {
+				t.Fatalf("replica %d restarted at index %d, hash %x; want 40, %x", m.id, idx, h, hash)
+			}
+		}
+		leader, err := g.leader(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 10 {
+			if _, err := g.propose(ctx, []byte(fmt.Sprintf("add second-%d", i))); err != nil {
+				t.Fatal(err)
+			}
+		}
+		applied := converge(t, ctx, g)
+		if len(applied) != 50 { // no snapshot yet: the restarted replicas replayed the whole log
+			t.Fatalf("applied %d commands, want 50", len(applied))
+		}
+		noDuplicates(t, applied)
+		t.Logf("seed %d: restarted group led by %d within %v", seed, leader.id, time.Since(t0))
+	}
+}
