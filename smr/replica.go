@@ -162,7 +162,7 @@ type replica struct {
 	maxEpoch    uint64
 	role        role
 	term        *term
-	everLed     bool
+	everLed     bool           // this incarnation allocated a log segment (see atTail)
 	campaigning *campaignRun   // the campaign running, if any
 	pending     map[pos]*batch // written (or being written) entries awaiting the apply loop
 	nonce       uint64
@@ -1050,10 +1050,6 @@ func (r *replica) campaign(ctx context.Context) error { return r.campaignMode(ct
 func (r *replica) campaignAuto(ctx context.Context) error { return r.campaignMode(ctx, true) }
 
 func (r *replica) campaignMode(ctx context.Context, auto bool) error {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	stop := context.AfterFunc(r.ctx, cancel)
-	defer stop()
 	r.mu.Lock()
 	switch {
 	case r.closed:
@@ -1062,26 +1058,31 @@ func (r *replica) campaignMode(ctx context.Context, auto bool) error {
 	case r.role == leading:
 		r.mu.Unlock()
 		return nil
-	case r.campaigning != nil:
-		run := r.campaigning
-		r.mu.Unlock()
-		select {
-		case <-run.done:
-			return run.err
-		case <-ctx.Done():
-			return ctx.Err()
-		}
 	}
-	run := &campaignRun{done: make(chan struct{})}
-	r.campaigning = run
+	run := r.campaigning
+	if run == nil {
+		// The campaign runs on the replica's context: a caller that stops
+		// waiting does not stop it half-way.
+		run = &campaignRun{done: make(chan struct{})}
+		r.campaigning = run
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			err := r.runCampaign(r.ctx, auto)
+			r.mu.Lock()
+			run.err = err
+			r.campaigning = nil
+			close(run.done)
+			r.mu.Unlock()
+		}()
+	}
 	r.mu.Unlock()
-	err := r.runCampaign(ctx, auto)
-	r.mu.Lock()
-	run.err = err
-	r.campaigning = nil
-	close(run.done)
-	r.mu.Unlock()
-	return err
+	select {
+	case <-run.done:
+		return run.err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // runCampaign is one campaign: allocate the next log segment, junk-fill
@@ -1144,6 +1145,9 @@ func (r *replica) runCampaign(ctx context.Context, auto bool) error {
 		caps: map[uint64][]segCapture{}, capEnd: map[uint64]uint64{}, allocated: map[uint64]bool{newSeg: true}}
 	r.mu.Lock()
 	r.noteSegLocked(newSeg, meta)
+	// The newest segment names us now, from this incarnation: if this
+	// campaign fails, the next is started by silence, as for any leader.
+	r.everLed = true
 	if r.closed {
 		r.mu.Unlock()
 		tcancel()
@@ -1184,7 +1188,7 @@ func (r *replica) runCampaign(ctx context.Context, auto bool) error {
 		r.mu.Unlock()
 		return err
 	}
-	t.ready, r.role, r.everLed = true, leading, true
+	t.ready, r.role = true, leading
 	r.st.Campaigns++
 	t.queue = append([]*proposal{newProposal(nil, encodeNoop(r.cfg.ID, epoch))}, t.queue...)
 	r.mu.Unlock()
@@ -1609,8 +1613,17 @@ func (r *replica) sharedProbe(ctx context.Context) (pos, error) {
 		r.probeNext = b
 	}
 	if !r.probing {
+		r.mu.Lock() // lock order: probeMu, then mu
+		closed := r.closed
+		if !closed {
+			r.wg.Add(1) // before Close waits (it sets closed first)
+		}
+		r.mu.Unlock()
+		if closed {
+			r.probeMu.Unlock()
+			return pos{}, ErrClosed
+		}
 		r.probing = true
-		r.wg.Add(1)
 		go r.prober()
 	}
 	r.probeMu.Unlock()

@@ -299,7 +299,8 @@ func (r *Replica) Applied() uint64 { return r.r.appliedIndex() }
 // Campaign tries to become leader now: it allocates the next log segment
 // (of racing candidates exactly one wins it), junk-fills the rest of the
 // log before it and starts leading. It returns nil once this replica
-// leads, or an error (a *NotLeaderError if another replica won).
+// leads, or an error (a *NotLeaderError if another replica won). If ctx
+// ends first, Campaign returns its error and the campaign goes on.
 func (r *Replica) Campaign(ctx context.Context) error { return r.r.campaign(ctx) }
 
 // Stats counts what the replica did since it started.
