@@ -677,7 +677,11 @@ func TestKVUp(t *testing.T) {
 	}
 	cli := func(want string, args ...string) string {
 		t.Helper()
-		args = append(args[:2:2], append([]string{"--servers-file", serversFile}, args[2:]...)...)
+		// --timeout 25s rather than the CLI's 10 s: under -race on two
+		// busy cores a new leader's junk fill of a whole segment has
+		// taken ~6 s, longer than the election timeout, and campaigns
+		// then preempted each other for over 10 s.
+		args = append(args[:2:2], append([]string{"--servers-file", serversFile, "--timeout", "25s"}, args[2:]...)...)
 		out, code := runCLI(t, args...)
 		if code != 0 || !strings.Contains(out, want) {
 			t.Fatalf("strata %s: exit %d, output %q; want %q in it", strings.Join(args, " "), code, out, want)
