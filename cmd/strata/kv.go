@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"os"
 	"os/signal"
 	"strconv"
@@ -90,6 +91,11 @@ up.`,
 			}
 			if advertise == "" {
 				advertise = string(n.Local())
+				// Followers forward writes to the address the leader
+				// advertises: a wildcard one would send them to themselves.
+				if wildcardAddr(advertise) {
+					return fmt.Errorf("--listen %s binds every interface, so it names no address the other servers can forward to: give --advertise (e.g. udp:10.0.0.5:7201)", listen)
+				}
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
@@ -461,4 +467,19 @@ func kvStatusCmd() *cobra.Command {
 	}
 	f.add(c)
 	return c
+}
+
+// wildcardAddr reports whether a transport address (scheme:host:port)
+// names the unspecified host (0.0.0.0 or ::).
+func wildcardAddr(a string) bool {
+	_, hp, ok := strings.Cut(a, ":")
+	if !ok {
+		return false
+	}
+	host, _, err := net.SplitHostPort(hp)
+	if err != nil {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsUnspecified()
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -10,6 +11,10 @@ import (
 // errors, before any server is asked.
 func TestKVBadArguments(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "missing.json")
+	cluster := filepath.Join(t.TempDir(), "cluster.json")
+	if err := os.WriteFile(cluster, []byte(`{"engine":"paxos","directory":["udp:127.0.0.1:1"],"partitions":[["udp:127.0.0.1:1"]]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -29,6 +34,8 @@ func TestKVBadArguments(t *testing.T) {
 		{[]string{"kv", "get", "k", "--servers-file", missing}, "missing.json"},
 		{[]string{"kv", "serve", "--cluster", missing, "--id", "1"}, "missing.json"},
 		{[]string{"kv", "serve", "--cluster", missing}, "--id"},
+		// A wildcard listen address names no address to forward to.
+		{[]string{"kv", "serve", "--cluster", cluster, "--id", "1", "--listen", "udp:0.0.0.0:0"}, "--advertise"},
 	} {
 		out, err := run(t, c.args...)
 		if err == nil || !strings.Contains(err.Error(), c.want) {
