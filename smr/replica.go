@@ -18,8 +18,9 @@ const maxAddr = 1024
 
 // Tuning of the driver (not of the protocol).
 const (
-	maxReadWindow = 64                     // registers read in parallel when catching up
+	maxReadWindow = 16                     // registers read in parallel when catching up
 	snapWriteSize = 256 << 10              // bytes of snapshot chunks per SegWrite
+	runBytes      = 64 << 10               // bytes of log entries per SegWrite
 	fillAttempts  = 10                     // tries of one junk-fill batch before a campaign gives up
 	minBackoff    = 2 * time.Millisecond   // first pause after a failed WOR call
 	maxBackoff    = 200 * time.Millisecond // longest pause
@@ -138,13 +139,18 @@ type replica struct {
 	probing   bool
 
 	// Owned by the apply loop goroutine (and by start before it runs).
-	index     uint64 // last applied command index
-	window    uint64 // registers to read at once when catching up
-	readyOnce sync.Once
-	listening map[uint64]context.CancelFunc
-	tailAt    pos // silence tracking: where the tail was last seen
-	tailSince time.Time
-	tailWait  time.Duration
+	index       uint64 // last applied command index
+	window      uint64 // registers to read at once when catching up
+	streak      bool   // the last read found values: catching up
+	behindAt    pos    // a register waited for while later ones are known
+	behindSince time.Time
+	polledAt    pos // the register last polled at the tail, and when
+	polledSince time.Time
+	readyOnce   sync.Once
+	listening   map[uint64]context.CancelFunc
+	tailAt      pos // silence tracking: where the tail was last seen
+	tailSince   time.Time
+	tailWait    time.Duration
 	// stoodDownFor is the segment an automatic campaign last stood down
 	// for (owned by the campaign goroutine; one runs at a time).
 	stoodDownFor uint64
@@ -156,6 +162,7 @@ type replica struct {
 	applied     uint64 // published copy of index
 	progress    chan struct{}
 	known       map[pos][]byte // chosen values learned ahead of the cursor
+	hintAt      pos            // the furthest register known written
 	owned       map[pos]bool   // registers a local write or fill is deciding
 	segs        map[uint64]logMeta
 	lead        leaderInfo
@@ -357,6 +364,9 @@ func (r *replica) learn(p pos, v []byte) {
 	r.mu.Lock()
 	if !p.less(r.cursor) {
 		r.known[p] = v
+		if r.hintAt.less(p) {
+			r.hintAt = p
+		}
 	}
 	r.mu.Unlock()
 	kick(r.wake)
@@ -424,16 +434,23 @@ func (r *replica) run() {
 			r.waitWake(r.cfg.Heartbeat)
 			continue
 		}
-		// Read p, and the registers after it when catching up.
-		n := uint64(1)
-		for n < r.window && p.off+n < m.size && r.mayReadLocked(pos{p.seg, p.off + n}) && r.known[pos{p.seg, p.off + n}] == nil {
-			n++
-		}
+		// Whether to read p now, and how many registers from it. A read
+		// of a register the leader is still writing completes it, which
+		// preempts the leader's write (it then settles the register by
+		// reading it: correct, but a round trip or two lost), so near
+		// the tail the loop reads only what it has reason to think
+		// written and leaves the rest to SegListen.
+		n, wait := r.readPlanLocked(p, m)
 		r.mu.Unlock()
+		if wait > 0 {
+			r.waitWake(wait)
+			continue
+		}
 		res := r.readRange(r.ctx, r.segID(p.seg), p.off, n)
-		tail := false
+		tail, all := false, true
 		for i, x := range res {
 			q := pos{p.seg, p.off + uint64(i)}
+			all = all && x.err == nil
 			switch {
 			case x.err == nil:
 				r.learn(q, x.v)
@@ -455,18 +472,77 @@ func (r *replica) run() {
 		}
 		switch {
 		case tail:
-			r.window = 1
+			r.window, r.streak = 1, false
 			r.atTail(p)
 		case err != nil:
-			r.window = 1
+			r.window, r.streak = 1, false
 			r.pause(attempt, err)
 			attempt++
 		default:
-			r.window = min(2*r.window, maxReadWindow)
+			// p was written; if its whole window was too, keep catching
+			// up with a larger one.
+			if all {
+				r.window = min(2*r.window, maxReadWindow)
+			}
+			r.streak = all
 			attempt = 0
 		}
 	}
 }
+
+// readPlanLocked decides the apply loop's read at p (not known, ours to
+// read), in segment meta m: n registers from p, or wait that long first.
+//
+//   - Catching up (the last read found values) or in a segment a newer
+//     one follows (its writer has moved on): read a window at once.
+//   - Values already known beyond p (SegListen or a probe reported later
+//     registers): p is written too, or being written; give its report
+//     time to arrive (twice SegListen's settling delay), then read it.
+//   - Nothing known beyond p: p is probably the tail. Poll it every
+//     pollInterval; a poll that finds it written catches up from there
+//     in windows (a follower of a busy log learns this way, in batches
+//     of parallel reads the stack bundles, rather than register by
+//     register through SegListen, which costs a notification from every
+//     server and a confirming read per register).
+func (r *replica) readPlanLocked(p pos, m logMeta) (n uint64, wait time.Duration) {
+	now := time.Now()
+	maxN := m.size - p.off
+	window := func() uint64 {
+		n := uint64(1)
+		for n < r.window && n < maxN && r.mayReadLocked(pos{p.seg, p.off + n}) && r.known[pos{p.seg, p.off + n}] == nil {
+			n++
+		}
+		return n
+	}
+	if r.streak || p.seg < r.lead.seg {
+		return window(), 0
+	}
+	if r.hintAt.seg == p.seg && p.less(r.hintAt) {
+		if r.behindAt != p {
+			r.behindAt, r.behindSince = p, now
+		}
+		if d := hintSettle - now.Sub(r.behindSince); d > 0 {
+			return 0, d
+		}
+		r.streak = true // p's report was lost: read on until the tail
+		return 1, 0
+	}
+	if r.polledAt == p {
+		if d := r.pollInterval() - now.Sub(r.polledSince); d > 0 {
+			return 0, d
+		}
+	}
+	r.polledAt, r.polledSince = p, now
+	return 1, 0
+}
+
+// pollInterval is how often a follower at the tail reads it.
+func (r *replica) pollInterval() time.Duration { return max(r.cfg.Heartbeat/4, time.Millisecond) }
+
+// hintSettle is how long the apply loop waits for the report of a
+// register when later ones were reported: twice the wor client's
+// SegListen settling delay.
+const hintSettle = 40 * time.Millisecond
 
 func (r *replica) pause(attempt int, err error) {
 	if r.ctx.Err() != nil {
@@ -502,7 +578,10 @@ func (r *replica) atTail(p pos) {
 	myOld := !r.everLed && r.lead.id == r.cfg.ID
 	startCampaign := ro == follower && r.campaigning == nil && (now.Sub(r.tailSince) >= r.tailWait || myOld)
 	r.mu.Unlock()
-	r.listen(p, ro)
+	// SegListen is a wake-up hint for a quiet log (no leader, or one that
+	// has just died): a follower of a busy log learns by polling.
+	quiet := now.Sub(r.tailSince) >= r.cfg.Heartbeat
+	r.listen(p, ro, quiet)
 	if startCampaign {
 		r.log.Info("smr: the log's tail is still, campaigning", "tail", p.String(), "still_for", now.Sub(r.tailSince).Round(time.Millisecond), "restarted_leader", myOld)
 		r.wg.Add(1)
@@ -514,23 +593,25 @@ func (r *replica) atTail(p pos) {
 		}()
 		r.tailSince = now
 	}
-	wait := r.cfg.Heartbeat
+	wait := r.pollInterval()
 	if ro != follower {
 		wait = r.cfg.ElectionTimeout // our own writes wake us
 	}
 	r.waitWake(wait)
 }
 
-// listen keeps a SegListen on the cursor's segment (a follower's hint of
-// new entries; the apply loop still reads anything not reported).
-func (r *replica) listen(p pos, ro role) {
+// listen keeps a SegListen on the cursor's segment while the log is
+// quiet (a follower's hint of the next entry; the apply loop still reads
+// anything not reported), and none otherwise.
+func (r *replica) listen(p pos, ro role, quiet bool) {
+	want := ro != leading && quiet
 	for s, c := range r.listening {
-		if s != p.seg || ro == leading {
+		if s != p.seg || !want {
 			c()
 			delete(r.listening, s)
 		}
 	}
-	if ro == leading || r.listening[p.seg] != nil {
+	if !want || r.listening[p.seg] != nil {
 		return
 	}
 	r.mu.Lock()
@@ -766,7 +847,7 @@ func (r *replica) writer(t *term) {
 		at := t.next
 		var values [][]byte
 		bytesOut := 0
-		for len(t.queue) > 0 && t.next.seg == at.seg && t.next.off < c.end && len(values) < wor.MaxSegBatch && bytesOut < snapWriteSize {
+		for len(t.queue) > 0 && t.next.seg == at.seg && t.next.off < c.end && len(values) < wor.MaxSegBatch && bytesOut < runBytes {
 			b := r.nextBatchLocked(t)
 			r.owned[t.next] = true
 			r.pending[t.next] = b
@@ -840,6 +921,15 @@ func (r *replica) requestDone(t *term) {
 // deposed) or the term ends (then the apply loop reads the register).
 func (r *replica) settle(t *term, at pos, value []byte, err error) {
 	seg := r.segID(at.seg)
+	if err != nil {
+		var we *wor.WrittenError
+		if !errors.As(err, &we) {
+			r.mu.Lock()
+			r.st.Settled++
+			r.mu.Unlock()
+			r.log.Debug("smr: settling a write", "at", at.String(), "err", err)
+		}
+	}
 	for attempt := 0; ; attempt++ {
 		var we *wor.WrittenError
 		switch {
@@ -853,7 +943,7 @@ func (r *replica) settle(t *term, at pos, value []byte, err error) {
 			r.release(at)
 			return
 		}
-		if !sleep(t.ctx, backoff(attempt)) {
+		if attempt > 0 && !sleep(t.ctx, backoff(attempt)) {
 			r.release(at)
 			return
 		}

@@ -308,6 +308,7 @@ type Stats struct {
 	Commands  uint64 // commands this replica wrote as leader (each in one entry)
 	Entries   uint64 // log entries (registers) it wrote as leader, no-ops included
 	SegWrites uint64 // requests that wrote several consecutive entries at once
+	Settled   uint64 // entries whose write failed and was settled by reading the register
 	Applied   uint64 // log entries the apply loop applied (junk and no-ops included)
 	Campaigns uint64 // campaigns that won their segment
 	Snapshots uint64 // snapshots it stored in the WOR space
