@@ -5,6 +5,7 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+	"time"
 
 	"strata/wor"
 )
@@ -186,4 +187,31 @@ func FuzzDecodeSnapMeta(f *testing.F) {
 			t.Fatalf("header %+v: chunks do not cover the size", m)
 		}
 	})
+}
+
+func TestConfigChecks(t *testing.T) {
+	c := wor.NewClient(nil)
+	good := Config{Client: c, ID: 1}
+	if _, err := good.withDefaults(); err != nil {
+		t.Fatalf("defaults refused: %v", err)
+	}
+	for name, mod := range map[string]func(*Config){
+		"no client":          func(c *Config) { c.Client = nil },
+		"zero id":            func(c *Config) { c.ID = 0 },
+		"log out of range":   func(c *Config) { c.Log = wor.MaxDataSegment },
+		"segment of one":     func(c *Config) { c.SegmentSize = 1 },
+		"segment too large":  func(c *Config) { c.SegmentSize = wor.MaxOffset + 1 },
+		"tiny entries":       func(c *Config) { c.MaxEntry = 10 },
+		"huge entries":       func(c *Config) { c.MaxEntry = wor.MaxValue + 1 },
+		"negative pipeline":  func(c *Config) { c.Pipeline = -1 },
+		"negative heartbeat": func(c *Config) { c.Heartbeat = -1 },
+		"timeout too short":  func(c *Config) { c.Heartbeat, c.ElectionTimeout = 100*time.Millisecond, 150*time.Millisecond },
+		"address too long":   func(c *Config) { c.Addr = string(make([]byte, maxAddr+1)) },
+	} {
+		cfg := good
+		mod(&cfg)
+		if _, err := cfg.withDefaults(); err == nil {
+			t.Errorf("%s: accepted", name)
+		}
+	}
 }

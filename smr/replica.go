@@ -943,6 +943,11 @@ func (r *replica) settle(t *term, at pos, value []byte, err error) {
 			r.release(at)
 			return
 		}
+		if errors.Is(err, wor.ErrStorage) && attempt%50 == 0 {
+			// Too large for the servers (MaxEntry above what they store)
+			// or their storage is full: retried, but nothing moves.
+			r.log.Error("smr: the WOR servers cannot store a log entry", "at", at.String(), "bytes", len(value), "err", err)
+		}
 		if attempt > 0 && !sleep(t.ctx, backoff(attempt)) {
 			r.release(at)
 			return

@@ -225,8 +225,8 @@ func (cfg Config) withDefaults() (Config, error) {
 	if cfg.ElectionTimeout == 0 {
 		cfg.ElectionTimeout = DefaultElectionTimeout
 	}
-	if cfg.Heartbeat < 0 || cfg.ElectionTimeout < 0 {
-		return cfg, errors.New("smr: negative Heartbeat or ElectionTimeout")
+	if cfg.Heartbeat < 0 || cfg.ElectionTimeout < 2*cfg.Heartbeat {
+		return cfg, fmt.Errorf("smr: Heartbeat %v and ElectionTimeout %v: want a positive heartbeat and an election timeout of at least two", cfg.Heartbeat, cfg.ElectionTimeout)
 	}
 	if cfg.MaxEntry == 0 {
 		cfg.MaxEntry = DefaultMaxEntry
