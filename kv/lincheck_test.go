@@ -132,6 +132,10 @@ func TestCheckerFlagsViolations(t *testing.T) {
 			h = append(h, hPut(0, 220, 230, "k1", "g", 10, 1, false))
 			return append(h, hScan(1, 240, 250, "k0", "", 10, kvOf("k0", "c", 2, 1, 3), kvOf("k2", "d", 1, 5, 5)).limited(2, true))
 		}, "key k1: history"},
+		{"scan shows a key nobody wrote", func(h []linOp) []linOp {
+			h[4].kvs = append(h[4].kvs, kvOf("k9", "?", 1, 2, 2))
+			return h
+		}, "key k9: history"},
 		{"scan over its limit", func(h []linOp) []linOp {
 			h[14] = h[14].limited(1, false)
 			h[14].kvs = append(h[14].kvs, kvOf("k2", "d", 1, 5, 5))

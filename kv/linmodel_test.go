@@ -283,7 +283,8 @@ func (o *linOp) covered(k string) bool {
 
 // porcupineOps turns a history into porcupine operations on single keys:
 // gets and writes as they are, each scan as a get of every key of keys
-// that it covered (found or not) with the scan's interval.
+// that it covered (found or not), and of any other key it returned, with
+// the scan's interval.
 func porcupineOps(keys []string, h []linOp) []porcupine.Operation {
 	var out []porcupine.Operation
 	for i := range h {
@@ -296,10 +297,14 @@ func porcupineOps(keys []string, h []linOp) []porcupine.Operation {
 			add(kvIn{op: OpGet, key: o.key}, kvOut{found: o.found, value: string(o.kv.Value), version: o.kv.Version, create: o.kv.Create, mod: o.kv.Mod})
 		case OpScan:
 			got := map[string]KeyValue{}
+			read := slices.Clone(keys)
 			for _, kv := range o.kvs {
 				got[kv.Key] = kv
+				if !slices.Contains(keys, kv.Key) {
+					read = append(read, kv.Key) // a key nobody wrote: the model flags it
+				}
 			}
-			for _, k := range keys {
+			for _, k := range read {
 				if !o.covered(k) {
 					continue
 				}
