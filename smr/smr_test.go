@@ -422,7 +422,7 @@ func snapshotRun(t *testing.T, seed uint64, engine string) {
 	cfg.SegmentSize = 16
 	cfg.SnapshotEvery = 40
 	cfg.MaxEntry = 256 // snapshots span a dozen chunks; batches hold a few commands
-	cfg.Pipeline = 2   // so that commands queue and go out in SegWrites of several entries
+	cfg.Pipeline = 2   // so that commands queue and go out in SegWrites of several entries too
 	g := newGroup(t, c, cfg)
 	for id := uint64(1); id <= 3; id++ {
 		g.start(id)
@@ -496,10 +496,7 @@ func snapshotRun(t *testing.T, seed uint64, engine string) {
 	if counter < 440 || uint64(counter) != idx {
 		t.Fatalf("leader at index %d with counter %d, want 440 or more (a few nudges)", idx, counter)
 	}
-	st := leader.rep.Stats()
-	if st.SegWrites == 0 || st.Commands <= st.Entries/2 {
-		t.Fatalf("no batching under load: %+v", st)
-	}
+	st := leader.rep.Stats() // batching itself is TestBatching's
 	t.Logf("seed %d: %d snapshots taken by the leader; lagging, new and restarted replicas restored one; leader %+v", seed, leader.sm.snapshots(), st)
 }
 
