@@ -376,8 +376,16 @@ func failoverRun(t *testing.T, seed uint64, engine, how string) {
 		t.Fatalf("no command applied within 10 s of the leader's %s (new leader %d); state:%s", how, newLeader.id, g.dump())
 	}
 	if how == "partition" {
-		if id, _, _, ok := old.rep.Leader(); ok && id == 1 {
-			t.Fatalf("the old leader still leads after the partition healed; state:%s", g.dump())
+		// Healed, the old leader meets the junk fill in its segment at its
+		// next write (a heartbeat, at the latest) and steps down.
+		for i := 0; ; i++ {
+			if id, _, _, ok := old.rep.Leader(); !ok || id != 1 {
+				break
+			}
+			if i == 200 {
+				t.Fatalf("the old leader still leads 10 s after the partition healed; state:%s", g.dump())
+			}
+			sleep(ctx, 50*time.Millisecond)
 		}
 	}
 	applied := converge(t, ctx, g)
@@ -453,12 +461,12 @@ func snapshotRun(t *testing.T, seed uint64, engine string) {
 		}
 	}
 	load("a", 4, 100)
-	leader, err := g.leader(ctx)
-	if err != nil {
-		t.Fatal(err)
+	snaps := 0 // only leaders snapshot; leadership may have moved
+	for _, m := range g.live() {
+		snaps += m.sm.snapshots()
 	}
-	if n := leader.sm.snapshots(); n < 2 {
-		t.Fatalf("the leader took %d snapshots after 400 commands", n)
+	if snaps < 2 {
+		t.Fatalf("%d snapshots taken after 400 commands", snaps)
 	}
 	// The first log segment and the first snapshot are gone from the WOR
 	// space (trims run in the background after a snapshot's pointer is
@@ -492,12 +500,11 @@ func snapshotRun(t *testing.T, seed uint64, engine string) {
 			t.Fatalf("replica %d did not restore a snapshot", m.id)
 		}
 	}
-	idx, counter, _ := leader.sm.state()
+	idx, counter, _ := g.live()[0].sm.state() // converge made them all equal
 	if counter < 440 || uint64(counter) != idx {
-		t.Fatalf("leader at index %d with counter %d, want 440 or more (a few nudges)", idx, counter)
+		t.Fatalf("replicas at index %d with counter %d, want 440 or more (a few nudges)", idx, counter)
 	}
-	st := leader.rep.Stats() // batching itself is TestBatching's
-	t.Logf("seed %d: %d snapshots taken by the leader; lagging, new and restarted replicas restored one; leader %+v", seed, leader.sm.snapshots(), st)
+	t.Logf("seed %d: %d snapshots taken during the first load; lagging, new and restarted replicas restored one", seed, snaps)
 }
 
 // TestBatching: one client's proposals each go out at once, one entry per
