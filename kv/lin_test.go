@@ -448,6 +448,7 @@ func linStep(ctx context.Context, c *Client, k, i int, rng *rand.Rand, h *linHis
 // linRun runs one seed of the campaign and returns the number of
 // operations it checked.
 func linRun(t *testing.T, seed uint64, engine string) int {
+	began := time.Now()
 	rng := rand.New(rand.NewPCG(seed, 27))
 	link, faults := drawFaults(rng)
 	setting := fmt.Sprintf("seed %d %s: link %+v, faults %v", seed, engine, link, faults)
@@ -467,6 +468,7 @@ func linRun(t *testing.T, seed uint64, engine string) int {
 		t.Fatalf("%s: no leader elected", setting)
 	}
 	h := &linHistory{t0: time.Now()}
+	setup := h.t0.Sub(began)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var stopOnce sync.Once
@@ -531,6 +533,7 @@ func linRun(t *testing.T, seed uint64, engine string) int {
 	h.mu.Lock()
 	ops := h.ops
 	h.mu.Unlock()
+	ran := time.Since(h.t0)
 	n, err := checkHistory(linKeys, ops, 30*time.Second, os.TempDir())
 	if err != nil {
 		t.Fatalf("%s: %d operations (did %v): %v", setting, len(ops), did, err)
@@ -549,8 +552,8 @@ func linRun(t *testing.T, seed uint64, engine string) int {
 	if acked < 5 {
 		t.Fatalf("%s: only %d writes acknowledged: the run shows little (did %v)", setting, acked, did)
 	}
-	t.Logf("seed %d %s: %d operations (%d acknowledged writes, %d of unknown outcome, %d scans), %d porcupine operations checked; did %v",
-		seed, engine, len(ops), acked, unknown, scans, n, did)
+	t.Logf("seed %d %s: %d operations (%d acknowledged writes, %d of unknown outcome, %d scans), %d porcupine operations checked; did %v; start %v, run %v, check %v",
+		seed, engine, len(ops), acked, unknown, scans, n, did, setup.Round(time.Millisecond), ran.Round(time.Millisecond), time.Since(h.t0.Add(ran)).Round(time.Millisecond))
 	return len(ops)
 }
 
