@@ -18,8 +18,12 @@ import (
 
 // TestPerf measures Propose and Read(Linearizable) over three in-memory
 // wormservers on loopback UDP, at 1, 16 and 64 clients (run it without
-// -race, with STRATA_SMR_PERF=1; not part of CI). It reports operations
-// per second, the median latency and the leader's batching.
+// -race, with STRATA_SMR_PERF=1; not part of CI), against pre-captured
+// writes of the WOR space alone. It reports operations per second, the
+// median and 99th percentile latency and the leader's batching.
+// STRATA_SMR_PERF_OPS=raw-write,propose,read-leader,read-follower picks
+// the operations; STRATA_SMR_PERF_ALONE=1 stops the followers first (to
+// see what their reading costs the leader).
 func TestPerf(t *testing.T) {
 	if os.Getenv("STRATA_SMR_PERF") == "" {
 		t.Skip("set STRATA_SMR_PERF=1 to measure")
