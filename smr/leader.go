@@ -226,6 +226,14 @@ func (r *replica) settle(t *term, at pos, value []byte, err error) {
 			r.written(t, at, v, bytes.Equal(v, value))
 			return
 		case errors.Is(rerr, wor.ErrUnwritten):
+			// Before capturing again (which would preempt a new leader's
+			// junk fill, and so duel with it), make sure no newer leader
+			// exists.
+			if r.superseded(t) {
+				r.release(at)
+				r.stepDown(t, "a newer leader allocated a log segment after ours")
+				return
+			}
 			var c2 wor.CaptureID
 			if c2, err = r.c.Capture(t.ctx, seg, at.off); err == nil {
 				err = r.c.Write(t.ctx, seg, at.off, value, c2)
@@ -238,6 +246,19 @@ func (r *replica) settle(t *term, at pos, value []byte, err error) {
 			err = rerr
 		}
 	}
+}
+
+// superseded reports whether a log segment after the last one term t
+// allocated exists and is not t's: a newer leader's.
+func (r *replica) superseded(t *term) bool {
+	r.mu.Lock()
+	newest := t.first
+	for s := range t.allocated {
+		newest = max(newest, s)
+	}
+	r.mu.Unlock()
+	st, m, err := r.fetchMetaFresh(t.ctx, newest+1)
+	return err == nil && st == segAllocated && (m.leader != r.cfg.ID || m.epoch != t.epoch)
 }
 
 // written records that register at holds v (mine: our entry).

@@ -411,10 +411,11 @@ func (r *replica) apply(p pos, v []byte, m logMeta) {
 		}
 	}
 	r.cmdsSince += uint64(len(e.cmds))
+	r.entriesSince++
 	r.bytesSince += uint64(len(v))
 	if e.kind == kindPointer && (!r.hasSnap || e.snap.k >= r.lastSnap.k) {
 		r.lastSnap, r.hasSnap = e.snap, true
-		r.cmdsSince, r.bytesSince = 0, 0
+		r.cmdsSince, r.entriesSince, r.bytesSince = 0, 0, 0
 	}
 	if b := r.pending[p]; b != nil {
 		delete(r.pending, p)
@@ -426,12 +427,7 @@ func (r *replica) apply(p pos, v []byte, m logMeta) {
 	var pol snapPolicy
 	due := false
 	if t != nil && r.role == leading && !r.snapBusy {
-		pol = snapPolicy{every: r.cfg.SnapshotEvery, cmdsSince: r.cmdsSince, bytesSince: r.bytesSince, lastSnapSize: r.lastSnapSize}
-		if r.hasSnap {
-			pol.segsSince = p.seg - min(p.seg, r.lastSnap.at.seg)
-		} else {
-			pol.segsSince = p.seg
-		}
+		pol = snapPolicy{every: r.cfg.SnapshotEvery, cmdsSince: r.cmdsSince, entriesSince: r.entriesSince, bytesSince: r.bytesSince, lastSnapSize: r.lastSnapSize}
 		due = pol.due()
 	}
 	if due {

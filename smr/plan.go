@@ -3,8 +3,6 @@ package smr
 import (
 	"context"
 	"fmt"
-
-	"strata/wor"
 )
 
 // The protocol decisions that need no I/O: where the log goes next, how
@@ -48,9 +46,15 @@ const binaryMaxLenPrefix = 3
 // written with junk in one SegCapture and one SegWrite.
 type fillRange struct{ seg, start, end uint64 }
 
+// fillBatch is the registers of one junk-fill step. Smaller than a
+// segment so that the fill shows progress: followers watching the log see
+// each batch turn into junk, and do not take a slow fill for silence and
+// depose the new leader before it writes.
+const fillBatch = 128
+
 // fillPlan lists what a new leader junk-fills: every register from `from`
 // to the end of the segments before its own, in batches of at most
-// wor.MaxSegBatch. sizes[i] is the size of log segment from.seg+i; the
+// fillBatch. sizes[i] is the size of log segment from.seg+i; the
 // new leader's segment is from.seg+len(sizes). Registers already chosen
 // are included from `from` on: the junk write completes their values
 // instead (and reports them), so the fill doubles as a bulk read.
@@ -62,8 +66,8 @@ func fillPlan(from pos, sizes []uint64) []fillRange {
 		if i == 0 {
 			start = from.off
 		}
-		for a := start; a < size; a += wor.MaxSegBatch {
-			out = append(out, fillRange{seg, a, min(size, a+wor.MaxSegBatch)})
+		for a := start; a < size; a += fillBatch {
+			out = append(out, fillRange{seg, a, min(size, a+fillBatch)})
 		}
 	}
 	return out
@@ -118,36 +122,39 @@ func firstLive(ctx context.Context, probe func(ctx context.Context, seg uint64) 
 }
 
 // snapPolicy is what the leader knows when it decides whether to
-// snapshot: commands and entry bytes applied since the last snapshot, the
-// log segments since the one the last snapshot was taken in, and that
-// snapshot's size.
+// snapshot: commands, entries (registers) and entry bytes applied since
+// the last snapshot, and that snapshot's size.
 type snapPolicy struct {
 	every        uint64
 	cmdsSince    uint64
+	entriesSince uint64
 	bytesSince   uint64
-	segsSince    uint64
 	lastSnapSize uint64
 }
 
-// maxLiveSegments bounds the log segments kept behind the last snapshot
-// whatever the sizes.
-const maxLiveSegments = 8
+// Bounds on the log kept behind the last snapshot, in registers (each a
+// journal slot on a persistent wormserver): a snapshot is considered
+// after snapEntries whatever the commands (an idle leader's heartbeats
+// fill the log too), and taken at maxLiveEntries whatever the sizes.
+const (
+	snapEntries    = 3 * 1024
+	maxLiveEntries = 8 * 1024
+)
 
 // due reports whether to snapshot now: after `every` commands, or once
-// the log since the last snapshot spans three segments (an idle leader's
-// heartbeats fill segments too); but not before the log since then is at
-// least as large as that snapshot, so a large state is not rewritten for
-// a few small commands (the classic log ≥ state rule keeps the cost of
-// snapshots proportional to the writes) — unless the live log has reached
-// maxLiveSegments.
+// the log since the last snapshot holds snapEntries entries; but not
+// before the log since then is at least as large as that snapshot, so a
+// large state is not rewritten for a few small commands (the classic log
+// ≥ state rule keeps the cost of snapshots proportional to the writes) —
+// unless the live log has reached maxLiveEntries.
 func (p snapPolicy) due() bool {
-	if p.segsSince >= maxLiveSegments {
+	if p.entriesSince >= maxLiveEntries {
 		return true
 	}
 	if p.bytesSince < p.lastSnapSize {
 		return false
 	}
-	return p.cmdsSince >= p.every || p.segsSince >= 3
+	return p.cmdsSince >= p.every || p.entriesSince >= snapEntries
 }
 
 // trimPlan lists the log segments and snapshot segments a snapshot makes

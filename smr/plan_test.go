@@ -61,11 +61,11 @@ func TestPackBatch(t *testing.T) {
 }
 
 func TestFillPlan(t *testing.T) {
-	// From the middle of segment 5 (size 3000) through segments 6 (size
-	// 2) and 7 (size 1024): every register once, in order, in batches of
-	// at most MaxSegBatch that never cross a segment.
-	plan := fillPlan(pos{5, 1000}, []uint64{3000, 2, 1024})
-	want := []fillRange{{5, 1000, 2024}, {5, 2024, 3000}, {6, 0, 2}, {7, 0, 1024}}
+	// From the middle of segment 5 (size 1300) through segments 6 (size
+	// 2) and 7 (size 256): every register once, in order, in batches of
+	// at most fillBatch that never cross a segment.
+	plan := fillPlan(pos{5, 1000}, []uint64{1300, 2, 256})
+	want := []fillRange{{5, 1000, 1128}, {5, 1128, 1256}, {5, 1256, 1300}, {6, 0, 2}, {7, 0, 128}, {7, 128, 256}}
 	if !reflect.DeepEqual(plan, want) {
 		t.Fatalf("plan %v, want %v", plan, want)
 	}
@@ -76,7 +76,7 @@ func TestFillPlan(t *testing.T) {
 		t.Fatalf("cursor at the segment's end, plan %v", plan)
 	}
 	for _, f := range fillPlan(pos{0, 7}, []uint64{wor.MaxOffset}) {
-		if f.end-f.start > wor.MaxSegBatch || f.end <= f.start {
+		if f.end-f.start > fillBatch || f.end <= f.start {
 			t.Fatalf("bad batch %v", f)
 		}
 	}
@@ -132,18 +132,18 @@ func TestSnapPolicy(t *testing.T) {
 	if p.due() {
 		t.Fatal("due before `every` commands")
 	}
-	p.segsSince = 3
+	p.entriesSince = snapEntries
 	if !p.due() {
-		t.Fatal("not due after three segments")
+		t.Fatal("not due after snapEntries entries")
 	}
 	p = base
 	p.bytesSince = 999
 	if p.due() {
 		t.Fatal("due although the log since is smaller than the last snapshot")
 	}
-	p.segsSince = maxLiveSegments
+	p.entriesSince = maxLiveEntries
 	if !p.due() {
-		t.Fatal("not due at maxLiveSegments")
+		t.Fatal("not due at maxLiveEntries")
 	}
 }
 

@@ -16,7 +16,7 @@ const maxAddr = 1024
 
 // Tuning of the driver (not of the protocol).
 const (
-	maxReadWindow = 16                     // registers read in parallel when catching up
+	maxReadWindow = 256                    // registers read in parallel when catching up
 	snapWriteSize = 256 << 10              // bytes of snapshot chunks per SegWrite
 	runBytes      = 64 << 10               // bytes of log entries per SegWrite
 	fillAttempts  = 10                     // tries of one junk-fill batch before a campaign gives up
@@ -176,6 +176,7 @@ type replica struct {
 	hasSnap      bool
 	snapBusy     bool
 	cmdsSince    uint64
+	entriesSince uint64
 	bytesSince   uint64
 	lastSnapSize uint64
 	trimLog      uint64 // lowest log segment perhaps not trimmed

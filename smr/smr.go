@@ -105,9 +105,11 @@ const (
 
 // Defaults of Config.
 const (
-	// DefaultSegmentSize: one SegCapture captures a whole log segment, and
-	// a failover junk-fills at most one such batch per segment.
-	DefaultSegmentSize = wor.MaxSegBatch
+	// DefaultSegmentSize: one SegCapture captures a whole log segment,
+	// and a failover junk-fills at most the rest of the old leader's
+	// segment and the next one it may have allocated (about 320 registers
+	// at most: each is a journal slot written on a persistent server).
+	DefaultSegmentSize = 256
 	// DefaultSnapshotEvery is the applied commands between snapshots.
 	DefaultSnapshotEvery = 10000
 	// DefaultHeartbeat: an idle leader writes a no-op this often.
@@ -142,11 +144,11 @@ type Config struct {
 	SegmentSize int
 	// SnapshotEvery is the applied commands between snapshots (default
 	// DefaultSnapshotEvery). A snapshot is also taken when the log since
-	// the last one spans three segments (heartbeats alone fill segments),
+	// the last one holds 3,072 entries (heartbeats alone fill the log),
 	// but not before the log since the last snapshot is at least as large
 	// as that snapshot (so a large state is not rewritten for a few small
-	// commands), and always once the log since spans eight segments. The
-	// leader takes and stores snapshots; see docs/smr.md.
+	// commands), and always once it holds 8,192 entries. The leader takes
+	// and stores snapshots; see docs/smr.md.
 	SnapshotEvery uint64
 	// Heartbeat is how often an idle leader writes a no-op (default
 	// DefaultHeartbeat); ElectionTimeout is how long the log's tail must

@@ -244,7 +244,7 @@ func (r *replica) loadSnapshot(ctx context.Context, ref snapRef, cache map[pos][
 	r.applied = ref.index
 	r.lastSnap, r.hasSnap = ref, true
 	r.lastSnapSize = m.size
-	r.cmdsSince, r.bytesSince = 0, 0
+	r.cmdsSince, r.entriesSince, r.bytesSince = 0, 0, 0
 	r.st.Restores++
 	r.trimSnap = max(r.trimSnap, ref.k-min(ref.k, 8))
 	for q := range r.known {
