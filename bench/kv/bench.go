@@ -20,6 +20,17 @@
 // restart, and across phases whether throughput at the largest record
 // count stays within 20% of the smallest's.
 //
+// Only one system runs at a time: while one system's loads, cells and
+// trials run, every other system's server processes are stopped with
+// SIGSTOP (checked stopped in /proc), so that an idle peer's background
+// work (Strata's leader writes a heartbeat entry every 50 ms, each a
+// journal fdatasync at every wormserver) costs the measured system no
+// disk syncs or CPU. Before its own work a system is resumed with SIGCONT
+// and probed until healthy, outside the measurement; every resume's time
+// to healthy and each system's idle sync rate are in the report. Stop
+// resumes a paused system before it stops it: no server is left stopped
+// when the run ends, fails or is interrupted. Pausing needs Linux.
+//
 // Guarantees: every figure comes from operations that succeeded and were
 // checked (bench/ycsb); a cell that failed has no figure and adds no
 // ratio, and a failed Strata cell makes Run return ErrStrataFailed with
@@ -201,6 +212,10 @@ type Results struct {
 	Loads      []Load     `json:"loads"`
 	Failovers  []Failover `json:"failovers,omitempty"`
 	Recoveries []Recovery `json:"recoveries,omitempty"`
+	// Resumes are every resume of a paused system, with how long it took
+	// to be healthy; Idle are the systems' disk syncs with no load.
+	Resumes []Resume `json:"resumes,omitempty"`
+	Idle    []Idle   `json:"idle,omitempty"`
 	// Checks are every ratio with a target: strata/etcd per workload and
 	// client count, and Strata's throughput at the largest record count
 	// over the smallest's.
@@ -213,16 +228,52 @@ type system interface {
 	Load(ctx context.Context, lc ycsb.LoadConfig) (ycsb.LoadResult, uint64, error)
 	Run(ctx context.Context, rc ycsb.RunConfig) (ycsb.Result, uint64, error)
 	Settings() kit.Settings
+	// Stop resumes the servers if they are paused, then stops them.
 	Stop() error
+	// Pause stops every server process (SIGSTOP) and returns once all are
+	// stopped; Resume resumes them (SIGCONT) and returns once all run.
+	Pause(ctx context.Context) error
+	Resume(ctx context.Context) error
+	// Processes counts the server processes Pause stops.
+	Processes() int
+	// Probe writes a key, reads it back linearizably and returns the
+	// servers' common view of the leadership ("leader X term Y"), or an
+	// error if a step failed or the servers disagree.
+	Probe(ctx context.Context) (string, error)
+	// Settle is how long a view must hold after a resume for the system
+	// to count as healthy: the longest a server waits before an election.
+	Settle() time.Duration
+	// Syncs are the servers' disk syncs so far.
+	Syncs(ctx context.Context) (uint64, error)
 }
 
-// harness is one run's state.
+// failoverSystem is a system with a failover trial (Strata).
+type failoverSystem interface {
+	system
+	failover(ctx context.Context, records int64, valueSize int) (Failover, Recovery, error)
+}
+
+// harness is one run's state; only Run's goroutine touches it.
 type harness struct {
 	cfg     Config
 	rep     *kit.Report
 	res     Results
 	failed  int              // Strata cells and trials that failed
 	records map[string]int64 // each system's record count now
+	systems []system
+	timing  timing
+	// active is the system whose servers run and were found healthy (""
+	// none yet, or its activation failed); pausedAt holds when each
+	// paused system was paused; viewBefore is each system's view of its
+	// leadership probed just before its last pause.
+	active     string
+	pausedAt   map[string]time.Time
+	viewBefore map[string]string
+}
+
+func newHarness(cfg Config, rep *kit.Report, systems []system) *harness {
+	return &harness{cfg: cfg, rep: rep, records: map[string]int64{}, systems: systems, timing: defaultTiming,
+		pausedAt: map[string]time.Time{}, viewBefore: map[string]string{}}
 }
 
 // Run runs the benchmark and returns its report. If a Strata cell or
@@ -270,13 +321,18 @@ func Run(ctx context.Context, cfg Config) (*kit.Report, error) {
 			"(scrambled; D: latest), scan length uniform 1..100 (E), reads among acknowledged inserts; the same generator, seeds and checks on both sides",
 		"schedule": "per record count: load both systems to it, then rounds; each round runs every workload and client count on each system, " +
 			"the system that goes first rotating every round; ratios pair the two systems within a round",
+		"pausing": pausing,
 	})
-	h := &harness{cfg: cfg, rep: rep, records: map[string]int64{}}
+	if cfg.Etcd && !pauseSupported {
+		return nil, errNoPause
+	}
 	fmt.Fprintf(cfg.Progress, "starting Strata (3 wormservers, 3 kv servers) in %s/strata\n", cfg.Dir)
 	st, err := startStrata(ctx, cfg.Dir+"/strata", &cfg)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrStrataStart, err)
 	}
+	// Stop resumes a paused system's servers before it stops them: nothing
+	// is left stopped, whether the run ends, fails or is interrupted.
 	defer st.Stop()
 	systems := []system{st}
 	if cfg.Etcd {
@@ -291,13 +347,15 @@ func Run(ctx context.Context, cfg Config) (*kit.Report, error) {
 		rep.Note("etcd skipped (--no-etcd): no ratios")
 	}
 	for _, s := range systems {
-		rep.System(s.Name(), s.Settings())
-	}
-	for _, target := range cfg.Records {
-		h.phase(ctx, systems, st, target)
-		if err := ctx.Err(); err != nil {
-			return nil, err
+		set := s.Settings()
+		if len(systems) > 1 {
+			set["pausing"] = pausing
 		}
+		rep.System(s.Name(), set)
+	}
+	h := newHarness(cfg, rep, systems)
+	if err := h.run(ctx); err != nil {
+		return nil, err
 	}
 	rs := ratios(h.res.Cells)
 	rs.Summarize(rep)
@@ -307,20 +365,49 @@ func Run(ctx context.Context, cfg Config) (*kit.Report, error) {
 	rep.Note("targets (issue 27): ops/s >= %.1fx etcd on A, B, C, D, F and >= %.1fx on E; p50 at 1 client <= 0.8x etcd's (ratio >= %.2f); Strata's ops/s at the largest record count >= %.1fx the smallest's",
 		TargetThroughput, TargetThroughputScan, TargetP50, TargetGrowth)
 	rep.Note("syncs/op: disk syncs of the 3 servers during a cell over its operations: Strata's wormserver journal barriers (fdatasync), etcd's WAL fdatasyncs and backend commits")
+	if len(systems) > 1 {
+		rep.Note("the other system's processes are stopped with SIGSTOP during a system's cells (and loads and trials), and resumed with SIGCONT, then probed healthy outside the measurement, before its own")
+	}
 	if h.failed > 0 {
 		return rep, fmt.Errorf("%w: %d (listed under FAILED cells)", ErrStrataFailed, h.failed)
 	}
 	return rep, nil
 }
 
+// pausing is the pausing rule, in both systems' settings.
+const pausing = "the other system's processes are stopped with SIGSTOP during a system's cells, loads and trials (all of them, one signal right after another, " +
+	"then checked stopped in /proc); before a system's own, its processes are resumed with SIGCONT and it is probed until healthy, outside the measurement: " +
+	"a probe write, a linearizable read of it and every server naming the same leader and term, confirmed by a second probe twice the election timeout later " +
+	"(a resumed Strata follower that saw the leader's silence by wall time campaigns at once); the same rule for both systems, in both directions"
+
+// run measures the idle sync rates, then runs every phase.
+func (h *harness) run(ctx context.Context) error {
+	h.idle(ctx)
+	for _, target := range h.cfg.Records {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		h.phase(ctx, target)
+	}
+	return ctx.Err()
+}
+
 // phase loads every system up to target records, runs the rounds, and
-// measures Strata's failover and recovery.
-func (h *harness) phase(ctx context.Context, systems []system, st *strataSystem, target int64) {
+// measures Strata's failover and recovery; each system runs with the
+// others paused.
+func (h *harness) phase(ctx context.Context, target int64) {
+	systems := h.systems
 	live := map[string]bool{}
 	for _, s := range systems {
 		from := h.records[s.Name()]
 		if from >= target {
 			live[s.Name()] = true
+			continue
+		}
+		if err := h.activate(ctx, s, fmt.Sprintf("load records=%d", target)); err != nil {
+			if ctx.Err() == nil {
+				h.fail(s.Name(), "records=%d %s load: %v", target, s.Name(), firstLine(err))
+			}
 			continue
 		}
 		fmt.Fprintf(h.cfg.Progress, "%s: loading records %d..%d (%d clients)\n", s.Name(), from, target-1, h.cfg.LoadClients)
@@ -344,7 +431,13 @@ func (h *harness) phase(ctx context.Context, systems []system, st *strataSystem,
 	for r := range h.cfg.Rounds {
 		for _, n := range kit.Order(r, names) {
 			s := byName[n]
-			if !live[n] {
+			if !live[n] || ctx.Err() != nil {
+				continue
+			}
+			if err := h.activate(ctx, s, fmt.Sprintf("round %d records=%d", r+1, target)); err != nil {
+				if ctx.Err() == nil {
+					h.fail(n, "records=%d round %d %s: its cells did not run: %v", target, r+1, n, firstLine(err))
+				}
 				continue
 			}
 			for _, wn := range h.cfg.Workloads {
@@ -358,12 +451,26 @@ func (h *harness) phase(ctx context.Context, systems []system, st *strataSystem,
 			}
 		}
 	}
-	if h.cfg.Failover && live[st.Name()] && ctx.Err() == nil {
-		fmt.Fprintf(h.cfg.Progress, "strata: failover (kill -9 of the kv leader while a client writes), then the killed server's recovery\n")
+	for _, s := range systems {
+		st, ok := s.(failoverSystem)
+		if !ok || !h.cfg.Failover || !live[st.Name()] || ctx.Err() != nil {
+			continue
+		}
+		if err := h.activate(ctx, st, fmt.Sprintf("failover records=%d", target)); err != nil {
+			if ctx.Err() == nil {
+				h.fail(st.Name(), "records=%d %s failover/recovery: did not run: %v", target, st.Name(), firstLine(err))
+			}
+			continue
+		}
+		fmt.Fprintf(h.cfg.Progress, "%s: failover (kill -9 of the kv leader while a client writes), then the killed server's recovery\n", st.Name())
 		fo, rec, err := st.failover(ctx, target, h.cfg.ValueSize)
+		// The trial moved the leadership and restarted a server: the
+		// system's next work waits for it to be healthy again, as after a
+		// resume.
+		h.active = ""
 		if err != nil {
-			h.fail("strata", "records=%d strata failover/recovery: %v", target, firstLine(err))
-			return
+			h.fail(st.Name(), "records=%d %s failover/recovery: %v", target, st.Name(), firstLine(err))
+			continue
 		}
 		h.res.Failovers = append(h.res.Failovers, fo)
 		h.res.Recoveries = append(h.res.Recoveries, rec)
@@ -561,6 +668,38 @@ func Print(w io.Writer, rep *kit.Report) {
 				fmt.Fprintf(w, "; recovery of server %d: ready %.0f ms, caught up to revision %d in %.0f ms", r.Server, r.ReadyMs, r.Revision, r.CaughtUpMs)
 			}
 			fmt.Fprintln(w)
+		}
+	}
+	if len(res.Idle) > 0 {
+		fmt.Fprintln(w, "\nidle disk syncs (no client load, the other system paused; measured once, before the first phase):")
+		for _, i := range res.Idle {
+			fmt.Fprintf(w, "  %-6s %.1f syncs/s (%d in %.1f s)\n", i.System, i.PerSec, i.Syncs, i.Seconds)
+		}
+	}
+	if len(res.Resumes) > 0 {
+		fmt.Fprintln(w, "\nresumes (SIGCONT -> healthy: the first probe, a write and a linearizable read with every server naming the same leader, of the view a probe a settle time later confirmed; waited: to that confirmation):")
+		for _, r := range res.Resumes {
+			moved := ""
+			if r.LeaderChanged() {
+				moved = fmt.Sprintf("; leadership moved: %s -> %s", r.LeaderBefore, r.LeaderAfter)
+			}
+			fmt.Fprintf(w, "  %-6s for %s, paused %.1f s: healthy after %.0f ms, waited %.0f ms (%d probes, %d failed)%s\n",
+				r.System, r.For, r.PausedS, r.HealthyMs, r.WaitMs, r.Probes, r.Failed, moved)
+		}
+		for _, sys := range []string{"strata", "etcd"} {
+			var hs []float64
+			moved := 0
+			for _, r := range res.Resumes {
+				if r.System == sys {
+					hs = append(hs, r.HealthyMs)
+					if r.LeaderChanged() {
+						moved++
+					}
+				}
+			}
+			if len(hs) > 0 {
+				fmt.Fprintf(w, "  %-6s %d resumes: healthy after %.0f ms median, %.0f ms at most; leadership moved in %d\n", sys, len(hs), kit.Median(hs), slices.Max(hs), moved)
+			}
 		}
 	}
 	fmt.Fprintln(w)

@@ -1,6 +1,7 @@
 package kv
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -8,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -200,7 +203,90 @@ func (s *strataSystem) Settings() kit.Settings {
 	}
 }
 
+// pids are the servers' processes: the kv servers first, then the
+// wormservers, the order they are stopped in (a kv server is never left
+// running against stopped wormservers); they are resumed in reverse.
+func (s *strataSystem) pids() []int {
+	var out []int
+	s.kvMu.Lock()
+	for _, p := range s.kv {
+		if p != nil {
+			out = append(out, p.Pid())
+		}
+	}
+	s.kvMu.Unlock()
+	for _, p := range s.wor {
+		out = append(out, p.Pid())
+	}
+	return out
+}
+
+// Processes counts the servers' processes.
+func (s *strataSystem) Processes() int { return len(s.pids()) }
+
+// Pause stops all six servers (SIGSTOP).
+func (s *strataSystem) Pause(ctx context.Context) error { return stopGroups(ctx, s.pids()) }
+
+// Resume resumes them (SIGCONT), wormservers first.
+func (s *strataSystem) Resume(ctx context.Context) error {
+	p := s.pids()
+	slices.Reverse(p)
+	return contGroups(ctx, p)
+}
+
+// probeKey is the key a health probe writes, outside YCSB's key space.
+const probeKey = "bench-health"
+
+// Probe writes probeKey, reads it back (linearizable Get) and asks every
+// kv server for its view of the group: all must name the same leader and
+// epoch, which is the view returned.
+func (s *strataSystem) Probe(ctx context.Context) (string, error) {
+	val := []byte(strconv.FormatInt(time.Now().UnixNano(), 10))
+	if _, err := s.client.Put(ctx, probeKey, val); err != nil {
+		return "", fmt.Errorf("probe write: %w", err)
+	}
+	kv, err := s.client.Get(ctx, probeKey)
+	if err != nil {
+		return "", fmt.Errorf("probe read: %w", err)
+	}
+	if !bytes.Equal(kv.Value, val) {
+		return "", fmt.Errorf("probe read %q after writing %q", kv.Value, val)
+	}
+	var view string
+	for i, a := range s.kvAddrs {
+		st, err := s.client.Status(ctx, stack.Addr(a))
+		if err != nil {
+			return "", fmt.Errorf("kv server %d status: %w", i+1, err)
+		}
+		if st.Leader == "" {
+			return "", fmt.Errorf("kv server %d knows no leader", i+1)
+		}
+		v := fmt.Sprintf("leader %d (%s) epoch %d", st.LeaderID, st.Leader, st.Epoch)
+		if view != "" && v != view {
+			return "", fmt.Errorf("kv servers disagree: %s; kv server %d: %s", view, i+1, v)
+		}
+		view = v
+	}
+	return view, nil
+}
+
+// Settle is the longest a follower waits on a still log before it
+// campaigns (twice the election timeout): after a resume, a follower
+// that saw the leader's silence by wall time campaigns at once.
+func (s *strataSystem) Settle() time.Duration { return 2 * smr.DefaultElectionTimeout }
+
+// Syncs are the wormservers' journal barriers so far.
+func (s *strataSystem) Syncs(ctx context.Context) (uint64, error) { return s.syncs(ctx) }
+
+// Stop resumes the servers first, whatever their state (a stopped
+// process would hold its SIGTERM until the grace period's SIGKILL), then
+// stops them.
 func (s *strataSystem) Stop() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	p := s.pids()
+	slices.Reverse(p)
+	contGroups(ctx, p)
+	cancel()
 	if s.client != nil {
 		s.client.Close()
 	}
