@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -44,7 +45,16 @@ the measurement.
 For each record count of --records (a phase): load both systems to it
 (--load-clients), then --rounds rounds; each round runs every workload with
 every client count on both systems (closed-loop clients, a --warmup, then a
---duration window), the system that goes first alternating. Ratios pair the
+--duration window), the system that goes first alternating. Only one system
+runs at a time: while one system's cells, loads and trials run, the other's
+server processes are stopped with SIGSTOP (an idle Strata leader writes a
+heartbeat entry every 50 ms, a journal fdatasync at each wormserver); before
+its own, a system is resumed with SIGCONT and probed until healthy (a write, a
+linearizable read, every server naming the same leader, confirmed twice the
+election timeout later), outside the measurement; the report lists every
+resume's time to healthy and each system's idle disk sync rate, measured once
+at the start. Interrupted (SIGINT, SIGTERM, SIGHUP), it resumes and stops
+every server. Ratios pair the
 systems within a round: ops/s strata/etcd and p50 etcd/strata (> 1: Strata
 better), median and range over rounds, printed beside issue 27's targets
 (ops/s >= 1.5x on A, B, C, D, F and >= 1.0x on E; p50 at 1 client <= 0.8x
@@ -60,7 +70,9 @@ windows, 100,000 then 1,000,000 records. Exits non-zero if either system does
 not start (--no-etcd skips etcd) or a Strata cell fails.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt)
+			// Interrupted or terminated, the run still resumes the servers
+			// it paused and stops them.
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
 			if quick {
 				if err := quickDefaults(cmd, map[string]string{"clients": "1,16", "rounds": "1", "duration": "2s", "warmup": "500ms", "records": "100000"}); err != nil {
