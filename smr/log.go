@@ -194,6 +194,7 @@ func (r *replica) run() {
 			all = all && x.err == nil
 			switch {
 			case x.err == nil:
+				r.catchRun++
 				r.learn(q, x.v)
 			case errors.Is(x.err, wor.ErrUnwritten):
 				if i == 0 {
@@ -214,6 +215,7 @@ func (r *replica) run() {
 		switch {
 		case tail:
 			r.window, r.streak = 1, false
+			r.lastCatch, r.catchRun = r.catchRun, 0
 			r.atTail(p)
 		case err != nil:
 			r.window, r.streak = 1, false
@@ -221,9 +223,14 @@ func (r *replica) run() {
 			attempt++
 		default:
 			// p was written; if its whole window was too, keep catching
-			// up with a larger one.
+			// up with a larger one; if the tail was inside it, the next
+			// read is a poll of the tail, one register (a large window
+			// there reads mostly unwritten registers, every poll).
 			if all {
 				r.window = min(2*r.window, maxReadWindow)
+			} else {
+				r.window = 1
+				r.lastCatch, r.catchRun = r.catchRun, 0
 			}
 			r.streak = all
 			attempt = 0
@@ -274,7 +281,14 @@ func (r *replica) readPlanLocked(p pos, m logMeta) (n uint64, wait time.Duration
 		}
 	}
 	r.polledAt, r.polledSince = p, now
-	return 1, 0
+	// As many registers as the last catch-up found: the log grows at
+	// about the same rate between polls, so this reads what was written
+	// since in one round trip, and little beyond the tail.
+	n = 1
+	for n < min(r.lastCatch, maxReadWindow) && n < maxN && r.mayReadLocked(pos{p.seg, p.off + n}) && r.known[pos{p.seg, p.off + n}] == nil {
+		n++
+	}
+	return n, 0
 }
 
 // pollInterval is how often a follower at the tail reads it.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -57,7 +58,7 @@ func TestPerf(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		rep, err := Start(ctx, Config{Client: wor.NewClient(e), ID: id, Log: 1 << 20}, newTestSM())
+		rep, err := Start(ctx, Config{Client: wor.NewClient(e), ID: id, Log: 1 << 20, SegmentSize: perfSegSize()}, newTestSM())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -136,4 +137,9 @@ func TestPerf(t *testing.T) {
 				st.Entries-before.Entries, st.Commands-before.Commands, st.SegWrites-before.SegWrites, st.Settled-before.Settled, st.Probes-before.Probes)
 		}
 	}
+}
+
+func perfSegSize() int {
+	n, _ := strconv.Atoi(os.Getenv("STRATA_SMR_PERF_SEG"))
+	return n
 }

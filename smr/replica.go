@@ -16,7 +16,7 @@ const maxAddr = 1024
 
 // Tuning of the driver (not of the protocol).
 const (
-	maxReadWindow = 256                    // registers read in parallel when catching up
+	maxReadWindow = 64                     // registers read in parallel when catching up
 	snapWriteSize = 256 << 10              // bytes of snapshot chunks per SegWrite
 	runBytes      = 64 << 10               // bytes of log entries per SegWrite
 	fillAttempts  = 10                     // tries of one junk-fill batch before a campaign gives up
@@ -140,6 +140,8 @@ type replica struct {
 	index       uint64 // last applied command index
 	window      uint64 // registers to read at once when catching up
 	streak      bool   // the last read found values: catching up
+	catchRun    uint64 // registers read since the tail was last reached
+	lastCatch   uint64 // registers the last catch-up read (the next poll reads as many)
 	behindAt    pos    // a register waited for while later ones are known
 	behindSince time.Time
 	polledAt    pos // the register last polled at the tail, and when
