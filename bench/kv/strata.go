@@ -368,10 +368,16 @@ type Recovery struct {
 	AppliedThen uint64  `json:"applied"` // the restarted server's revision when caught up
 }
 
-// leader returns the index of the server the others name as leader.
-func (s *strataSystem) leader(ctx context.Context) (int, string, error) {
+// leader returns the index of the server the others name as leader,
+// asking every server but exclude (-1: none) and passing over a view
+// that names it (a survivor that has not yet learned that a killed
+// leader was replaced still names it).
+func (s *strataSystem) leader(ctx context.Context, exclude int) (int, string, error) {
 	var errs []error
-	for _, a := range s.kvAddrs {
+	for j, a := range s.kvAddrs {
+		if j == exclude {
+			continue
+		}
 		ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
 		st, err := s.client.Status(ctx, stack.Addr(a))
 		cancel()
@@ -382,12 +388,15 @@ func (s *strataSystem) leader(ctx context.Context) (int, string, error) {
 		if st.Leader == "" {
 			continue
 		}
-		for i, b := range s.kvAddrs {
-			if sameAddr(st.Leader, b) {
-				return i, st.Leader, nil
-			}
+		i := slices.IndexFunc(s.kvAddrs, func(b string) bool { return sameAddr(st.Leader, b) })
+		switch {
+		case i < 0:
+			return -1, "", fmt.Errorf("the leader %q is none of the servers %v", st.Leader, s.kvAddrs)
+		case i == exclude:
+			errs = append(errs, fmt.Errorf("kv server %d names kv server %d", j+1, i+1))
+			continue
 		}
-		return -1, "", fmt.Errorf("the leader %q is none of the servers %v", st.Leader, s.kvAddrs)
+		return i, st.Leader, nil
 	}
 	return -1, "", fmt.Errorf("no server knows a leader: %w", errors.Join(errs...))
 }
@@ -410,7 +419,7 @@ func sameAddr(a, b string) bool {
 func (s *strataSystem) failover(ctx context.Context, records int64, valueSize int) (Failover, Recovery, error) {
 	fo := Failover{Records: records}
 	rec := Recovery{Records: records}
-	li, _, err := s.leader(ctx)
+	li, _, err := s.leader(ctx, -1)
 	if err != nil {
 		return fo, rec, err
 	}
@@ -520,19 +529,21 @@ wait:
 		fo.GapMs = max(fo.GapMs, ms(w.completed.Sub(prev)))
 		prev = w.completed
 	}
-	if _, fo.NewLeader, err = s.leader(ctx); err != nil {
+	// The new leader: a survivor that has not learned of it yet may still
+	// name the killed one, so ask until a survivor names a survivor.
+	ni, err := s.newLeader(ctx, li)
+	if err != nil {
 		return fo, rec, fmt.Errorf("after the failover: %w", err)
 	}
+	fo.NewLeader = s.kvAddrs[ni]
 
 	// Recovery: restart the killed server and wait until it has applied
 	// the leader's revision of now.
-	ni, _, err := s.leader(ctx)
+	sctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	st, err := s.client.Status(sctx, stack.Addr(s.kvAddrs[ni]))
+	cancel()
 	if err != nil {
-		return fo, rec, err
-	}
-	st, err := s.client.Status(ctx, stack.Addr(s.kvAddrs[ni]))
-	if err != nil {
-		return fo, rec, err
+		return fo, rec, fmt.Errorf("status of the new leader, kv server %d: %w", ni+1, err)
 	}
 	rec.Revision = st.Revision
 	t0 := time.Now()
@@ -559,6 +570,24 @@ wait:
 		case <-ctx.Done():
 			return fo, rec, ctx.Err()
 		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// newLeader asks the servers but the killed one until one names a leader
+// other than it, for up to a minute, and returns that leader's index.
+func (s *strataSystem) newLeader(ctx context.Context, killed int) (int, error) {
+	t0 := time.Now()
+	for {
+		i, _, err := s.leader(ctx, killed)
+		if err == nil {
+			return i, nil
+		}
+		if time.Since(t0) > time.Minute {
+			return -1, fmt.Errorf("no new leader a minute after the kill: %w", err)
+		}
+		if err := sleep(ctx, 20*time.Millisecond); err != nil {
+			return -1, err
 		}
 	}
 }
