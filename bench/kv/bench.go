@@ -321,7 +321,6 @@ func Run(ctx context.Context, cfg Config) (*kit.Report, error) {
 			"(scrambled; D: latest), scan length uniform 1..100 (E), reads among acknowledged inserts; the same generator, seeds and checks on both sides",
 		"schedule": "per record count: load both systems to it, then rounds; each round runs every workload and client count on each system, " +
 			"the system that goes first rotating every round; ratios pair the two systems within a round",
-		"pausing": pausing,
 	})
 	if cfg.Etcd && !pauseSupported {
 		return nil, errNoPause
@@ -414,7 +413,9 @@ func (h *harness) phase(ctx context.Context, target int64) {
 		lr, syncs, err := s.Load(ctx, ycsb.LoadConfig{From: from, To: target, Clients: h.cfg.LoadClients, ValueSize: h.cfg.ValueSize,
 			Seed: h.cfg.Seed + uint64(target), OpTimeout: h.cfg.OpTimeout})
 		if err != nil {
-			h.fail(s.Name(), "records=%d %s load: %v", target, s.Name(), firstLine(err))
+			if ctx.Err() == nil {
+				h.fail(s.Name(), "records=%d %s load: %v", target, s.Name(), firstLine(err))
+			}
 			continue
 		}
 		h.records[s.Name()] = target

@@ -17,6 +17,15 @@ import (
 // (all of them, one signal after another, then checked stopped), and its
 // own are resumed with SIGCONT and probed until healthy, outside any
 // measurement. The same rule holds for both systems in both directions.
+//
+// No server is left stopped: each system's Stop resumes its servers
+// before it stops them, and the command turns SIGINT, SIGTERM and SIGHUP
+// into a cancelled run that stops them. If the harness itself is killed
+// (SIGKILL), each paused server's process group is orphaned with a
+// stopped member, so the kernel sends it SIGHUP and SIGCONT, and the
+// server exits (a Go program's default for SIGHUP); a server that was
+// running is left running, as before pausing existed (bench/kit sets no
+// parent-death signal).
 
 // errNoPause: a run with the peer needs pausing, which needs Linux.
 var errNoPause = errors.New("pausing one system while the other is measured needs Linux (process groups and /proc): run with --no-etcd here")
