@@ -672,7 +672,11 @@ func Print(w io.Writer, rep *kit.Report) {
 		}
 	}
 	if len(res.Idle) > 0 {
-		fmt.Fprintln(w, "\nidle disk syncs (no client load, the other system paused; measured once, before the first phase):")
+		others := ""
+		if len(res.Idle) > 1 {
+			others = ", the other system paused"
+		}
+		fmt.Fprintf(w, "\nidle disk syncs (no client load%s; measured once, before the first phase):\n", others)
 		for _, i := range res.Idle {
 			fmt.Fprintf(w, "  %-6s %.1f syncs/s (%d in %.1f s)\n", i.System, i.PerSec, i.Syncs, i.Seconds)
 		}

@@ -232,7 +232,11 @@ func (h *harness) idle(ctx context.Context) {
 		}
 		i := Idle{System: s.Name(), Seconds: d, Syncs: s1 - s0, PerSec: float64(s1-s0) / d}
 		h.res.Idle = append(h.res.Idle, i)
-		fmt.Fprintf(h.cfg.Progress, "%s: idle (no client load, the other system paused): %d disk syncs in %.1f s, %.1f/s\n", s.Name(), i.Syncs, i.Seconds, i.PerSec)
+		others := ""
+		if len(h.systems) > 1 {
+			others = ", the other system paused"
+		}
+		fmt.Fprintf(h.cfg.Progress, "%s: idle (no client load%s): %d disk syncs in %.1f s, %.1f/s\n", s.Name(), others, i.Syncs, i.Seconds, i.PerSec)
 	}
 }
 
