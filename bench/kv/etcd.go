@@ -287,7 +287,7 @@ func (e *etcdSystem) Syncs(ctx context.Context) (uint64, error) {
 	var sum uint64
 	for _, ep := range e.cluster.Endpoints {
 		for _, m := range etcdSyncMetrics {
-			v, err := scrapeCounter(ctx, ep+"/metrics", m)
+			v, err := kit.ScrapeCounter(ctx, ep+"/metrics", m)
 			if err != nil {
 				return 0, err
 			}

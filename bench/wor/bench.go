@@ -368,7 +368,7 @@ func startServers(ctx context.Context, bin string, n int, dir string) (*servers,
 func (s *servers) syncs(ctx context.Context) (uint64, error) {
 	var sum uint64
 	for _, u := range s.metrics {
-		v, err := scrapeCounter(ctx, u, "strata_wor_journal_barriers_total")
+		v, err := kit.ScrapeCounter(ctx, u, "strata_wor_journal_barriers_total")
 		if err != nil {
 			return 0, err
 		}

@@ -1,4 +1,4 @@
-package wor
+package kit
 
 import (
 	"bufio"
@@ -10,9 +10,10 @@ import (
 	"time"
 )
 
-// scrapeCounter reads the value of the unlabelled metric name from the
-// Prometheus text page at url.
-func scrapeCounter(ctx context.Context, url, name string) (uint64, error) {
+// ScrapeCounter reads the value of the unlabelled metric name from the
+// Prometheus text page at url (a server's /metrics: how benchmarks count
+// both sides' disk syncs).
+func ScrapeCounter(ctx context.Context, url, name string) (uint64, error) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, url, nil)
@@ -27,11 +28,12 @@ func scrapeCounter(ctx context.Context, url, name string) (uint64, error) {
 	if resp.StatusCode != http.StatusOK {
 		return 0, fmt.Errorf("metrics %s: %s", url, resp.Status)
 	}
-	return findCounter(bufio.NewScanner(resp.Body), name, url)
+	return FindCounter(bufio.NewScanner(resp.Body), name, url)
 }
 
-// findCounter finds "name VALUE" among the lines of sc.
-func findCounter(sc *bufio.Scanner, name, where string) (uint64, error) {
+// FindCounter finds "name VALUE" among the lines of sc (a Prometheus text
+// page; where names it in errors).
+func FindCounter(sc *bufio.Scanner, name, where string) (uint64, error) {
 	sc.Buffer(make([]byte, 64<<10), 1<<20)
 	for sc.Scan() {
 		v, ok := strings.CutPrefix(sc.Text(), name+" ")
