@@ -20,136 +20,6 @@ import (
 	"strata/wor"
 )
 
-// rtnet drives a simulated network (stack/sim, as wor/lin_test.go uses
-// it: loss, duplication, reordering, partitions, crashes) in real time,
-// so that blocking code — wor.Client and the replicas' goroutines — runs
-// over it. One goroutine runs the network's events, its virtual clock
-// following the wall clock; everything other goroutines do to the network
-// (a node's sends, the faults a test injects) is queued and run by that
-// goroutine, since a sim.Net is single-threaded. Nodes use the real clock
-// for their timers. The network's choices (loss, delays) come from the
-// seed, but goroutine scheduling does not, so a seed replays the same
-// fault settings and fault schedule, not the same interleaving.
-type rtnet struct {
-	net   *sim.Net
-	start time.Time
-	mu    sync.Mutex // guards q
-	q     []func()
-	wake  chan struct{}
-	stop  chan struct{}
-	done  chan struct{}
-}
-
-func newRTNet(t *testing.T, seed uint64) *rtnet {
-	r := &rtnet{net: sim.New(seed), start: time.Now(), wake: make(chan struct{}, 1), stop: make(chan struct{}), done: make(chan struct{})}
-	go r.loop()
-	t.Cleanup(func() {
-		close(r.stop)
-		<-r.done
-	})
-	return r
-}
-
-func (r *rtnet) loop() {
-	defer close(r.done)
-	tick := time.NewTimer(time.Millisecond)
-	defer tick.Stop()
-	for {
-		select {
-		case <-r.stop:
-			return
-		default:
-		}
-		r.mu.Lock()
-		q := r.q
-		r.q = nil
-		r.mu.Unlock()
-		for _, f := range q {
-			f()
-		}
-		if d := time.Since(r.start) - r.net.Now(); d > 0 {
-			r.net.Run(d)
-		} else {
-			r.net.Run(0)
-		}
-		r.mu.Lock()
-		more := len(r.q) > 0
-		r.mu.Unlock()
-		if more {
-			continue
-		}
-		if r.net.Pending() == 0 {
-			// Nothing in flight: sleep until someone posts.
-			select {
-			case <-r.wake:
-			case <-r.stop:
-				return
-			}
-			continue
-		}
-		tick.Reset(200 * time.Microsecond)
-		select {
-		case <-r.wake:
-		case <-tick.C:
-		case <-r.stop:
-			return
-		}
-	}
-}
-
-// post runs f on the network's goroutine.
-func (r *rtnet) post(f func()) {
-	r.mu.Lock()
-	r.q = append(r.q, f)
-	r.mu.Unlock()
-	select {
-	case r.wake <- struct{}{}:
-	default:
-	}
-}
-
-// do runs f on the network's goroutine and waits for it.
-func (r *rtnet) do(f func()) {
-	ch := make(chan struct{})
-	r.post(func() { f(); close(ch) })
-	select {
-	case <-ch:
-	case <-r.done:
-	}
-}
-
-// rtTransport is a sim endpoint used from any goroutine.
-type rtTransport struct {
-	rt  *rtnet
-	tr  stack.Transport
-	mtu int
-}
-
-func (t *rtTransport) Local() stack.Addr { return t.tr.Local() }
-func (t *rtTransport) MTU() int          { return t.mtu }
-func (t *rtTransport) Send(to stack.Addr, vec [][]byte) error {
-	size := 0
-	for _, v := range vec {
-		size += len(v)
-	}
-	if size > t.mtu {
-		return fmt.Errorf("datagram of %d bytes over the MTU %d", size, t.mtu)
-	}
-	data := make([]byte, 0, size)
-	for _, v := range vec {
-		data = append(data, v...)
-	}
-	t.rt.post(func() { _ = t.tr.Send(to, [][]byte{data}) })
-	return nil
-}
-func (t *rtTransport) SetReceiver(f func(from stack.Addr, data []byte)) {
-	t.rt.do(func() { t.tr.SetReceiver(f) })
-}
-func (t *rtTransport) Close() error {
-	t.rt.post(func() { _ = t.tr.Close() })
-	return nil
-}
-
 // faults are the network's link settings for a run.
 type faults struct {
 	delay, jitter      time.Duration
@@ -172,7 +42,7 @@ func drawFaults(rng *rand.Rand, lossy bool) faults {
 // own client id).
 type worCluster struct {
 	t       *testing.T
-	rt      *rtnet
+	rt      *sim.RealTime // the network: loss, duplication, reordering, partitions, crashes
 	engine  string
 	servers []stack.Addr
 	specs   []stack.Spec
@@ -197,9 +67,14 @@ func newWorCluster(t *testing.T, seed uint64, engine string, lossy bool) *worClu
 func newWorClusterOpt(t *testing.T, seed uint64, engine string, lossy, persistent bool) *worCluster {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 7))
-	c := &worCluster{t: t, rt: newRTNet(t, seed), engine: engine, f: drawFaults(rng, lossy), persistent: persistent}
-	c.rt.do(func() {
-		c.rt.net.SetDefault(sim.Link{Delay: c.f.delay, Jitter: c.f.jitter, Loss: c.f.loss, Dup: c.f.dup, Reorder: c.f.reorder})
+	// Blocking code — wor.Client and the replicas' goroutines — runs over
+	// the simulated network driven in real time: a seed replays the same
+	// fault settings and fault schedule, not the same interleaving.
+	rt := sim.NewRealTime(seed)
+	t.Cleanup(rt.Close)
+	c := &worCluster{t: t, rt: rt, engine: engine, f: drawFaults(rng, lossy), persistent: persistent}
+	c.rt.Do(func(n *sim.Net) {
+		n.SetDefault(sim.Link{Delay: c.f.delay, Jitter: c.f.jitter, Loss: c.f.loss, Dup: c.f.dup, Reorder: c.f.reorder})
 	})
 	ch, err := layers.Configure([]stack.Prop{stack.Reliable, stack.Fragment, stack.RPC})
 	if err != nil {
@@ -261,21 +136,13 @@ func (c *worCluster) crashServer(i int, rng *rand.Rand) {
 	crashed := c.disks[i].CrashRandom(rng)
 	c.journals[i].Close() // its late writes go to the old disk
 	c.disks[i], c.journals[i] = crashed, nil
-	c.rt.do(func() { c.rt.net.Restart(c.servers[i]) })
+	c.rt.Do(func(n *sim.Net) { n.Restart(c.servers[i]) })
 	c.startServer(i)
 }
 
 func (c *worCluster) node(a stack.Addr) *stack.Node {
 	c.t.Helper()
-	var tr stack.Transport
-	var err error
-	var mtu int
-	c.rt.do(func() {
-		tr, err = c.rt.net.Endpoint(a)
-		if err == nil {
-			mtu = tr.MTU()
-		}
-	})
+	tr, err := c.rt.Endpoint(a)
 	if err != nil {
 		c.t.Fatal(err)
 	}
@@ -283,7 +150,7 @@ func (c *worCluster) node(a stack.Addr) *stack.Node {
 	c.inc++
 	inc := c.inc
 	c.mu.Unlock()
-	nd := stack.NewNode(&rtTransport{rt: c.rt, tr: tr, mtu: mtu}, stack.NewRealClock(),
+	nd := stack.NewNode(tr, stack.NewRealClock(),
 		layers.Build(c.specs, stack.Config{Local: a, Epoch: inc, RTO: 20 * time.Millisecond, MaxRTO: 200 * time.Millisecond}), stack.NodeOptions{})
 	c.mu.Lock()
 	c.nodes = append(c.nodes, nd)
@@ -314,16 +181,16 @@ func (c *worCluster) client(a stack.Addr) *wor.Client {
 
 // isolate cuts addresses off from everyone else (nil heals).
 func (c *worCluster) isolate(addrs ...stack.Addr) {
-	c.rt.do(func() {
+	c.rt.Do(func(n *sim.Net) {
 		if len(addrs) == 0 {
-			c.rt.net.Heal()
+			n.Heal()
 			return
 		}
-		c.rt.net.Partition(addrs)
+		n.Partition(addrs)
 	})
 }
 
-func (c *worCluster) crash(a stack.Addr) { c.rt.do(func() { c.rt.net.Crash(a) }) }
+func (c *worCluster) crash(a stack.Addr) { c.rt.Do(func(n *sim.Net) { n.Crash(a) }) }
 
 // group is a replication group of test replicas on a worCluster.
 type group struct {

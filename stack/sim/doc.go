@@ -13,9 +13,13 @@
 //     randomness; time comes only from the virtual clock; callbacks
 //     scheduled for the same instant run in the order they were scheduled.
 //     Nothing ranges over a Go map where the order could leak out.
-//   - No real time. Nothing here starts a goroutine, reads the wall clock
-//     or sleeps. Virtual time jumps from one event to the next, so a
+//   - No real time. A Net starts no goroutine, reads no wall clock and
+//     never sleeps. Virtual time jumps from one event to the next, so a
 //     simulated hour of a 1 Hz timer costs 3600 callbacks, not an hour.
+//     The one exception is opt-in: RealTime runs a Net on its own
+//     goroutine with the virtual clock following the wall clock, for code
+//     that blocks and uses wall-clock timeouts; it keeps the link model
+//     and faults but gives up determinism (see RealTime).
 //   - Single-threaded. Every callback (timers and datagram deliveries) runs
 //     on the goroutine that calls Run, RunUntil or Step. A Net is not safe
 //     for concurrent use: drive it, and the stacks attached to it, from one
