@@ -39,6 +39,20 @@ func rtPair(t *testing.T, delay time.Duration) (*RealTime, stack.Transport, stac
 	return rt, a, b, got
 }
 
+// within waits up to 5 s for a value on ch: long enough for a loaded
+// machine, short enough that a lost datagram or timer fails fast.
+func within[T any](t *testing.T, ch <-chan T, what string) T {
+	t.Helper()
+	select {
+	case v := <-ch:
+		return v
+	case <-time.After(5 * time.Second):
+		t.Fatalf("%s: nothing in 5 s", what)
+	}
+	var zero T
+	return zero
+}
+
 // A datagram takes its link's delay in wall-clock time — also the first
 // one after an idle spell, when the driver slept with its virtual clock
 // stopped — and arrives intact.
@@ -53,16 +67,12 @@ func TestRealTimeDelivers(t *testing.T) {
 			t.Fatal(err)
 		}
 		msg[1] = 'x' // Send copied the datagram
-		select {
-		case d := <-got:
-			if el := time.Since(sent); el < delay {
-				t.Errorf("datagram %d arrived %v after it was sent, before the link's delay %v", i, el, delay)
-			}
-			if string(d) != string([]byte{'m', byte(i)}) {
-				t.Errorf("datagram %d arrived as %q", i, d)
-			}
-		case <-time.After(5 * time.Second):
-			t.Fatalf("datagram %d not delivered in 5 s", i)
+		d := within(t, got, fmt.Sprintf("datagram %d", i))
+		if el := time.Since(sent); el < delay {
+			t.Errorf("datagram %d arrived %v after it was sent, before the link's delay %v", i, el, delay)
+		}
+		if string(d) != string([]byte{'m', byte(i)}) {
+			t.Errorf("datagram %d arrived as %q", i, d)
 		}
 	}
 }
@@ -87,13 +97,8 @@ func TestRealTimeTimers(t *testing.T) {
 	rt.Do(func(n *Net) {
 		n.AfterFunc(d, func() { fired <- time.Since(set) })
 	})
-	select {
-	case el := <-fired:
-		if el < d {
-			t.Errorf("a %v timer fired after %v", d, el)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatalf("a %v timer did not fire in 5 s", d)
+	if el := within(t, fired, fmt.Sprintf("a %v timer", d)); el < d {
+		t.Errorf("a %v timer fired after %v", d, el)
 	}
 }
 
