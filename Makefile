@@ -54,6 +54,11 @@ test-long: setup
 	# check takes seconds a seed under -race and is not a fault campaign.
 	STRATA_SEEDS=2000 $(GO) test -race -timeout 120m -skip '^TestFlushKeptCastAllocatesNothing$$' ./stack/layers
 	STRATA_SEEDS=3000 $(GO) test -race -timeout 60m -run '^TestLinearizableUnderFaults$$' ./wor
+	# The kv service: the linearizability campaign (seeds per engine) and
+	# repeated kill -9 / host cuts of the leader with real processes.
+	STRATA_SEEDS=200 $(GO) test -race -timeout 90m -run '^TestLinearizableUnderFaults$$' ./kv
+	STRATA_SEEDS=200 $(GO) test -race -timeout 60m -run '^(TestLinearizable|TestLeaderFailover)$$' ./smr
+	STRATA_KV_ROUNDS=20 $(GO) test -race -timeout 30m -run '^(TestKVRealProcesses|TestKVNetns)$$' ./cmd/strata
 
 # Runs every fuzz target for FUZZTIME each (not in CI). scripts/fuzz.sh
 # finds them: every func Fuzz... in a _test.go file.
