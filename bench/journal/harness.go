@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -146,7 +144,7 @@ func Run(ctx context.Context, cfg Config) (*kit.Report, error) {
 	}
 	rep := kit.NewReport("journal", runSettings(cfg))
 	rep.System(Strata, kit.Settings{
-		"version":     strataVersion(),
+		"version":     kit.StrataVersion(),
 		"journal":     "strata/journal (this binary, run as `strata bench journal --worker`)",
 		"barrier":     "fdatasync (journal/disk.FileDisk.Barrier)",
 		"disk":        "journal/disk.FileDisk: os.OpenFile O_RDWR, pread/pwritev",
@@ -337,33 +335,6 @@ type peerVersions struct {
 	GoJournal string `json:"go_journal"`
 	Goose     string `json:"goose"`
 	Go        string `json:"go"`
-}
-
-// strataVersion is the commit this binary was built from when its build
-// information has it, else the source tree's HEAD, said as such.
-func strataVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		rev, dirty := "", false
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				dirty = s.Value == "true"
-			}
-		}
-		if rev != "" {
-			if dirty {
-				rev += " (with uncommitted changes)"
-			}
-			return "commit " + rev
-		}
-	}
-	out, err := exec.Command("git", "rev-parse", "--short=12", "HEAD").Output()
-	if err != nil {
-		return "unknown (no VCS stamp in the binary, no git here)"
-	}
-	return "source tree at " + strings.TrimSpace(string(out)) + " (the binary carries no VCS stamp)"
 }
 
 func runOne(ctx context.Context, cfg Config, peerBin, sys, dir string, c *Case) (Result, error) {

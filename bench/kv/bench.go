@@ -45,8 +45,6 @@ import (
 	"hash/fnv"
 	"io"
 	"os"
-	"os/exec"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -751,32 +749,6 @@ func Print(w io.Writer, rep *kit.Report) {
 	for _, n := range rep.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
-}
-
-// strataVersion is the commit the binary was built from, if it says, or
-// else the commit of the source tree it runs in.
-func strataVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		rev, dirty := "", ""
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				if s.Value == "true" {
-					dirty = " (modified)"
-				}
-			}
-		}
-		if rev != "" {
-			return "built from " + rev + dirty
-		}
-	}
-	out, err := exec.Command("git", "describe", "--always", "--dirty", "--abbrev=12").Output()
-	if err != nil {
-		return "unknown (no VCS stamp in the binary, no git tree here)"
-	}
-	return "source tree at " + strings.TrimSpace(string(out))
 }
 
 // firstLine is an error's first line (child processes append their

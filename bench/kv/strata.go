@@ -191,7 +191,7 @@ func (s *strataSystem) Run(ctx context.Context, rc ycsb.RunConfig) (ycsb.Result,
 
 func (s *strataSystem) Settings() kit.Settings {
 	return kit.Settings{
-		"version":     strataVersion(),
+		"version":     kit.StrataVersion(),
 		"wormservers": fmt.Sprintf("3 `%s wor serve` processes (UDP on 127.0.0.1), persistent: a journal per server (%s/wor-N/wor.img, %d blocks of 4 KiB) on the same file system as etcd's data; a reply leaves only after a journal flush ending in fdatasync", filepath.Base(s.bin), s.dir, s.blocks),
 		"kv servers":  fmt.Sprintf("3 `%s kv serve --cluster %s/cluster.json --id N` processes (UDP on 127.0.0.1), as `strata up` runs them: WormPaxos over the wormservers (log, snapshots and trims in write-once registers), kv defaults", filepath.Base(s.bin), s.dir),
 		"replica": fmt.Sprintf("smr defaults (kv serve sets none): segments of %d registers, a snapshot every %d commands, heartbeat %v, election timeout %v, entries up to %d bytes, %d log writes in flight; wormserver request timeout 1s (kv serve's default)",

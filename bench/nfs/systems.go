@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"time"
@@ -52,24 +51,6 @@ func runSettings(cfg *Config) kit.Settings {
 	return s
 }
 
-// strataVersion names the build of this binary.
-func strataVersion() string {
-	bi, ok := debug.ReadBuildInfo()
-	if !ok {
-		return "unknown"
-	}
-	v := bi.GoVersion
-	for _, s := range bi.Settings {
-		if s.Key == "vcs.revision" {
-			v += ", revision " + s.Value
-		}
-		if s.Key == "vcs.modified" && s.Value == "true" {
-			v += " (modified)"
-		}
-	}
-	return v
-}
-
 // strataArgs are `strata nfs serve`'s arguments for a disk file.
 func strataArgs(img string, async bool) []string {
 	args := []string{"nfs", "serve", "--disk", img, "--size", fmt.Sprint(DiskMiB), "--listen", "127.0.0.1:0", "--mount-listen", "127.0.0.1:0", "--export", "/"}
@@ -86,7 +67,7 @@ func systemSettings(cfg *Config, name string) kit.Settings {
 	case Strata, StrataAsync:
 		s := kit.Settings{
 			"server":    "strata " + strings.Join(strataArgs(filepath.Join(cfg.Dir, "strata-nfs.img"), name == StrataAsync), " "),
-			"version":   strataVersion(),
+			"version":   kit.StrataVersion(),
 			"disk":      fmt.Sprintf("%d MiB journal file in %s, fresh every start", DiskMiB, cfg.Dir),
 			"transport": transport + "; NFS and MOUNT on their own ports",
 			"max_io":    nfs.MaxIO,

@@ -21,9 +21,7 @@ import (
 	"io"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"text/tabwriter"
@@ -235,7 +233,7 @@ func Run(ctx context.Context, cfg Config) (*kit.Report, error) {
 // strataSettings are the Strata side's settings as the report prints them.
 func strataSettings(cfg Config) kit.Settings {
 	return kit.Settings{
-		"version":    strataVersion(),
+		"version":    kit.StrataVersion(),
 		"servers":    fmt.Sprintf("3 `%s wor serve` processes, 127.0.0.1, fresh per mode, engine and round", filepath.Base(cfg.Strata)),
 		"transport":  fmt.Sprintf("UDP loopback, protocol stack %s (the wor client's own transport)", props),
 		"persistent": fmt.Sprintf("journal file per server (%s/ENGINE-rROUND/N/wor.img, %d blocks of 4 KiB); a reply leaves only after a journal flush that ends in fdatasync (group commit: replies queued during one flush wait for the next); --metrics on, to count the barriers", cfg.Dir, journalBlocks),
@@ -245,33 +243,6 @@ func strataSettings(cfg Config) kit.Settings {
 		"precapture": fmt.Sprintf("write-precaptured: registers captured by SegCapture in batches of %d before the timer, provisioned for %d writes/s (persistent) or %d (memory); a client that outruns it captures its next batch inside the timer; not a throttle", precaptureBatch, precapturePersistent, precaptureMemory),
 		"read":       "Read: a linearizable quorum read of one of 64 written registers per client",
 	}
-}
-
-// strataVersion is the commit the binary was built from, if it says, or
-// else the commit of the source tree it runs in (the Makefile builds with
-// -buildvcs=false; a peer is built from this tree too).
-func strataVersion() string {
-	if bi, ok := debug.ReadBuildInfo(); ok {
-		rev, dirty := "", ""
-		for _, s := range bi.Settings {
-			switch s.Key {
-			case "vcs.revision":
-				rev = s.Value
-			case "vcs.modified":
-				if s.Value == "true" {
-					dirty = " (modified)"
-				}
-			}
-		}
-		if rev != "" {
-			return "built from " + rev + dirty
-		}
-	}
-	out, err := exec.Command("git", "describe", "--always", "--dirty", "--abbrev=12").Output()
-	if err != nil {
-		return "unknown (no VCS stamp in the binary, no git tree here)"
-	}
-	return "source tree at " + strings.TrimSpace(string(out))
 }
 
 // strataRound measures Strata's cells of round r: all of them in round
