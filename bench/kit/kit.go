@@ -13,6 +13,7 @@ package kit
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -203,3 +204,8 @@ func Median(xs []float64) float64 { return stats.Median(xs) }
 
 // Round3 rounds to three decimals.
 func Round3(x float64) float64 { return math.Round(x*1000) / 1000 }
+
+// ErrPeerFailed is returned, with the complete report, when a peer's cell
+// failed mid-run: its round has no ratio there, and the command exits
+// non-zero after printing rather than look like a complete comparison.
+var ErrPeerFailed = errors.New("failed peer cells")

@@ -227,6 +227,9 @@ func Run(ctx context.Context, cfg Config) (*kit.Report, error) {
 	if h.failed > 0 {
 		return rep, fmt.Errorf("%w: %d (listed under FAILED cells)", ErrStrataFailed, h.failed)
 	}
+	if len(rep.Failures) > 0 {
+		return rep, fmt.Errorf("%w: %d (listed under FAILED cells)", kit.ErrPeerFailed, len(rep.Failures))
+	}
 	return rep, nil
 }
 

@@ -117,8 +117,8 @@ not start (--no-etcd skips etcd) or a Strata cell fails.`,
 			if rep == nil {
 				return err
 			}
-			// The report is complete even when a Strata cell failed: print
-			// it, then exit non-zero.
+			// The report is complete even when a cell of either system
+			// failed: print it, then exit non-zero.
 			if asJSON {
 				if jerr := rep.WriteJSON(cmd.OutOrStdout()); jerr != nil {
 					return jerr

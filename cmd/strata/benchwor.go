@@ -101,8 +101,8 @@ etcd does not start (use --no-etcd) or a Strata cell fails.`,
 			if rep == nil {
 				return err
 			}
-			// The report is complete even when a Strata cell failed: print
-			// it, then exit non-zero.
+			// The report is complete even when a cell of either system
+			// failed: print it, then exit non-zero.
 			if asJSON {
 				if jerr := rep.WriteJSON(cmd.OutOrStdout()); jerr != nil {
 					return jerr
