@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+
+	"strata/bench/kit"
 )
 
 // Flag helpers every benchmark command shares.
@@ -48,4 +50,15 @@ func stdinContext(ctx context.Context) context.Context {
 		cancel()
 	}()
 	return ctx
+}
+
+// failedCells is the error a benchmark command exits with once it has
+// printed its report: err if the run returned one, else an error when any
+// cell (either system's) failed mid-run, so that a report missing figures
+// never exits 0 looking complete.
+func failedCells(rep *kit.Report, err error) error {
+	if err == nil && rep != nil && len(rep.Failures) > 0 {
+		err = fmt.Errorf("%d cell(s) failed (listed under FAILED cells)", len(rep.Failures))
+	}
+	return err
 }

@@ -128,9 +128,11 @@ limit; then both sides' settings.`,
 				fmt.Fprintf(cfg.Progress, "wrote %s\n", plotPath)
 			}
 			if asJSON {
-				return rep.WriteJSON(cmd.OutOrStdout())
+				err = rep.WriteJSON(cmd.OutOrStdout())
+			} else {
+				err = benchjournal.Print(cmd.OutOrStdout(), rep)
 			}
-			return benchjournal.Print(cmd.OutOrStdout(), rep)
+			return failedCells(rep, err)
 		},
 	}
 	f := c.Flags()

@@ -131,10 +131,7 @@ oriented so that > 1 means Strata is better.`,
 			} else {
 				err = mcast.Print(cmd.OutOrStdout(), rep)
 			}
-			if err == nil && len(rep.Failures) > 0 {
-				err = fmt.Errorf("%d cell(s) failed (listed above)", len(rep.Failures))
-			}
-			return err
+			return failedCells(rep, err)
 		},
 	}
 	f := c.Flags()

@@ -183,7 +183,7 @@ against every server but null as an independent check.`,
 			} else {
 				nfsbench.Print(cmd.OutOrStdout(), rep)
 			}
-			return err
+			return failedCells(rep, err)
 		},
 	}
 	f := c.Flags()

@@ -183,9 +183,11 @@ Ratios are oriented so that > 1 means Strata is better.`,
 				return err
 			}
 			if asJSON {
-				return rep.WriteJSON(cmd.OutOrStdout())
+				err = rep.WriteJSON(cmd.OutOrStdout())
+			} else {
+				err = stackbench.Print(cmd.OutOrStdout(), rep)
 			}
-			return stackbench.Print(cmd.OutOrStdout(), rep)
+			return failedCells(rep, err)
 		},
 	}
 	f := c.Flags()
