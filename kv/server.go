@@ -279,7 +279,7 @@ func (s *Server) replicated(ctx context.Context, r *Request, attempt func() ([]b
 				last = err
 			}
 		case errors.Is(err, smr.ErrTooLarge):
-			return s.reply(errorResponse(fmt.Errorf("%w: the %s command of %d bytes does not fit in a log entry (%v)", ErrValueTooLarge, r.Op, len(r.Key)+len(r.Value), err)))
+			return s.reply(errorResponse(fmt.Errorf("%w: the %s command of %d bytes is larger than the replicated log takes (%v)", ErrValueTooLarge, r.Op, len(r.Key)+len(r.Value), err)))
 		case errors.Is(err, smr.ErrClosed):
 			return s.unavailable(r, err)
 		}

@@ -19,6 +19,10 @@ import (
 //	junk    'W' 'J'                                  written by a new leader's junk fill
 //	noop    'W' 'N' leader epoch                     a leader's first entry and its heartbeats
 //	batch   'W' 'B' proposer nonce count {len cmd}   commands, applied in order
+//	part    'W' 'F' proposer nonce part parts len bytes  part `part` of `parts` (2..MaxParts) of one command
+//	                                                 too large for an entry; the parts of a command are
+//	                                                 written to consecutive registers, and the command is
+//	                                                 applied with its last part (see assembly)
 //	pointer 'W' 'P' k index seg off                  snapshot k, taken after applying the entry at (seg, off)
 //
 // Segment metadata (Alloc's metadata):
@@ -40,7 +44,15 @@ const (
 	kindNoop    = 'N'
 	kindBatch   = 'B'
 	kindPointer = 'P'
+	kindPart    = 'F'
 )
+
+// MaxParts bounds the entries one command is split into.
+const MaxParts = 4096
+
+// partOverhead bounds the bytes a part entry adds to its share of the
+// command.
+const partOverhead = 2 + 5*binary.MaxVarintLen64
 
 // Segment metadata kinds.
 const (
@@ -75,6 +87,8 @@ type entry struct {
 	proposer, nonce uint64   // batch
 	cmds            [][]byte // batch
 	snap            snapRef  // pointer
+	part, parts     uint64   // part (proposer and nonce too)
+	payload         []byte   // part: its bytes of the command
 }
 
 // batchOverhead bounds the bytes a batch entry adds besides its commands'
@@ -114,6 +128,26 @@ func encodeBatch(proposer, nonce uint64, cmds [][]byte) []byte {
 		b = append(b, c...)
 	}
 	return b
+}
+
+// encodeParts splits cmd into part entries of at most maxEntry bytes each.
+func encodeParts(proposer, nonce uint64, cmd []byte, maxEntry int) [][]byte {
+	per := maxEntry - partOverhead
+	n := (len(cmd) + per - 1) / per
+	out := make([][]byte, 0, n)
+	for i := range n {
+		out = append(out, encodePart(proposer, nonce, uint64(i), uint64(n), cmd[i*per:min((i+1)*per, len(cmd))]))
+	}
+	return out
+}
+
+func encodePart(proposer, nonce, part, parts uint64, payload []byte) []byte {
+	b := make([]byte, 0, partOverhead+len(payload))
+	b = append(b, magic, kindPart)
+	for _, v := range []uint64{proposer, nonce, part, parts, uint64(len(payload))} {
+		b = binary.AppendUvarint(b, v)
+	}
+	return append(b, payload...)
 }
 
 func encodePointer(s snapRef) []byte {
@@ -201,6 +235,16 @@ func decodeEntry(b []byte) (entry, error) {
 			l := r.uvarint("command length")
 			e.cmds = append(e.cmds, r.bytes(l, "command"))
 		}
+	case kindPart:
+		e.proposer = r.uvarint("proposer")
+		e.nonce = r.uvarint("nonce")
+		e.part = r.uvarint("part")
+		e.parts = r.uvarint("parts")
+		n := r.uvarint("part length")
+		if r.err == nil && (e.parts < 2 || e.parts > MaxParts || e.part >= e.parts || n == 0) {
+			return entry{}, fmt.Errorf("%w: part %d of %d with %d bytes", ErrMalformed, e.part, e.parts, n)
+		}
+		e.payload = r.bytes(n, "part")
 	case kindPointer:
 		e.snap.k = r.uvarint("snapshot number")
 		e.snap.index = r.uvarint("snapshot index")

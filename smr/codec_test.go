@@ -16,6 +16,7 @@ func TestEntryCodec(t *testing.T) {
 		{kind: kindNoop, leader: 3, epoch: 1 << 40},
 		{kind: kindBatch, proposer: 7, nonce: 1<<63 + 5, cmds: [][]byte{[]byte("a"), {}, bytes.Repeat([]byte{0xff}, 300)}},
 		{kind: kindPointer, snap: snapRef{k: 9, index: 12345, at: pos{17, 1023}}},
+		{kind: kindPart, proposer: 7, nonce: 9, part: 2, parts: 3, payload: []byte("tail")},
 	}
 	for _, e := range cases {
 		var b []byte
@@ -28,6 +29,8 @@ func TestEntryCodec(t *testing.T) {
 			b = encodeBatch(e.proposer, e.nonce, e.cmds)
 		case kindPointer:
 			b = encodePointer(e.snap)
+		case kindPart:
+			b = encodePart(e.proposer, e.nonce, e.part, e.parts, e.payload)
 		}
 		got, err := decodeEntry(b)
 		if err != nil {
@@ -46,7 +49,8 @@ func TestEntryCodec(t *testing.T) {
 			t.Fatalf("%q: trailing byte: %v", e.kind, err)
 		}
 	}
-	for _, bad := range [][]byte{nil, {'W'}, {'X', 'J'}, {'W', 'Q'}, {'W', 'B', 1, 1, 0}, {'W', 'B', 1, 1, 5, 0}, {'W', 'P', 1, 1, 0xff, 0xff, 0xff, 0xff, 0x0f, 0}} {
+	for _, bad := range [][]byte{nil, {'W'}, {'X', 'J'}, {'W', 'Q'}, {'W', 'B', 1, 1, 0}, {'W', 'B', 1, 1, 5, 0}, {'W', 'P', 1, 1, 0xff, 0xff, 0xff, 0xff, 0x0f, 0},
+		{'W', 'F', 1, 1, 0, 1, 1, 'x'}, {'W', 'F', 1, 1, 2, 2, 1, 'x'}, {'W', 'F', 1, 1, 0, 2, 0}, {'W', 'F', 1, 1, 0, 2, 2, 'x'}} {
 		if _, err := decodeEntry(bad); !errors.Is(err, ErrMalformed) {
 			t.Fatalf("%x accepted: %v", bad, err)
 		}
@@ -60,6 +64,37 @@ func TestBatchFitsMaxEntry(t *testing.T) {
 		cmd := make([]byte, maxCommand(max))
 		if b := encodeBatch(^uint64(0), ^uint64(0), [][]byte{cmd}); len(b) > max {
 			t.Fatalf("maxEntry %d: a command of %d bytes encodes in %d", max, len(cmd), len(b))
+		}
+	}
+}
+
+func TestPartsFitMaxEntry(t *testing.T) {
+	// A command split into parts: each part within maxEntry, the parts
+	// join to the command, and as few as the size needs.
+	for _, max := range []int{64, 256, DefaultMaxEntry} {
+		for _, n := range []int{1, max - partOverhead, max - partOverhead + 1, 10 * max} {
+			cmd := bytes.Repeat([]byte{0xa5}, n)
+			parts := encodeParts(^uint64(0), ^uint64(0), cmd, max)
+			if want := (n + max - partOverhead - 1) / (max - partOverhead); len(parts) != want {
+				t.Fatalf("maxEntry %d, command of %d bytes: %d parts, want %d", max, n, len(parts), want)
+			}
+			var joined []byte
+			for i, b := range parts {
+				if len(b) > max {
+					t.Fatalf("maxEntry %d: part %d of %d bytes", max, i, len(b))
+				}
+				if len(parts) < 2 {
+					continue // a one-part command is sent as a batch
+				}
+				e, err := decodeEntry(b)
+				if err != nil || e.part != uint64(i) || e.parts != uint64(len(parts)) {
+					t.Fatalf("maxEntry %d: part %d decodes to %+v, %v", max, i, e, err)
+				}
+				joined = append(joined, e.payload...)
+			}
+			if len(parts) > 1 && !bytes.Equal(joined, cmd) {
+				t.Fatalf("maxEntry %d: %d parts join to %d bytes, want %d", max, len(parts), len(joined), n)
+			}
 		}
 	}
 }
@@ -121,6 +156,7 @@ func FuzzDecodeEntry(f *testing.F) {
 	f.Add(encodeNoop(1, 2))
 	f.Add(encodeBatch(1, 2, [][]byte{[]byte("put k v"), nil}))
 	f.Add(encodePointer(snapRef{k: 1, index: 2, at: pos{3, 4}}))
+	f.Add(encodePart(1, 2, 0, 2, []byte("put k")))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		e, err := decodeEntry(b)
 		if err != nil {
@@ -139,6 +175,8 @@ func FuzzDecodeEntry(f *testing.F) {
 			again = encodeBatch(e.proposer, e.nonce, e.cmds)
 		case kindPointer:
 			again = encodePointer(e.snap)
+		case kindPart:
+			again = encodePart(e.proposer, e.nonce, e.part, e.parts, e.payload)
 		}
 		if !bytes.Equal(again, b) {
 			// Varints have one canonical form each except for padded

@@ -199,6 +199,7 @@ type group struct {
 	cfg  Config // template: Client, ID, Addr filled per replica
 	mu   sync.Mutex
 	reps map[uint64]*member
+	incs int // replicas started: each gets a node address of its own
 }
 
 type member struct {
@@ -230,7 +231,8 @@ func newGroup(t *testing.T, c *worCluster, cfg Config) *group {
 func (g *group) start(id uint64) *member {
 	g.t.Helper()
 	g.mu.Lock()
-	inc := len(g.reps)
+	inc := g.incs
+	g.incs++
 	g.mu.Unlock()
 	a := stack.Addr(fmt.Sprintf("sim:r%d-%d", id, inc))
 	cfg := g.cfg

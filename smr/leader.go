@@ -17,12 +17,16 @@ import (
 // captures ahead and allocates the next segment.
 
 func (r *replica) propose(ctx context.Context, cmd []byte) ([]byte, error) {
-	if len(cmd) > maxCommand(r.cfg.MaxEntry) {
-		return nil, fmt.Errorf("%w: %d bytes, at most %d with MaxEntry %d", ErrTooLarge, len(cmd), maxCommand(r.cfg.MaxEntry), r.cfg.MaxEntry)
+	if len(cmd) > r.cfg.MaxCommand {
+		return nil, fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, len(cmd), r.cfg.MaxCommand)
 	}
-	p := newProposal(bytes.Clone(cmd), nil)
-	if p.cmd == nil {
-		p.cmd = []byte{}
+	parts := len(cmd) > maxCommand(r.cfg.MaxEntry)
+	var p *proposal
+	if !parts {
+		p = newProposal(bytes.Clone(cmd), nil)
+		if p.cmd == nil {
+			p.cmd = []byte{}
+		}
 	}
 	r.mu.Lock()
 	if r.closed {
@@ -34,6 +38,18 @@ func (r *replica) propose(ctx context.Context, cmd []byte) ([]byte, error) {
 		err := r.notLeaderLocked()
 		r.mu.Unlock()
 		return nil, err
+	}
+	if parts {
+		// One queue entry per part, appended together so that they are
+		// written to consecutive registers; the last carries the result.
+		r.nonce++
+		ps := encodeParts(r.cfg.ID, r.nonce0+r.nonce, cmd, r.cfg.MaxEntry)
+		for _, e := range ps[:len(ps)-1] {
+			t.queue = append(t.queue, newProposal(nil, e))
+		}
+		p = newProposal(nil, ps[len(ps)-1])
+		p.last = true
+		r.st.PartCommands++
 	}
 	t.queue = append(t.queue, p)
 	r.mu.Unlock()

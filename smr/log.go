@@ -411,6 +411,20 @@ func (r *replica) apply(p pos, v []byte, m logMeta) {
 		}
 		r.smMu.Unlock()
 	}
+	applied := len(e.cmds)
+	cmd, ok, dropped := r.asm.add(e)
+	if dropped {
+		r.mu.Lock()
+		r.st.DroppedParts++
+		r.mu.Unlock()
+	}
+	if ok {
+		r.smMu.Lock()
+		r.index++
+		results = [][]byte{r.sm.Apply(r.index, cmd)}
+		r.smMu.Unlock()
+		applied = 1
+	}
 	r.mu.Lock()
 	r.cursor = nextPos(p, m.size)
 	r.applied = r.index
@@ -424,7 +438,7 @@ func (r *replica) apply(p pos, v []byte, m logMeta) {
 			}
 		}
 	}
-	r.cmdsSince += uint64(len(e.cmds))
+	r.cmdsSince += uint64(applied)
 	r.entriesSince++
 	r.bytesSince += uint64(len(v))
 	if e.kind == kindPointer && (!r.hasSnap || e.snap.k >= r.lastSnap.k) {
@@ -440,7 +454,9 @@ func (r *replica) apply(p pos, v []byte, m logMeta) {
 	t := r.term
 	var pol snapPolicy
 	due := false
-	if t != nil && r.role == leading && !r.snapBusy {
+	if t != nil && r.role == leading && !r.snapBusy && !r.asm.open {
+		// Not while a command's parts are being joined: a snapshot is
+		// taken between commands (see assembly).
 		pol = snapPolicy{every: r.cfg.SnapshotEvery, cmdsSince: r.cmdsSince, entriesSince: r.entriesSince, bytesSince: r.bytesSince, lastSnapSize: r.lastSnapSize}
 		due = pol.due()
 	}
@@ -472,11 +488,19 @@ func (r *replica) apply(p pos, v []byte, m logMeta) {
 // register whose chosen value is v: its results if v is the batch, else
 // ErrNotLeader (the batch lost the register to a junk fill, so it was not
 // applied and never will be: each batch is written to one register only).
+//
+// The last part of a command written as parts resolves its proposal: with
+// the command's result if the command was applied, else ErrNotLeader (a
+// junk fill took an earlier part, so no replica applied it).
 func (r *replica) resolveLocked(b *batch, v []byte, results [][]byte) {
 	if bytes.Equal(v, b.value) {
 		for i, p := range b.props {
 			var out []byte
-			if p.entry == nil && i < len(results) {
+			switch {
+			case p.last && len(results) == 0:
+				p.done <- result{err: r.notLeaderLocked()}
+				continue
+			case (p.entry == nil || p.last) && i < len(results):
 				out = results[i]
 			}
 			p.done <- result{val: out}

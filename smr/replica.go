@@ -46,7 +46,10 @@ type result struct {
 type proposal struct {
 	cmd   []byte
 	entry []byte
-	done  chan result // capacity 1: the result is never blocked on
+	// last: entry is the last part of a command written as parts (this
+	// proposal's command); its result is the command's.
+	last bool
+	done chan result // capacity 1: the result is never blocked on
 }
 
 func newProposal(cmd, entry []byte) *proposal {
@@ -137,12 +140,13 @@ type replica struct {
 	probing   bool
 
 	// Owned by the apply loop goroutine (and by start before it runs).
-	index       uint64 // last applied command index
-	window      uint64 // registers to read at once when catching up
-	streak      bool   // the last read found values: catching up
-	catchRun    uint64 // registers read since the tail was last reached
-	lastCatch   uint64 // registers the last catch-up read (the next poll reads as many)
-	behindAt    pos    // a register waited for while later ones are known
+	index       uint64   // last applied command index
+	asm         assembly // the command whose parts are being joined
+	window      uint64   // registers to read at once when catching up
+	streak      bool     // the last read found values: catching up
+	catchRun    uint64   // registers read since the tail was last reached
+	lastCatch   uint64   // registers the last catch-up read (the next poll reads as many)
+	behindAt    pos      // a register waited for while later ones are known
 	behindSince time.Time
 	polledAt    pos // the register last polled at the tail, and when
 	polledSince time.Time

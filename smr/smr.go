@@ -123,6 +123,9 @@ const (
 	// DefaultPipeline is how many log write requests a leader keeps in
 	// flight.
 	DefaultPipeline = 8
+	// DefaultMaxCommand is the largest command a replica accepts (at most
+	// what MaxParts entries of MaxEntry bytes hold).
+	DefaultMaxCommand = 1 << 20
 )
 
 // Config configures a replica.
@@ -157,8 +160,13 @@ type Config struct {
 	// Heartbeats.
 	Heartbeat, ElectionTimeout time.Duration
 	// MaxEntry bounds a register's value: a batch of commands, a snapshot
-	// chunk (default DefaultMaxEntry). A command must fit in one entry.
+	// chunk (default DefaultMaxEntry). A command larger than one entry
+	// holds is written as parts in consecutive entries.
 	MaxEntry int
+	// MaxCommand bounds a command (default DefaultMaxCommand, or what
+	// MaxParts entries hold if that is less); Propose refuses larger ones
+	// with ErrTooLarge.
+	MaxCommand int
 	// Pipeline is how many log write requests the leader keeps in flight
 	// (default DefaultPipeline); proposals that arrive while that many are
 	// in flight are batched: into one entry as far as MaxEntry allows, and
@@ -179,7 +187,7 @@ var (
 	// whether it was chosen (a snapshot covered its register before this
 	// replica read it). Retry only if the command is deduplicated.
 	ErrUnknown = errors.New("smr: proposal outcome unknown")
-	// ErrTooLarge: the command does not fit in one log entry.
+	// ErrTooLarge: the command is larger than Config.MaxCommand.
 	ErrTooLarge = errors.New("smr: command too large")
 )
 
@@ -235,6 +243,11 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.MaxEntry < 64 || cfg.MaxEntry > wor.MaxValue {
 		return cfg, fmt.Errorf("smr: Config.MaxEntry %d out of range [64, %d]", cfg.MaxEntry, wor.MaxValue)
+	}
+	if limit := MaxParts * (cfg.MaxEntry - partOverhead); cfg.MaxCommand == 0 {
+		cfg.MaxCommand = min(DefaultMaxCommand, limit)
+	} else if cfg.MaxCommand < 0 || cfg.MaxCommand > limit {
+		return cfg, fmt.Errorf("smr: Config.MaxCommand %d out of range [1, %d] (MaxParts entries of MaxEntry %d)", cfg.MaxCommand, limit, cfg.MaxEntry)
 	}
 	if cfg.Pipeline == 0 {
 		cfg.Pipeline = DefaultPipeline
@@ -307,16 +320,18 @@ func (r *Replica) Campaign(ctx context.Context) error { return r.r.campaign(ctx)
 
 // Stats counts what the replica did since it started.
 type Stats struct {
-	Commands  uint64 // commands this replica wrote as leader (each in one entry)
-	Entries   uint64 // log entries (registers) it wrote as leader, no-ops included
-	SegWrites uint64 // requests that wrote several consecutive entries at once
-	Settled   uint64 // entries whose write failed and was settled by reading the register
-	Applied   uint64 // log entries the apply loop applied (junk and no-ops included)
-	Campaigns uint64 // campaigns that won their segment
-	Snapshots uint64 // snapshots it stored in the WOR space
-	Restores  uint64 // snapshots it restored
-	Reads     uint64 // linearizable reads
-	Probes    uint64 // tail probes they shared
+	Commands     uint64 // commands this replica wrote as leader in batches (each in one entry)
+	PartCommands uint64 // commands it wrote as parts (too large for one entry)
+	DroppedParts uint64 // partial commands the apply loop dropped (a deposed leader's; never applied anywhere)
+	Entries      uint64 // log entries (registers) it wrote as leader, no-ops included
+	SegWrites    uint64 // requests that wrote several consecutive entries at once
+	Settled      uint64 // entries whose write failed and was settled by reading the register
+	Applied      uint64 // log entries the apply loop applied (junk and no-ops included)
+	Campaigns    uint64 // campaigns that won their segment
+	Snapshots    uint64 // snapshots it stored in the WOR space
+	Restores     uint64 // snapshots it restored
+	Reads        uint64 // linearizable reads
+	Probes       uint64 // tail probes they shared
 }
 
 // Stats returns the replica's counters.

@@ -238,6 +238,7 @@ func (r *replica) loadSnapshot(ctx context.Context, ref snapRef, cache map[pos][
 		return fmt.Errorf("smr: restoring snapshot %d: %w", ref.k, err)
 	}
 	r.index = ref.index
+	r.asm = assembly{} // a snapshot is taken between commands
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.cursor = nextPos(ref.at, at.size)

@@ -43,8 +43,8 @@ func kvCmd() *cobra.Command {
 		Long: `kv is a replicated, linearizable key-value store: "kv serve" runs one of its
 servers (a WormPaxos replica whose log lives in the wormservers of a
 cluster file); the client commands talk to any server, which forwards
-writes to the leader. Keys are 1 to 4096 bytes, values up to 256 KiB
-(and, for now, a command must fit in one log register: see docs/kv.md).`,
+writes to the leader. Keys are 1 to 4096 bytes, values up to 256 KiB (a
+value larger than a log register is written as parts: see docs/kv.md).`,
 	}
 	c.AddCommand(kvServeCmd(), kvPutCmd(), kvGetCmd(), kvDeleteCmd(), kvCASCmd(), kvScanCmd(), kvWatchCmd(), kvStatusCmd())
 	return c
@@ -223,13 +223,40 @@ func printKV(w io.Writer, e kv.KeyValue) {
 
 func kvPutCmd() *cobra.Command {
 	var f kvClientFlags
+	var file string
 	c := &cobra.Command{
-		Use:   "put KEY VALUE",
-		Short: "Set a key",
-		Args:  cobra.ExactArgs(2),
+		Use:   "put KEY [VALUE]",
+		Short: "Set a key (the value from the argument, or from --file)",
+		Args:  cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			var value []byte
+			switch {
+			case len(args) == 2 && file != "":
+				return fmt.Errorf("put: a VALUE argument and --file %s: give one", file)
+			case len(args) == 2:
+				value = []byte(args[1])
+			case file == "":
+				return errors.New("put: no value: give a VALUE argument or --file PATH (- for standard input)")
+			default:
+				in := cmd.InOrStdin()
+				if file != "-" {
+					fh, err := os.Open(file)
+					if err != nil {
+						return fmt.Errorf("put: %w", err)
+					}
+					defer fh.Close()
+					in = fh
+				}
+				// One byte more than the limit, so that a larger value is
+				// refused with the limit's error rather than cut.
+				b, err := io.ReadAll(io.LimitReader(in, kv.MaxValue+1))
+				if err != nil {
+					return fmt.Errorf("put: reading %s: %w", file, err)
+				}
+				value = b
+			}
 			return f.run(cmd, func(ctx context.Context, c *kv.Client) error {
-				r, err := c.Put(ctx, args[0], []byte(args[1]))
+				r, err := c.Put(ctx, args[0], value)
 				if err != nil {
 					return err
 				}
@@ -239,12 +266,13 @@ func kvPutCmd() *cobra.Command {
 		},
 	}
 	f.add(c)
+	c.Flags().StringVar(&file, "file", "", "read the value from this file (- for standard input), up to 256 KiB")
 	return c
 }
 
 func kvGetCmd() *cobra.Command {
 	var f kvClientFlags
-	var seq bool
+	var seq, raw bool
 	c := &cobra.Command{
 		Use:   "get KEY",
 		Short: "Read a key (linearizable; --sequential: the server's local state); exits 1 if absent",
@@ -259,6 +287,10 @@ func kvGetCmd() *cobra.Command {
 				if err != nil {
 					return err
 				}
+				if raw {
+					_, err := cmd.OutOrStdout().Write(e.Value)
+					return err
+				}
 				printKV(cmd.OutOrStdout(), e)
 				return nil
 			})
@@ -266,6 +298,7 @@ func kvGetCmd() *cobra.Command {
 	}
 	f.add(c)
 	c.Flags().BoolVar(&seq, "sequential", false, "a sequentially consistent read of the receiving server's state")
+	c.Flags().BoolVar(&raw, "value", false, "print the value's bytes alone (nothing else, no newline)")
 	return c
 }
 

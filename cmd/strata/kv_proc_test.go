@@ -694,6 +694,21 @@ func TestKVUp(t *testing.T) {
 	if out := cli("2 keys", "kv", "scan", ""); !strings.Contains(out, `"k2" = "v2"`) {
 		t.Fatalf("scan lacks k2:\n%s", out)
 	}
+	// A value of 200 KB from a file (far larger than a log register),
+	// read back byte for byte.
+	big := make([]byte, 200_000)
+	for i := range big {
+		big[i] = byte(i*31 + i>>8)
+	}
+	bigFile := filepath.Join(t.TempDir(), "big")
+	if err := os.WriteFile(bigFile, big, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cli(`put "big": version 1`, "kv", "put", "big", "--file", bigFile)
+	if out := cli("", "kv", "get", "big", "--value"); out != string(big) {
+		t.Fatalf("get big --value: %d bytes back, want the %d put", len(out), len(big))
+	}
+	cli(`deleted "big"`, "kv", "delete", "big")
 
 	// The leader's process dies.
 	status := cli("leader this server", "kv", "status")
