@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"strata/kv"
 )
 
 // TestKVBadArguments: wrong arguments to the kv commands are clear
@@ -15,11 +17,19 @@ func TestKVBadArguments(t *testing.T) {
 	if err := os.WriteFile(cluster, []byte(`{"engine":"paxos","directory":["udp:127.0.0.1:1"],"partitions":[["udp:127.0.0.1:1"]]}`), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	big := filepath.Join(t.TempDir(), "big") // one byte over kv.MaxValue
+	if err := os.WriteFile(big, make([]byte, kv.MaxValue+1), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
 	}{
-		{[]string{"kv", "put", "k"}, "accepts 2 arg(s)"},
+		{[]string{"kv", "put", "k"}, "no value: give a VALUE argument or --file"},
+		{[]string{"kv", "put", "k", "v", "--file", missing}, "give one"},
+		{[]string{"kv", "put", "k", "--file", missing}, "missing.json"},
+		{[]string{"kv", "put", "k", "--file", big, "--servers", "udp:127.0.0.1:1"}, "value too large"},
+		{[]string{"kv", "put", "k", "v", "w"}, "accepts between 1 and 2 arg(s)"},
 		{[]string{"kv", "get"}, "accepts 1 arg(s)"},
 		{[]string{"kv", "delete", "a", "b"}, "accepts 1 arg(s)"},
 		{[]string{"kv", "cas", "k", "x", "v"}, "VERSION \"x\""},
