@@ -354,6 +354,13 @@ func (c *Client) do(ctx context.Context, r *Request) (*Response, error) {
 		if err == nil && resp.Status != StatusUnavailable {
 			c.mu.Lock()
 			c.preferred = i
+			if resp.Leader != "" {
+				// Served by the leader through this server: go to the
+				// leader from now on (one hop fewer per request).
+				if j := slices.Index(c.servers, stack.Addr(resp.Leader)); j >= 0 {
+					c.preferred = j
+				}
+			}
 			c.mu.Unlock()
 			return resp, resp.Err()
 		}

@@ -82,6 +82,26 @@ func TestEndToEnd(t *testing.T) {
 		}
 	}
 	exercise(t, ctx, newTestClient(t, addrs[follower:follower+1], 2*time.Second), "via-follower/")
+	// A client of every server that starts at a follower: the first
+	// write is forwarded, its reply names the leader, and the client
+	// goes there from then on (the follower forwards nothing more).
+	hinted := newTestClient(t, addrs, 2*time.Second)
+	hinted.preferred = follower
+	if _, err := hinted.Put(ctx, "hint/0", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	before := servers[follower].Stats().Forwarded
+	for i := range 10 {
+		if _, err := hinted.Put(ctx, fmt.Sprintf("hint/%d", i+1), []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := hinted.Get(ctx, "hint/0"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if lead := servers[hinted.preferred].Stats().Leader; !lead || servers[follower].Stats().Forwarded != before {
+		t.Fatalf("after a forwarded write the client prefers server %d (leader: %v); the follower forwarded %d more", hinted.preferred, lead, servers[follower].Stats().Forwarded-before)
+	}
 	// Values far larger than a log register (WormPaxos writes them as
 	// parts), up to the service's limit, through the leader and through
 	// a follower, read back whole from every server; one byte more is

@@ -274,7 +274,7 @@ func (s *Server) replicated(ctx context.Context, r *Request, attempt func() ([]b
 			if nl.LeaderAddr != "" && nl.LeaderAddr != s.addr && r.Hops < maxHops {
 				out, err := s.forward(ctx, nl.LeaderAddr, r)
 				if err == nil {
-					return out, Status(out[1])
+					return withLeader(out, nl), Status(out[1])
 				}
 				last = err
 			}
@@ -297,6 +297,18 @@ func (s *Server) replicated(ctx context.Context, r *Request, attempt func() ([]b
 		case <-time.After(pause):
 		}
 	}
+}
+
+// withLeader names the leader in a reply forwarded from it, so that the
+// client sends its next requests there and saves the forwarding hop (a
+// reply that already names a leader, or does not decode, goes as it is).
+func withLeader(out []byte, nl *smr.NotLeaderError) []byte {
+	resp, err := DecodeResponse(out)
+	if err != nil || resp.Leader != "" {
+		return out
+	}
+	resp.LeaderID, resp.Leader, resp.Epoch = nl.LeaderID, nl.LeaderAddr, nl.Epoch
+	return EncodeResponse(resp)
 }
 
 // unavailable is the reply to a request the server could not get served,
