@@ -337,25 +337,40 @@ const snapMagic = 0x4b565331 // "KVS1"
 //	before it.
 //
 // Equal states encode to equal bytes.
-func (m *Machine) Snapshot() ([]byte, error) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	b := binary.BigEndian.AppendUint32(nil, snapMagic)
-	b = binary.AppendUvarint(b, uint64(m.tree.Len()))
-	m.tree.Ascend(func(e *entry) bool {
-		kv := e.kv()
-		b = appendKV(b, &kv)
-		return true
-	})
-	b = binary.AppendUvarint(b, uint64(len(m.sessions)))
+func (m *Machine) Snapshot() ([]byte, error) { return m.CaptureSnapshot()() }
+
+// CaptureSnapshot captures the state as of now and returns the function
+// that encodes it (smr.Capturer): the capture is a copy-on-write clone
+// of the tree (entries are never changed in place: a write makes a new
+// one) and a copy of the session table, so it takes little time however
+// large the state; the encoding may run on another goroutine while later
+// writes change the machine.
+func (m *Machine) CaptureSnapshot() func() ([]byte, error) {
+	m.mu.Lock() // Clone changes the tree's copy-on-write context
+	tree := m.tree.Clone()
+	sessions := make([]session, 0, len(m.sessions))
 	for el := m.lru.Front(); el != nil; el = el.Next() {
 		s := el.Value.(*session)
-		b = binary.AppendUvarint(b, s.id)
-		b = binary.AppendUvarint(b, s.seq)
-		b = binary.AppendUvarint(b, s.index)
-		b = appendBytes(b, s.result)
+		sessions = append(sessions, session{id: s.id, seq: s.seq, index: s.index, result: s.result})
 	}
-	return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)), nil
+	m.mu.Unlock()
+	return func() ([]byte, error) {
+		b := binary.BigEndian.AppendUint32(nil, snapMagic)
+		b = binary.AppendUvarint(b, uint64(tree.Len()))
+		tree.Ascend(func(e *entry) bool {
+			kv := e.kv()
+			b = appendKV(b, &kv)
+			return true
+		})
+		b = binary.AppendUvarint(b, uint64(len(sessions)))
+		for _, s := range sessions {
+			b = binary.AppendUvarint(b, s.id)
+			b = binary.AppendUvarint(b, s.seq)
+			b = binary.AppendUvarint(b, s.index)
+			b = appendBytes(b, s.result)
+		}
+		return binary.BigEndian.AppendUint32(b, crc32.Checksum(b, castagnoli)), nil
+	}
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)

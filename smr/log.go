@@ -443,7 +443,7 @@ func (r *replica) apply(p pos, v []byte, m logMeta) {
 	r.bytesSince += uint64(len(v))
 	if e.kind == kindPointer && (!r.hasSnap || e.snap.k >= r.lastSnap.k) {
 		r.lastSnap, r.hasSnap = e.snap, true
-		r.cmdsSince, r.entriesSince, r.bytesSince = 0, 0, 0
+		r.cmdsSince, r.entriesSince, r.bytesSince, r.sinceAt = 0, 0, 0, time.Now()
 	}
 	if b := r.pending[p]; b != nil {
 		delete(r.pending, p)
@@ -460,6 +460,13 @@ func (r *replica) apply(p pos, v []byte, m logMeta) {
 		pol = snapPolicy{every: r.cfg.SnapshotEvery, cmdsSince: r.cmdsSince, entriesSince: r.entriesSince, bytesSince: r.bytesSince, lastSnapSize: r.lastSnapSize}
 		due = pol.due()
 	}
+	// The pace of the snapshot's writes: the configured rate, or twice
+	// the rate the log grew at since the last snapshot if that is more
+	// (so that a heavy writer's snapshots keep up with its log).
+	rate := float64(r.cfg.SnapshotRate)
+	if el := time.Since(r.sinceAt).Seconds(); el > 0 && rate > 0 {
+		rate = max(rate, 2*float64(r.bytesSince)/el)
+	}
 	if due {
 		r.snapBusy = true
 	}
@@ -469,18 +476,19 @@ func (r *replica) apply(p pos, v []byte, m logMeta) {
 	}
 	r.mu.Unlock()
 	if due {
+		// Only the capture runs here, on the apply loop; a Capturer's
+		// encoding runs in the snapshot writer, beside later commands.
+		var encode func() ([]byte, error)
 		r.smMu.Lock()
-		data, err := r.sm.Snapshot()
-		r.smMu.Unlock()
-		if err != nil {
-			r.log.Error("smr: state machine snapshot failed", "err", err)
-			r.mu.Lock()
-			r.snapBusy = false
-			r.mu.Unlock()
-			return
+		if c, ok := r.sm.(Capturer); ok {
+			encode = c.CaptureSnapshot()
+		} else {
+			data, err := r.sm.Snapshot()
+			encode = func() ([]byte, error) { return data, err }
 		}
+		r.smMu.Unlock()
 		r.wg.Add(1)
-		go r.storeSnapshot(t, snapRef{k: k, index: r.index, at: p}, data)
+		go r.storeSnapshot(t, snapRef{k: k, index: r.index, at: p}, encode, rate)
 	}
 }
 

@@ -3,6 +3,7 @@ package smr
 import (
 	"context"
 	"fmt"
+	"time"
 )
 
 // The protocol decisions that need no I/O: where the log goes next, how
@@ -177,4 +178,15 @@ func trimPlan(logLow, snapLow uint64, snap snapRef) (logSegs, snaps []uint64) {
 // moved on to its next segment, so it is alive), stand down for now.
 func allocLost(lastEpoch uint64, winner logMeta) (newLeader bool) {
 	return winner.epoch > lastEpoch
+}
+
+// snapPace is how long the snapshot writer waits before writing more,
+// having written `written` bytes in `elapsed`, to stay within rate bytes
+// a second (no wait if rate <= 0).
+func snapPace(written uint64, elapsed time.Duration, rate float64) time.Duration {
+	if rate <= 0 {
+		return 0
+	}
+	due := time.Duration(float64(written) / rate * float64(time.Second))
+	return max(due-elapsed, 0)
 }

@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"reflect"
 	"testing"
+	"time"
 
 	"strata/internal/testseed"
 	"strata/wor"
@@ -165,5 +166,27 @@ func TestAllocLost(t *testing.T) {
 	}
 	if allocLost(3, logMeta{epoch: 3}) {
 		t.Fatal("the old leader's own next segment: it is alive, not a new leader")
+	}
+}
+
+func TestSnapPace(t *testing.T) {
+	for _, c := range []struct {
+		written uint64
+		elapsed time.Duration
+		rate    float64
+		want    time.Duration
+	}{
+		{0, 0, 1 << 20, 0},
+		{1 << 20, 0, 1 << 20, time.Second}, // a second's worth at once: wait it out
+		{1 << 20, 400 * time.Millisecond, 1 << 20, 600 * time.Millisecond},
+		{1 << 20, 2 * time.Second, 1 << 20, 0}, // behind the pace: no wait
+		{1 << 30, 0, 0, 0},                     // no limit
+		{1 << 30, 0, -1, 0},
+		{8 << 20, time.Second, 8 << 20, 0},
+		{16 << 20, time.Second, 8 << 20, time.Second},
+	} {
+		if got := snapPace(c.written, c.elapsed, c.rate); got != c.want {
+			t.Errorf("snapPace(%d, %v, %v) = %v, want %v", c.written, c.elapsed, c.rate, got, c.want)
+		}
 	}
 }

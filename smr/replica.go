@@ -17,7 +17,7 @@ const maxAddr = 1024
 // Tuning of the driver (not of the protocol).
 const (
 	maxReadWindow = 64                     // registers read in parallel when catching up
-	snapWriteSize = 256 << 10              // bytes of snapshot chunks per SegWrite
+	snapWriteSize = 128 << 10              // bytes of snapshot chunks per SegWrite
 	runBytes      = 64 << 10               // bytes of log entries per SegWrite
 	fillAttempts  = 10                     // tries of one junk-fill batch before a campaign gives up
 	minBackoff    = 2 * time.Millisecond   // first pause after a failed WOR call
@@ -184,6 +184,7 @@ type replica struct {
 	cmdsSince    uint64
 	entriesSince uint64
 	bytesSince   uint64
+	sinceAt      time.Time // when the counts above last started from zero
 	lastSnapSize uint64
 	trimLog      uint64 // lowest log segment perhaps not trimmed
 	trimSnap     uint64 // lowest snapshot perhaps not trimmed
@@ -210,6 +211,7 @@ func start(ctx context.Context, cfg Config, sm StateMachine) (*replica, error) {
 		owned:     map[pos]bool{},
 		segs:      map[uint64]logMeta{},
 		pending:   map[pos]*batch{},
+		sinceAt:   time.Now(),
 	}
 	r.tailAt, r.tailSince = pos{^uint64(0), 0}, time.Now()
 	r.ctx, r.cancel = context.WithCancel(context.Background())

@@ -69,6 +69,18 @@ type StateMachine interface {
 	Restore(index uint64, snap []byte) error
 }
 
+// Capturer is a StateMachine whose snapshots are taken in two steps;
+// replicas use it instead of Snapshot when the state machine has it.
+// CaptureSnapshot is called like Snapshot (on the apply goroutine) and
+// only captures the state as of the last applied index, cheaply (a
+// copy-on-write clone); the function it returns encodes that captured
+// state and is called once, on another goroutine, concurrently with later
+// Apply calls. A large state then does not stall the apply loop (and
+// every read and write waiting on it) while it is encoded.
+type Capturer interface {
+	CaptureSnapshot() func() ([]byte, error)
+}
+
 // Consistency is what a Read sees.
 type Consistency int
 
@@ -112,6 +124,8 @@ const (
 	DefaultSegmentSize = 256
 	// DefaultSnapshotEvery is the applied commands between snapshots.
 	DefaultSnapshotEvery = 10000
+	// DefaultSnapshotRate is the pace of snapshot writes, bytes a second.
+	DefaultSnapshotRate = 8 << 20
 	// DefaultHeartbeat: an idle leader writes a no-op this often.
 	DefaultHeartbeat = 50 * time.Millisecond
 	// DefaultElectionTimeout: a follower campaigns when the log's tail has
@@ -145,6 +159,11 @@ type Config struct {
 	// each segment's size from its metadata, so replicas configured
 	// differently still agree.
 	SegmentSize int
+	// SnapshotRate bounds how fast a snapshot is written, in bytes a
+	// second (default DefaultSnapshotRate, negative: no limit), raised
+	// to twice the rate the log grew at since the last snapshot when
+	// that is more, so that snapshots keep up with the writes.
+	SnapshotRate int
 	// SnapshotEvery is the applied commands between snapshots (default
 	// DefaultSnapshotEvery). A snapshot is also taken when the log since
 	// the last one holds 3,072 entries (heartbeats alone fill the log),
@@ -228,6 +247,9 @@ func (cfg Config) withDefaults() (Config, error) {
 	}
 	if cfg.SnapshotEvery == 0 {
 		cfg.SnapshotEvery = DefaultSnapshotEvery
+	}
+	if cfg.SnapshotRate == 0 {
+		cfg.SnapshotRate = DefaultSnapshotRate
 	}
 	if cfg.Heartbeat == 0 {
 		cfg.Heartbeat = DefaultHeartbeat

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"strata/wor"
 )
@@ -14,13 +15,24 @@ import (
 // segment ref.k (the next free number), then proposes a pointer entry to
 // it; once the pointer is applied it trims the log segments wholly before
 // the snapshot and the older snapshots.
-func (r *replica) storeSnapshot(t *term, ref snapRef, data []byte) {
+//
+// It encodes the snapshot first (encode runs beside later commands), and
+// writes its chunks at most rate bytes a second (no limit if rate <= 0):
+// written at full speed, a large snapshot's SegWrites fill the
+// wormservers' journals and group commits for seconds, and the commands
+// written meanwhile wait behind them.
+func (r *replica) storeSnapshot(t *term, ref snapRef, encode func() ([]byte, error), rate float64) {
 	defer r.wg.Done()
 	defer func() {
 		r.mu.Lock()
 		r.snapBusy = false
 		r.mu.Unlock()
 	}()
+	data, err := encode()
+	if err != nil {
+		r.log.Error("smr: state machine snapshot failed", "err", err)
+		return
+	}
 	chunk := r.cfg.MaxEntry
 	var m snapMeta
 	for try := 0; ; try++ {
@@ -43,7 +55,11 @@ func (r *replica) storeSnapshot(t *term, ref snapRef, data []byte) {
 	// The segment is ours (Alloc), and nobody reads it before the pointer
 	// exists: unsafe writes (no capture) are enough.
 	per := max(1, min(wor.MaxSegBatch, snapWriteSize/chunk))
+	start := time.Now()
 	for i := uint64(0); i < m.chunks; i += uint64(per) {
+		if d := snapPace(i*uint64(chunk), time.Since(start), rate); d > 0 && !sleep(t.ctx, d) {
+			return
+		}
 		n := min(uint64(per), m.chunks-i)
 		vals := make([][]byte, n)
 		for j := range vals {
@@ -245,7 +261,7 @@ func (r *replica) loadSnapshot(ctx context.Context, ref snapRef, cache map[pos][
 	r.applied = ref.index
 	r.lastSnap, r.hasSnap = ref, true
 	r.lastSnapSize = m.size
-	r.cmdsSince, r.entriesSince, r.bytesSince = 0, 0, 0
+	r.cmdsSince, r.entriesSince, r.bytesSince, r.sinceAt = 0, 0, 0, time.Now()
 	r.st.Restores++
 	r.trimSnap = max(r.trimSnap, ref.k-min(ref.k, 8))
 	for q := range r.known {
