@@ -16,6 +16,7 @@ import (
 func main() {
 	tuneGC()
 	stop := startProfile(os.Getenv("STRATA_CPUPROFILE"))
+	defer writeHeapProfile(os.Getenv("STRATA_MEMPROFILE"))
 	err := rootCmd().Execute()
 	stop()
 	if err != nil {
@@ -47,6 +48,23 @@ func tuneGC() {
 // replaced by the process id, so that the servers a benchmark starts each
 // write their own) until the command returns. For finding where time
 // goes; an empty path does nothing.
+// writeHeapProfile writes a heap profile of this process to path ("%p"
+// as for startProfile) as the command returns; an empty path does
+// nothing.
+func writeHeapProfile(path string) {
+	if path == "" {
+		return
+	}
+	f, err := os.Create(strings.ReplaceAll(path, "%p", strconv.Itoa(os.Getpid())))
+	if err == nil {
+		err = pprof.Lookup("heap").WriteTo(f, 0)
+		f.Close()
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "strata: STRATA_MEMPROFILE:", err)
+	}
+}
+
 func startProfile(path string) (stop func()) {
 	if path == "" {
 		return func() {}
