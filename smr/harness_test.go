@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"strata/internal/testseed"
 	"strata/journal"
 	"strata/journal/disk"
 	"strata/stack"
@@ -224,6 +225,33 @@ func newGroup(t *testing.T, c *worCluster, cfg Config) *group {
 		}
 	})
 	return g
+}
+
+// eachEngine runs run once per engine (a subtest each) and seed.
+func eachEngine(t *testing.T, run func(t *testing.T, seed uint64, engine string)) {
+	for _, engine := range engines {
+		t.Run(engine, func(t *testing.T) {
+			for seed := range testseed.Each(t, testseed.Fresh(1)...) {
+				run(t, seed, engine)
+			}
+		})
+	}
+}
+
+// ledGroup starts replicas 1-3 of cfg on c and makes replica 1 lead; the
+// context it returns bounds the run (d).
+func ledGroup(t *testing.T, c *worCluster, cfg Config, d time.Duration) (*group, context.Context) {
+	t.Helper()
+	g := newGroup(t, c, cfg)
+	for id := uint64(1); id <= 3; id++ {
+		g.start(id)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	if err := g.member(1).rep.Campaign(ctx); err != nil {
+		t.Fatalf("campaign: %v", err)
+	}
+	return g, ctx
 }
 
 // start starts replica id (on a fresh node, so a restart is a new

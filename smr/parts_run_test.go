@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"strata/internal/testseed"
 	"strata/wor"
 )
 
@@ -28,13 +27,7 @@ import (
 // (with snapshots allowed between a command's parts, this fails about
 // every other run: the restored replicas skip a command).
 func TestLargeCommands(t *testing.T) {
-	for _, engine := range engines {
-		t.Run(engine, func(t *testing.T) {
-			for seed := range testseed.Each(t, testseed.Fresh(1)...) {
-				largeRun(t, seed, engine)
-			}
-		})
-	}
+	eachEngine(t, largeRun)
 }
 
 func largeRun(t *testing.T, seed uint64, engine string) {
@@ -44,15 +37,7 @@ func largeRun(t *testing.T, seed uint64, engine string) {
 	cfg.MaxEntry = 256 // a 3 KB command is 15 parts
 	cfg.SnapshotEvery = 30
 	cfg.Pipeline = 3
-	g := newGroup(t, c, cfg)
-	for id := uint64(1); id <= 3; id++ {
-		g.start(id)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := g.member(1).rep.Campaign(ctx); err != nil {
-		t.Fatalf("campaign: %v", err)
-	}
+	g, ctx := ledGroup(t, c, cfg, 60*time.Second)
 	var mu sync.Mutex
 	var outs []outcome
 	stop := make(chan struct{})

@@ -415,13 +415,7 @@ func (g *group) leaderOtherThan(ctx context.Context, id uint64) (*member, error)
 // and a restarted one start from the latest snapshot plus the log after
 // it; all reach the same state.
 func TestSnapshotAndTrim(t *testing.T) {
-	for _, engine := range engines {
-		t.Run(engine, func(t *testing.T) {
-			for seed := range testseed.Each(t, testseed.Fresh(1)...) {
-				snapshotRun(t, seed, engine)
-			}
-		})
-	}
+	eachEngine(t, snapshotRun)
 }
 
 func snapshotRun(t *testing.T, seed uint64, engine string) {
@@ -431,15 +425,7 @@ func snapshotRun(t *testing.T, seed uint64, engine string) {
 	cfg.SnapshotEvery = 40
 	cfg.MaxEntry = 256 // snapshots span a dozen chunks; batches hold a few commands
 	cfg.Pipeline = 2   // so that commands queue and go out in SegWrites of several entries too
-	g := newGroup(t, c, cfg)
-	for id := uint64(1); id <= 3; id++ {
-		g.start(id)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-	defer cancel()
-	if err := g.member(1).rep.Campaign(ctx); err != nil {
-		t.Fatalf("campaign: %v", err)
-	}
+	g, ctx := ledGroup(t, c, cfg, 60*time.Second)
 	lagging := g.member(3)
 	c.isolate(lagging.addr)
 	load := func(prefix string, clients, each int) {
