@@ -464,11 +464,11 @@ func (r *replica) apply(p pos, v []byte, m logMeta) {
 	// the rate the log grew at since the last snapshot if that is more
 	// (so that a heavy writer's snapshots keep up with its log).
 	rate := float64(r.cfg.SnapshotRate)
-	if el := time.Since(r.sinceAt).Seconds(); el > 0 && rate > 0 {
-		rate = max(rate, 2*float64(r.bytesSince)/el)
-	}
 	if due {
 		r.snapBusy = true
+		if el := time.Since(r.sinceAt).Seconds(); el > 0 && rate > 0 {
+			rate = max(rate, 2*float64(r.bytesSince)/el)
+		}
 	}
 	k := uint64(0)
 	if r.hasSnap {

@@ -13,7 +13,6 @@ import (
 
 	"strata/stack"
 	"strata/stack/layers"
-	"strata/stack/transport"
 	"strata/wor"
 )
 
@@ -29,16 +28,11 @@ func TestPerf(t *testing.T) {
 	if os.Getenv("STRATA_SMR_PERF") == "" {
 		t.Skip("set STRATA_SMR_PERF=1 to measure")
 	}
-	ch, err := layers.Configure([]stack.Prop{stack.Reliable, stack.Fragment, stack.RPC})
-	if err != nil {
-		t.Fatal(err)
-	}
 	mk := func() *stack.Node {
-		tr, err := transport.Listen("udp:127.0.0.1:0")
+		nd, err := layers.Listen("udp:127.0.0.1:0", "Reliable,Fragment,RPC")
 		if err != nil {
 			t.Fatal(err)
 		}
-		nd := stack.NewNode(tr, stack.NewRealClock(), layers.Build(ch.Specs, stack.Config{Local: tr.Local(), Epoch: uint64(time.Now().UnixNano())}), stack.NodeOptions{})
 		t.Cleanup(func() { nd.Close() })
 		return nd
 	}

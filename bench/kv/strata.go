@@ -198,7 +198,7 @@ func (s *strataSystem) Settings() kit.Settings {
 			smr.DefaultSegmentSize, smr.DefaultSnapshotEvery, smr.DefaultHeartbeat, smr.DefaultElectionTimeout, smr.DefaultMaxEntry, smr.DefaultPipeline),
 		"failover":   "a client of the two other servers writes one key after another (1 KiB values); the kv leader's process gets SIGKILL; failover = kill to completion of the first write issued after it; then the process restarts with the same address and id: recovery = restart to ready (it catches up from the snapshot and the log before serving) and to applying the leader's revision of the restart",
 		"durability": "a write is acknowledged once its log register is written at a majority of wormservers, each durable (fdatasync) before it replies",
-		"client":     "one kv.Client in the harness process (its own UDP socket, stack " + kvs.Props + ", all three servers; any server forwards to the leader), N goroutines, one request outstanding each (closed loop), no rate limit",
+		"client":     "one kv.Client in the harness process (its own UDP socket, stack " + kvs.Props + ", all three servers; it starts at a random one and, once a forwarded write's reply names the leader, sends every request to the leader; a follower forwards writes to the leader), N goroutines, one request outstanding each (closed loop), no rate limit",
 		"ycsb":       "read: Get (linearizable, the default); update and insert: Put; scan: Scan from the start key to \"" + ycsb.KeyPrefixEnd + "\" with a limit (linearizable); read-modify-write: Get then Put",
 	}
 }
@@ -208,17 +208,23 @@ func (s *strataSystem) Settings() kit.Settings {
 // running against stopped wormservers); they are resumed in reverse.
 func (s *strataSystem) pids() []int {
 	var out []int
-	s.kvMu.Lock()
-	for _, p := range s.kv {
-		if p != nil {
-			out = append(out, p.Pid())
-		}
-	}
-	s.kvMu.Unlock()
-	for _, p := range s.wor {
+	for _, p := range s.procs() {
 		out = append(out, p.Pid())
 	}
 	return out
+}
+
+// procs are the servers' processes in that order.
+func (s *strataSystem) procs() []*kit.Proc {
+	var out []*kit.Proc
+	s.kvMu.Lock()
+	for _, p := range s.kv {
+		if p != nil {
+			out = append(out, p)
+		}
+	}
+	s.kvMu.Unlock()
+	return append(out, s.wor...)
 }
 
 // Processes counts the servers' processes.
@@ -291,14 +297,7 @@ func (s *strataSystem) Stop() error {
 		s.client.Close()
 	}
 	var errs []error
-	s.kvMu.Lock()
-	for _, p := range s.kv {
-		if p != nil {
-			errs = append(errs, p.Stop())
-		}
-	}
-	s.kvMu.Unlock()
-	for _, p := range s.wor {
+	for _, p := range s.procs() {
 		errs = append(errs, p.Stop())
 	}
 	return errors.Join(errs...)

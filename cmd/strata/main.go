@@ -48,6 +48,12 @@ func tuneGC() {
 // replaced by the process id, so that the servers a benchmark starts each
 // write their own) until the command returns. For finding where time
 // goes; an empty path does nothing.
+// createProfile creates a profile's file: path with "%p" replaced by the
+// process id, so that the servers a benchmark starts each write their own.
+func createProfile(path string) (*os.File, error) {
+	return os.Create(strings.ReplaceAll(path, "%p", strconv.Itoa(os.Getpid())))
+}
+
 // writeHeapProfile writes a heap profile of this process to path ("%p"
 // as for startProfile) as the command returns; an empty path does
 // nothing.
@@ -55,7 +61,7 @@ func writeHeapProfile(path string) {
 	if path == "" {
 		return
 	}
-	f, err := os.Create(strings.ReplaceAll(path, "%p", strconv.Itoa(os.Getpid())))
+	f, err := createProfile(path)
 	if err == nil {
 		err = pprof.Lookup("heap").WriteTo(f, 0)
 		f.Close()
@@ -69,7 +75,7 @@ func startProfile(path string) (stop func()) {
 	if path == "" {
 		return func() {}
 	}
-	f, err := os.Create(strings.ReplaceAll(path, "%p", strconv.Itoa(os.Getpid())))
+	f, err := createProfile(path)
 	if err == nil {
 		err = pprof.StartCPUProfile(f)
 	}
