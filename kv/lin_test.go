@@ -245,11 +245,11 @@ func (c *simCluster) startKV(ctx context.Context, i int) error {
 		Node: nd,
 		// ElectionTimeout 300 ms (was 150): under -race with CI's other
 		// packages on two cores a new leader's junk fill can take longer
-		// than 150 ms, followers then take the still log for a dead leader
-		// and campaigns preempt one another; twice CI saw the service make
-		// no progress for tens of seconds. That livelock is open (see
-		// docs/smr.md); faults here last 0.15-1 s, so the longer ones
-		// still make leaders fail over.
+		// than 150 ms, and campaigns may then preempt one another; twice
+		// CI saw this test's service make no progress for tens of
+		// seconds, cause not established (docs/smr.md, limits). Faults
+		// here last 0.15-1 s, so the longer ones still make leaders fail
+		// over.
 		Replica: smr.Config{Client: wor.NewClient(e), ID: k.id, Log: 1000, SegmentSize: 32, SnapshotEvery: 30,
 			Heartbeat: 30 * time.Millisecond, ElectionTimeout: 300 * time.Millisecond, Logger: quietLog()},
 		Logger:         quietLog(),
