@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"strata/wor"
 )
@@ -12,11 +13,16 @@ import (
 // candidates; the winner junk-fills the log before its segment, then
 // leads.
 
+// takeoverPatience is how many election timeouts without progress an
+// automatic campaign leaves a newer leader that is junk-filling the log.
+const takeoverPatience = 4
+
 func (r *replica) campaign(ctx context.Context) error { return r.campaignMode(ctx, false) }
 
 // campaignAuto is the campaign a silent log starts: unlike Campaign, it
-// stands down once for a newer leader that has allocated a segment but
-// not yet written where this replica reads (it is taking over right now).
+// stands down, for takeoverPatience election timeouts, for a newer leader
+// that has allocated a segment but not yet written where this replica
+// reads (it is taking over right now).
 func (r *replica) campaignAuto(ctx context.Context) error { return r.campaignMode(ctx, true) }
 
 func (r *replica) campaignMode(ctx context.Context, auto bool) error {
@@ -74,11 +80,24 @@ func (r *replica) runCampaign(ctx context.Context, auto bool) error {
 	if err != nil {
 		return err
 	}
-	if auto && any && lastMeta.epoch > tailEpoch && last != r.stoodDownFor {
+	if auto && any && lastMeta.epoch > tailEpoch {
 		// A newer leader allocated a segment after the one we read in:
-		// it is filling the log right now. Give it an election timeout.
-		r.stoodDownFor = last
-		return fmt.Errorf("%w: leader %d (epoch %d) is taking over in segment %d", ErrNotLeader, lastMeta.leader, lastMeta.epoch, r.segID(last))
+		// it is junk-filling the log right now, which can take several
+		// election timeouts (two round trips, each with a disk write, per
+		// fill batch; a slow link or a loaded machine; a new leader far
+		// behind). Deposing it would only start another fill that the
+		// next silent follower may depose in turn, so stand down until
+		// the tail has not moved for takeoverPatience election timeouts
+		// since we first saw its segment: each fill batch that reaches
+		// our position moves it. Only a candidate that dies half-way
+		// costs that long.
+		now := time.Now()
+		if last != r.newerSeg || cur != r.newerTail {
+			r.newerSeg, r.newerTail, r.newerSince = last, cur, now
+		}
+		if now.Sub(r.newerSince) < takeoverPatience*r.cfg.ElectionTimeout {
+			return fmt.Errorf("%w: leader %d (epoch %d) is taking over in segment %d", ErrNotLeader, lastMeta.leader, lastMeta.epoch, r.segID(last))
+		}
 	}
 	newSeg := uint64(0)
 	if any {

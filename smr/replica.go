@@ -155,9 +155,13 @@ type replica struct {
 	tailAt      pos // silence tracking: where the tail was last seen
 	tailSince   time.Time
 	tailWait    time.Duration
-	// stoodDownFor is the segment an automatic campaign last stood down
-	// for (owned by the campaign goroutine; one runs at a time).
-	stoodDownFor uint64
+	// newerSeg is the newest log segment an automatic campaign found
+	// allocated by a newer leader beyond the tail; newerSince is when it
+	// first did, or last saw the tail (newerTail) move since (owned by the
+	// campaign goroutine; one runs at a time).
+	newerSeg   uint64
+	newerTail  pos
+	newerSince time.Time
 
 	mu sync.Mutex
 	// Guarded by mu.
