@@ -8,6 +8,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -544,7 +545,7 @@ func linRun(t *testing.T, seed uint64, engine string) int {
 	o := linOp{client: linClients, op: OpScan, key: linKeys[0], call: h.now()}
 	resp, err := final.do(fctx, &Request{Op: OpScan, Key: o.key})
 	if err != nil {
-		t.Fatalf("%s: the service did not recover after the faults: scan: %v", setting, err)
+		t.Fatalf("%s: the service did not recover after the faults: scan: %v%s", setting, err, dumpGoroutines())
 	}
 	o.kvs, o.more, o.rev = resp.KVs, resp.More, resp.Rev
 	h.add(o)
@@ -552,13 +553,13 @@ func linRun(t *testing.T, seed uint64, engine string) int {
 		o := linOp{client: linClients, op: OpGet, key: key, call: h.now()}
 		kv, err := final.Get(fctx, key)
 		if err != nil && !errors.Is(err, ErrNotFound) {
-			t.Fatalf("%s: the service did not recover after the faults: get %s: %v", setting, key, err)
+			t.Fatalf("%s: the service did not recover after the faults: get %s: %v%s", setting, key, err, dumpGoroutines())
 		}
 		o.found, o.kv = err == nil, kv
 		h.add(o)
 	}
 	if err := c.converged(fctx, resp.Rev); err != nil {
-		t.Fatalf("%s: %v", setting, err)
+		t.Fatalf("%s: %v%s", setting, err, dumpGoroutines())
 	}
 	h.mu.Lock()
 	ops := h.ops
@@ -673,4 +674,18 @@ func (c *simCluster) converged(ctx context.Context, rev uint64) error {
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// dumpGoroutines writes every goroutine's stack to a file, for a run that
+// got stuck, and says where.
+func dumpGoroutines() string {
+	f, err := os.CreateTemp("", "strata-kv-goroutines-*.txt")
+	if err == nil {
+		err = pprof.Lookup("goroutine").WriteTo(f, 2)
+		f.Close()
+	}
+	if err != nil {
+		return fmt.Sprintf(" (goroutine dump failed: %v)", err)
+	}
+	return " (goroutines: " + f.Name() + ")"
 }

@@ -18,7 +18,13 @@ import (
 // quietLog discards the log, unless STRATA_KV_DEBUG is set: then debug
 // lines go to stderr.
 func quietLog() *slog.Logger {
-	if os.Getenv("STRATA_KV_DEBUG") != "" {
+	// STRATA_KV_DEBUG=1 logs everything to stderr, =info the smr and kv
+	// events (campaigns, leaders, step-downs) only.
+	switch os.Getenv("STRATA_KV_DEBUG") {
+	case "":
+	case "info":
+		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	default:
 		return slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	return slog.New(slog.DiscardHandler)
