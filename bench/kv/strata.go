@@ -19,6 +19,7 @@ import (
 	"strata/bench/kit"
 	"strata/bench/ycsb"
 	"strata/internal/freeport"
+	"strata/internal/memlimit"
 	kvs "strata/kv"
 	"strata/smr"
 	"strata/stack"
@@ -79,6 +80,7 @@ func startStrata(ctx context.Context, dir string, cfg *Config) (_ *strataSystem,
 			Name: fmt.Sprintf("wormserver %d", i+1),
 			Argv: []string{s.bin, "wor", "serve", "--listen", "udp:127.0.0.1:0", "--dir", filepath.Join(dir, fmt.Sprintf("wor-%d", i+1)),
 				"--blocks", fmt.Sprint(s.blocks), "--metrics", m},
+			Env:          memlimit.Env(worMemShare),
 			Ready:        func(line string) bool { return strings.HasPrefix(line, worReady) },
 			ReadyTimeout: 5 * time.Minute, // a new journal of many blocks is allocated first
 		})
@@ -128,11 +130,32 @@ func startStrata(ctx context.Context, dir string, cfg *Config) (_ *strataSystem,
 	return s, nil
 }
 
+// Memory shares of the servers (internal/memlimit), as "strata up" gives
+// them: a kv server keeps its whole state in memory, a wormserver little
+// beyond its journal's buffers. Each alone would take a quarter of the
+// machine: six of them, loaded with a million records, outgrew it.
+const (
+	kvMemShare  = 1.0 / 8
+	worMemShare = 1.0 / 16
+)
+
+// memShare describes a memory share as the servers get it.
+func memShare(f float64) string {
+	if env := memlimit.Env(f); len(env) > 0 {
+		return strings.TrimPrefix(env[0], "GOMEMLIMIT=") + " bytes"
+	}
+	if v := os.Getenv("GOMEMLIMIT"); v != "" {
+		return v + " (GOMEMLIMIT inherited)"
+	}
+	return "a quarter of the memory"
+}
+
 // startKV starts kv server i (0-based) and waits until it serves.
 func (s *strataSystem) startKV(ctx context.Context, i int) (*kit.Proc, error) {
 	return kit.Start(ctx, kit.Cmd{
 		Name:         fmt.Sprintf("kv server %d", i+1),
 		Argv:         s.kvArgv[i],
+		Env:          memlimit.Env(kvMemShare),
 		Ready:        func(line string) bool { return strings.HasPrefix(line, kvReady) },
 		ReadyTimeout: 10 * time.Minute, // a restart catches up from a snapshot first
 	})
@@ -196,7 +219,9 @@ func (s *strataSystem) Settings() kit.Settings {
 		"kv servers":  fmt.Sprintf("3 `%s kv serve --cluster %s/cluster.json --id N` processes (UDP on 127.0.0.1), as `strata up` runs them: WormPaxos over the wormservers (log, snapshots and trims in write-once registers), kv defaults", filepath.Base(s.bin), s.dir),
 		"replica": fmt.Sprintf("smr defaults (kv serve sets none): segments of %d registers, a snapshot every %d commands, heartbeat %v, election timeout %v, entries up to %d bytes, %d log writes in flight; wormserver request timeout 1s (kv serve's default)",
 			smr.DefaultSegmentSize, smr.DefaultSnapshotEvery, smr.DefaultHeartbeat, smr.DefaultElectionTimeout, smr.DefaultMaxEntry, smr.DefaultPipeline),
-		"failover":   "a client of the two other servers writes one key after another (1 KiB values); the kv leader's process gets SIGKILL; failover = kill to completion of the first write issued after it; then the process restarts with the same address and id: recovery = restart to ready (it catches up from the snapshot and the log before serving) and to applying the leader's revision of the restart",
+		"failover": "a client of the two other servers writes one key after another (1 KiB values); the kv leader's process gets SIGKILL; failover = kill to completion of the first write issued after it; then the process restarts with the same address and id: recovery = restart to ready (it catches up from the snapshot and the log before serving) and to applying the leader's revision of the restart",
+		"memory": fmt.Sprintf("GOGC=400 (strata's default); soft memory limit (GOMEMLIMIT) %s per kv server, %s per wormserver, as `strata up` gives them",
+			memShare(kvMemShare), memShare(worMemShare)),
 		"durability": "a write is acknowledged once its log register is written at a majority of wormservers, each durable (fdatasync) before it replies",
 		"client":     "one kv.Client in the harness process (its own UDP socket, stack " + kvs.Props + ", all three servers; it starts at a random one and, once a forwarded write's reply names the leader, sends every request to the leader; a follower forwards writes to the leader), N goroutines, one request outstanding each (closed loop), no rate limit",
 		"ycsb":       "read: Get (linearizable, the default); update and insert: Put; scan: Scan from the start key to \"" + ycsb.KeyPrefixEnd + "\" with a limit (linearizable); read-modify-write: Get then Put",

@@ -10,7 +10,8 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/sys/unix"
+
+	"strata/internal/memlimit"
 )
 
 func main() {
@@ -31,23 +32,20 @@ func main() {
 // group member spent about a quarter of its CPU collecting. Strata lets
 // the heap grow to five times the live heap (GOGC=400) under a soft limit
 // of a quarter of the machine's memory (the JVM's default maximum heap),
-// near which the collector runs as often as it must.
+// near which the collector runs as often as it must. A parent that starts
+// several servers on one machine (up, the benchmarks) gives each its
+// share instead, in GOMEMLIMIT (internal/memlimit).
 func tuneGC() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(400)
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
-		var si unix.Sysinfo_t
-		if unix.Sysinfo(&si) == nil && si.Totalram > 0 {
-			debug.SetMemoryLimit(int64(uint64(si.Totalram) * uint64(si.Unit) / 4))
+		if total := memlimit.Total(); total > 0 {
+			debug.SetMemoryLimit(int64(total / 4))
 		}
 	}
 }
 
-// startProfile writes a CPU profile of this process to path ("%p" is
-// replaced by the process id, so that the servers a benchmark starts each
-// write their own) until the command returns. For finding where time
-// goes; an empty path does nothing.
 // createProfile creates a profile's file: path with "%p" replaced by the
 // process id, so that the servers a benchmark starts each write their own.
 func createProfile(path string) (*os.File, error) {
@@ -71,6 +69,9 @@ func writeHeapProfile(path string) {
 	}
 }
 
+// startProfile writes a CPU profile of this process to path ("%p" as for
+// createProfile) until the command returns. For finding where time goes;
+// an empty path does nothing.
 func startProfile(path string) (stop func()) {
 	if path == "" {
 		return func() {}

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
+	"strata/internal/memlimit"
 	"strata/journal"
 	"strata/journal/disk"
 	"strata/kv"
@@ -400,7 +401,7 @@ everything from the journals.`,
 					port = 0 // any free port for each
 				}
 				listen := fmt.Sprintf("udp:127.0.0.1:%d", port)
-				line, err := startChild(cmd, &procs, "listening on ", self, "wor", "serve", "--listen", listen, "--dir", filepath.Join(dir, fmt.Sprintf("wor-%d", i+1)))
+				line, err := startChild(cmd, &procs, "listening on ", memlimit.Env(worMemShare), self, "wor", "serve", "--listen", listen, "--dir", filepath.Join(dir, fmt.Sprintf("wor-%d", i+1)))
 				if err != nil {
 					return fmt.Errorf("server %d: %w", i+1, err)
 				}
@@ -408,7 +409,7 @@ everything from the journals.`,
 			}
 			nfsLine := ""
 			if nfsPort != 0 {
-				if _, err := startChild(cmd, &procs, "serving ", self, "nfs", "serve", "--disk", filepath.Join(dir, "nfs.img"), "--size", fmt.Sprint(nfsSize),
+				if _, err := startChild(cmd, &procs, "serving ", memlimit.Env(worMemShare), self, "nfs", "serve", "--disk", filepath.Join(dir, "nfs.img"), "--size", fmt.Sprint(nfsSize),
 					"--listen", fmt.Sprintf("127.0.0.1:%d", nfsPort), "--mount-listen", fmt.Sprintf("127.0.0.1:%d", nfsPort+1)); err != nil {
 					return fmt.Errorf("nfs server: %w", err)
 				}
@@ -430,7 +431,7 @@ everything from the journals.`,
 				if base == 0 {
 					port = 0
 				}
-				line, err := startChild(cmd, &procs, "listening on ", self, "kv", "serve", "--listen", fmt.Sprintf("udp:127.0.0.1:%d", port), "--cluster", cfgPath, "--id", fmt.Sprint(i+1))
+				line, err := startChild(cmd, &procs, "listening on ", memlimit.Env(kvMemShare), self, "kv", "serve", "--listen", fmt.Sprintf("udp:127.0.0.1:%d", port), "--cluster", cfgPath, "--id", fmt.Sprint(i+1))
 				if err != nil {
 					return fmt.Errorf("kv server %d: %w", i+1, err)
 				}
@@ -473,11 +474,22 @@ everything from the journals.`,
 	return c
 }
 
+// Memory shares of up's servers (internal/memlimit): a kv server keeps
+// its whole state in memory, a wormserver and the NFS server little
+// beyond their journals' buffers; together about half the machine.
+const (
+	kvMemShare  = 1.0 / 8
+	worMemShare = 1.0 / 16
+)
+
 // startChild starts a child process (added to procs, so the caller stops
-// it), with stderr shared, and returns the first line of its output, which
-// must start with prefix.
-func startChild(cmd *cobra.Command, procs *[]*exec.Cmd, prefix, name string, args ...string) (string, error) {
+// it) with env added to its environment and stderr shared, and returns
+// the first line of its output, which must start with prefix.
+func startChild(cmd *cobra.Command, procs *[]*exec.Cmd, prefix string, env []string, name string, args ...string) (string, error) {
 	p := exec.Command(name, args...)
+	if len(env) > 0 {
+		p.Env = append(os.Environ(), env...)
+	}
 	out, err := p.StdoutPipe()
 	if err != nil {
 		return "", err
