@@ -15,7 +15,7 @@ import (
 
 // takeoverPatience is how many election timeouts without progress an
 // automatic campaign leaves a newer leader that is junk-filling the log.
-const takeoverPatience = 4
+const takeoverPatience = 8
 
 func (r *replica) campaign(ctx context.Context) error { return r.campaignMode(ctx, false) }
 

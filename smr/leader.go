@@ -390,7 +390,17 @@ func (r *replica) prepare(t *term) {
 					r.mu.Unlock()
 				}
 			}
+			if errors.Is(err, wor.ErrTrimmed) {
+				r.stepDown(t, "its segment was trimmed")
+				return
+			}
 			if err != nil {
+				// Failing for another reason (no majority, a timeout): the
+				// term goes on unless a newer leader has taken over.
+				if attempt%4 == 3 && r.superseded(t) {
+					r.stepDown(t, "a newer leader allocated a log segment after ours")
+					return
+				}
 				if !sleep(t.ctx, backoff(attempt)) {
 					return
 				}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"sync"
 	"time"
@@ -78,6 +79,16 @@ func (r *replica) noteSegLocked(s uint64, m logMeta) {
 	if s >= r.lead.seg || r.lead.id == 0 {
 		r.lead = leaderInfo{id: m.leader, epoch: m.epoch, addr: m.addr, seg: s}
 	}
+	if t := r.term; t != nil && m.epoch > t.epoch {
+		// A newer leader's segment: our term is over, whatever its writer
+		// and preparer are waiting for. While it lasts the apply loop
+		// does not read past the term's next register, so a term that
+		// missed every other sign (its captures failing with errors it
+		// retries, its segment trimmed under it) would stop this replica
+		// from following the log at all.
+		r.stepDownLocked(t, fmt.Sprintf("a newer leader (epoch %d) allocated log segment %d", m.epoch, r.segID(s)))
+		kick(r.wake)
+	}
 }
 
 // Reading registers.
@@ -123,7 +134,11 @@ func (r *replica) mayReadLocked(p pos) bool {
 		return false
 	}
 	if t := r.term; t != nil && !p.less(pos{t.first, 0}) && (!t.ready || !p.less(t.next)) {
-		return false
+		// A newer leader's segment is not the term's to write: a term
+		// that has not noticed its end yet must not stop this replica
+		// from following the log.
+		m, ok := r.segs[p.seg]
+		return ok && m.epoch > t.epoch
 	}
 	return true
 }

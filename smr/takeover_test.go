@@ -1,6 +1,7 @@
 package smr
 
 import (
+	"context"
 	"fmt"
 	"testing"
 	"time"
@@ -30,13 +31,14 @@ func TestSlowTakeover(t *testing.T) {
 		}
 		_, _, before, _ := g.member(1).rep.Leader()
 		r2, r3 := g.member(2), g.member(3)
-		// Replica 2's links to and from the wormservers take 80 ms each
-		// way: one fill step (a capture, then a write) is at least 640 ms,
-		// over four times the 150 ms election timeout.
+		// Replica 2's links to and from the wormservers take 50 ms each
+		// way: one fill step (a capture, then a write) takes at least
+		// 400 ms, over twice the 150 ms election timeout (a follower that
+		// stood down once would depose it), within the 1.2 s patience.
 		c.rt.Do(func(n *sim.Net) {
 			for _, s := range c.servers {
-				n.SetLink(r2.addr, s, sim.Link{Delay: 80 * time.Millisecond})
-				n.SetLink(s, r2.addr, sim.Link{Delay: 80 * time.Millisecond})
+				n.SetLink(r2.addr, s, sim.Link{Delay: 50 * time.Millisecond})
+				n.SetLink(s, r2.addr, sim.Link{Delay: 50 * time.Millisecond})
 			}
 		})
 		// Replica 3 is cut off until replica 2 has won its segment, so
@@ -84,4 +86,66 @@ func (m *member) candidate() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return r.role == candidate
+}
+
+// TestStaleTermYields: a replica whose term ended without its noticing
+// (its writer and preparer stuck, as when every capture of its segment
+// fails with an error it retries, or its segment is trimmed under it)
+// must still follow the log that a newer leader writes. The stale term is
+// planted on a follower directly: an old epoch's term covering the
+// follower's position, with no goroutines. The follower must step it down
+// when it meets the newer leader's segment, and apply what that leader
+// writes meanwhile.
+func TestStaleTermYields(t *testing.T) {
+	eachEngine(t, func(t *testing.T, seed uint64, engine string) {
+		c := newWorCluster(t, seed, engine, false)
+		cfg := testConfig()
+		g, ctx := ledGroup(t, c, cfg, 40*time.Second)
+		for i := range 5 {
+			if _, err := g.propose(ctx, []byte(fmt.Sprintf("add a-%d", i))); err != nil {
+				t.Fatalf("propose: %v", err)
+			}
+		}
+		if err := g.member(2).rep.Campaign(ctx); err != nil {
+			t.Fatalf("replica 2's campaign: %v", err)
+		}
+		_, _, epoch, _ := g.member(2).rep.Leader()
+		for i := range 5 {
+			if _, err := g.propose(ctx, []byte(fmt.Sprintf("add b-%d", i))); err != nil {
+				t.Fatalf("propose: %v", err)
+			}
+		}
+		// Replica 3, a follower, gets a term of epoch-1 covering its
+		// position and everything after it.
+		r := g.member(3).rep.r
+		tctx, tcancel := context.WithCancel(r.ctx)
+		r.mu.Lock()
+		stale := &term{ctx: tctx, cancel: tcancel, epoch: epoch - 1, first: r.cursor.seg, next: r.cursor, ready: true,
+			kick: make(chan struct{}, 1), prep: make(chan struct{}, 1), caps: map[uint64][]segCapture{}, capEnd: map[uint64]uint64{},
+			allocated: map[uint64]bool{r.cursor.seg: true}}
+		r.term, r.role = stale, leading
+		at := r.cursor
+		r.mu.Unlock()
+		// The leader writes on, through its next segments.
+		n := 3 * cfg.SegmentSize
+		for i := range n {
+			if _, err := g.propose(ctx, []byte(fmt.Sprintf("add c-%d", i))); err != nil {
+				t.Fatalf("propose: %v", err)
+			}
+		}
+		want := g.member(2).rep.Applied()
+		wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
+		defer wcancel()
+		for g.member(3).rep.Applied() < want {
+			if !sleep(wctx, 5*time.Millisecond) {
+				t.Fatalf("replica 3 with a stale term planted at %v applied %d of %d commands; state:%s", at, g.member(3).rep.Applied(), want, g.dump())
+			}
+		}
+		r.mu.Lock()
+		still := r.term == stale
+		r.mu.Unlock()
+		if still {
+			t.Fatalf("replica 3 caught up but kept its stale term of epoch %d (the leader's is %d)", epoch-1, epoch)
+		}
+	})
 }
