@@ -472,7 +472,8 @@ func (r *replica) apply(p pos, v []byte, m logMeta) {
 	if t != nil && r.role == leading && !r.snapBusy && !r.asm.open {
 		// Not while a command's parts are being joined: a snapshot is
 		// taken between commands (see assembly).
-		pol = snapPolicy{every: r.cfg.SnapshotEvery, cmdsSince: r.cmdsSince, entriesSince: r.entriesSince, bytesSince: r.bytesSince, lastSnapSize: r.lastSnapSize}
+		pol = snapPolicy{every: r.cfg.SnapshotEvery, cmdsSince: r.cmdsSince, entriesSince: r.entriesSince, bytesSince: r.bytesSince, lastSnapSize: r.lastSnapSize,
+			lastSnapSlots: chunksFor(r.lastSnapSize, uint64(r.cfg.MaxEntry))}
 		due = pol.due()
 	}
 	// The pace of the snapshot's writes: the configured rate, or twice

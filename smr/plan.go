@@ -131,12 +131,15 @@ type snapPolicy struct {
 	entriesSince uint64
 	bytesSince   uint64
 	lastSnapSize uint64
+	// lastSnapSlots is the registers the last snapshot's chunks took.
+	lastSnapSlots uint64
 }
 
 // Bounds on the log kept behind the last snapshot, in registers (each a
 // journal slot on a persistent wormserver): a snapshot is considered
 // after snapEntries whatever the commands (an idle leader's heartbeats
-// fill the log too), and taken at maxLiveEntries whatever the sizes.
+// fill the log too), and taken at maxLiveEntries — or as many registers
+// as the last snapshot took, if more — whatever the sizes.
 const (
 	snapEntries    = 3 * 1024
 	maxLiveEntries = 8 * 1024
@@ -147,9 +150,14 @@ const (
 // before the log since then is at least as large as that snapshot, so a
 // large state is not rewritten for a few small commands (the classic log
 // ≥ state rule keeps the cost of snapshots proportional to the writes) —
-// unless the live log has reached maxLiveEntries.
+// unless the live log holds maxLiveEntries registers, or as many as the
+// last snapshot if that is more. The log's registers are then at most the
+// snapshot's (the journals hold at most the old snapshot, the new one and
+// a log as large), and a large state is not rewritten every few thousand
+// small entries: at 1 KiB commands, an entry's 4 KiB slot holds a
+// quarter of the bytes a snapshot chunk's does.
 func (p snapPolicy) due() bool {
-	if p.entriesSince >= maxLiveEntries {
+	if p.entriesSince >= max(maxLiveEntries, p.lastSnapSlots) {
 		return true
 	}
 	if p.bytesSince < p.lastSnapSize {

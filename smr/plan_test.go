@@ -146,6 +146,16 @@ func TestSnapPolicy(t *testing.T) {
 	if !p.due() {
 		t.Fatal("not due at maxLiveEntries")
 	}
+	// A snapshot of more registers than that: the live log may hold as
+	// many before the next.
+	p.lastSnapSize, p.lastSnapSlots = 100_000_000, 3*maxLiveEntries
+	if p.due() {
+		t.Fatal("due at maxLiveEntries although the last snapshot took three times as many registers")
+	}
+	p.entriesSince = 3 * maxLiveEntries
+	if !p.due() {
+		t.Fatal("not due once the live log holds as many registers as the last snapshot")
+	}
 }
 
 func TestTrimPlan(t *testing.T) {
