@@ -140,6 +140,13 @@ func (b *ballots) remember(addr uint64, cid CaptureID, p prior) {
 	b.captured[captureKey{addr, cid}] = p
 }
 
+// adopt records a capture made elsewhere that found addr unwritten
+// (Client.WriteWithToken).
+func (b *ballots) adopt(addr uint64, cid CaptureID) {
+	b.remember(addr, cid, prior{})
+	b.observe(uint64(cid))
+}
+
 // take resolves the ballot and value a Write sends: cid 0 is an unsafe
 // write at ballot 1; otherwise the capture's prior value, if any, replaces
 // value (written reports that).

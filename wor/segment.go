@@ -238,6 +238,30 @@ func (c *Client) Write(ctx context.Context, seg, off uint64, value []byte, cid C
 	return c.trimmed(ctx, seg, err)
 }
 
+// WriteWithToken writes value to register (seg, off) under a capture
+// that another client made and that found the register unwritten: a
+// token, as WormLog's sequencer hands out (it pre-captures a segment and
+// gives each appender a position with the capture's id, so that an
+// append is one round trip to the sequencer and one write). A capture id
+// is a Paxos ballot, valid for every register the capture covered. The
+// token's issuer vouches that the capture found the register unwritten
+// and hands each position to one writer only: two values written under
+// one ballot would break consensus. Otherwise it is Write.
+func (c *Client) WriteWithToken(ctx context.Context, seg, off uint64, value []byte, token CaptureID) error {
+	if token == 0 {
+		return errors.New("wor: a token is a capture id, not 0")
+	}
+	a, ok := c.e.(interface{ adopt(addr uint64, cid CaptureID) })
+	if !ok {
+		return fmt.Errorf("wor: engine %T cannot write with another client's capture", c.e)
+	}
+	if err := checkAddr(seg, off); err != nil {
+		return err
+	}
+	a.adopt(Addr(seg, off), token)
+	return c.Write(ctx, seg, off, value, token)
+}
+
 // Read returns the register's value, or ErrUnwritten.
 func (c *Client) Read(ctx context.Context, seg, off uint64) ([]byte, error) {
 	if err := c.requireAllocated(ctx, seg, off); err != nil {
