@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"strata/internal/segsearch"
 )
 
 // The protocol decisions that need no I/O: where the log goes next, how
@@ -86,40 +88,27 @@ const (
 // firstLive finds the first log segment that is not trimmed. Log segments
 // are allocated in order and trimmed in order, so their states run
 // trimmed*, allocated*, unallocated*: an exponential then a binary search
-// asks O(log n) probes. It returns that segment and its state.
+// asks O(log n) probes (segsearch). It returns that segment and its state.
 func firstLive(ctx context.Context, probe func(ctx context.Context, seg uint64) (segState, error)) (uint64, segState, error) {
-	st, err := probe(ctx, 0)
-	if err != nil || st != segTrimmed {
-		return 0, st, err
+	states := map[uint64]segState{}
+	s, err := segsearch.First(ctx, MaxLogSegments, func(ctx context.Context, seg uint64) (bool, error) {
+		st, err := probe(ctx, seg)
+		states[seg] = st
+		return st == segTrimmed, err
+	})
+	if err != nil {
+		return 0, 0, err
 	}
-	lo, hi := uint64(0), uint64(1) // lo trimmed
-	for {
-		st, err = probe(ctx, hi)
-		if err != nil {
+	if s == MaxLogSegments {
+		return 0, 0, fmt.Errorf("smr: every log segment is trimmed")
+	}
+	st, ok := states[s]
+	if !ok {
+		if st, err = probe(ctx, s); err != nil {
 			return 0, 0, err
 		}
-		if st != segTrimmed {
-			break
-		}
-		if hi >= MaxLogSegments-1 {
-			return 0, 0, fmt.Errorf("smr: every log segment is trimmed")
-		}
-		lo, hi = hi, min(hi*2, MaxLogSegments-1)
 	}
-	// lo is trimmed, hi is not (state st).
-	for hi-lo > 1 {
-		mid := lo + (hi-lo)/2
-		s, err := probe(ctx, mid)
-		if err != nil {
-			return 0, 0, err
-		}
-		if s == segTrimmed {
-			lo = mid
-		} else {
-			hi, st = mid, s
-		}
-	}
-	return hi, st, nil
+	return s, st, nil
 }
 
 // snapPolicy is what the leader knows when it decides whether to
