@@ -817,3 +817,60 @@ func flagValue(args []string, name string) string {
 	}
 	return ""
 }
+
+// TestLogUp: the shared log through strata up and the CLI: append, read,
+// subscribe; the sequencer's process (found with `strata log status`) is
+// killed with SIGKILL and appends go on at a new sequencer; what was
+// appended before is still there, once.
+func TestLogUp(t *testing.T) {
+	dir := t.TempDir()
+	up := startUp(t, dir)
+	serversFile, cluster := filepath.Join(dir, "log.json"), filepath.Join(dir, "cluster.json")
+	servers, err := kv.LoadServers(serversFile)
+	if err != nil || len(servers) != 2 {
+		t.Fatalf("strata up's log servers file: %v, %v", servers, err)
+	}
+	cli := func(want string, args ...string) string {
+		t.Helper()
+		args = append(args[:2:2], append([]string{"--servers-file", serversFile, "--cluster", cluster, "--timeout", "25s"}, args[2:]...)...)
+		out, code := runCLI(t, args...)
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("strata %s: exit %d, output %q; want %q in it", strings.Join(args, " "), code, out, want)
+		}
+		return out
+	}
+	cli("appended at 0", "log", "append", "first")
+	cli("appended at 1", "log", "append", "second")
+	cli(`1 "second"`, "log", "read", "1")
+	cli("2\n", "log", "tail")
+	if out, code := runCLI(t, "log", "read", "7", "--servers-file", serversFile, "--cluster", cluster); code == 0 || !strings.Contains(out, "nothing appended") {
+		t.Fatalf("read beyond the tail: exit %d, %q", code, out)
+	}
+	status := cli("sequencer udp:", "log", "status")
+	seq := -1
+	for i, s := range servers {
+		if strings.Contains(status, "sequencer "+s+",") {
+			seq = i
+		}
+	}
+	if seq < 0 {
+		t.Fatalf("status names no server of %v: %q", servers, status)
+	}
+	victim := up.child("log", fmt.Sprint(seq+1))
+	if victim == 0 {
+		t.Fatalf("no child of strata up is log server %d", seq+1)
+	}
+	if err := syscall.Kill(victim, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("killed log server %d (pid %d), the sequencer, with SIGKILL", seq+1, victim)
+	out := cli("appended at ", "log", "append", "after-kill")
+	if strings.Contains(out, "appended at 2\n") {
+		t.Fatalf("the append after the kill went to position 2, in the dead sequencer's segment: %q", out)
+	}
+	cli("sequencer "+servers[1-seq]+",", "log", "status")
+	sub := cli(`"after-kill"`, "log", "subscribe", "--from", "0", "--count", "3", "--for", "25s")
+	if strings.Count(sub, `"first"`) != 1 || strings.Count(sub, `"second"`) != 1 || strings.Count(sub, `"after-kill"`) != 1 {
+		t.Fatalf("subscribe from 0 after the kill:\n%s", sub)
+	}
+}

@@ -365,13 +365,16 @@ func upCmd() *cobra.Command {
 	var base, nfsPort, nfsSize int
 	c := &cobra.Command{
 		Use:   "up",
-		Short: "Start a local cluster: 3 key-value servers, 3 write-once-register servers and an NFS export, data in a folder",
+		Short: "Start a local cluster: 3 key-value servers, 2 shared-log servers, 3 write-once-register servers and an NFS export, data in a folder",
 		Long: `up starts, as child processes with their data in DIR:
   - three wormservers (persistent, UDP on 127.0.0.1, ports --port, --port+1,
     --port+2; journals in DIR/wor-1..3; cluster file DIR/cluster.json);
   - three key-value servers (ids 1..3, UDP on 127.0.0.1, ports --port+100 to
     --port+102; their replicated log and snapshots live in the wormservers;
     the list of them in DIR/kv.json, which "strata kv" commands read);
+  - two shared-log servers (WormLog; ids 1..2, UDP on 127.0.0.1, ports
+    --port+200 and --port+201; the log lives in the wormservers; the list
+    in DIR/log.json, which "strata log" commands read);
   - an NFSv3 server exporting /strata (NFS on --nfs-port, MOUNT on
     --nfs-port+1, TCP and UDP on 127.0.0.1; file system in DIR/nfs.img,
     created with --nfs-size MiB the first time; --nfs-port 0 to skip).
@@ -445,8 +448,29 @@ everything from the journals.`,
 			if err := os.WriteFile(kvPath, append(kvJSON, '\n'), 0o644); err != nil {
 				return err
 			}
+			var logAddrs []string
+			for i := 0; i < 2; i++ {
+				port := base + 200 + i
+				if base == 0 {
+					port = 0
+				}
+				line, err := startChild(cmd, &procs, "listening on ", memlimit.Env(worMemShare), self, "log", "serve", "--listen", fmt.Sprintf("udp:127.0.0.1:%d", port), "--cluster", cfgPath, "--id", fmt.Sprint(i+1))
+				if err != nil {
+					return fmt.Errorf("log server %d: %w", i+1, err)
+				}
+				logAddrs = append(logAddrs, strings.TrimSpace(strings.TrimPrefix(line, "listening on ")))
+			}
+			logPath := filepath.Join(dir, "log.json")
+			logJSON, err := json.MarshalIndent(kv.ServersFile{Servers: logAddrs}, "", "  ")
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(logPath, append(logJSON, '\n'), 0o644); err != nil {
+				return err
+			}
 			o := cmd.OutOrStdout()
 			fmt.Fprintf(o, "3 kv servers up: %s (servers file %s; log and snapshots in the wormservers)\n", strings.Join(kvAddrs, ", "), kvPath)
+			fmt.Fprintf(o, "2 log servers up: %s (servers file %s; a shared log in the wormservers)\n", strings.Join(logAddrs, ", "), logPath)
 			fmt.Fprintf(o, "3 wormservers up: %s (data in %s, cluster file %s)\n", strings.Join(addrs, ", "), dir, cfgPath)
 			hint, kvHint := "", ""
 			if cfgPath != defaultClusterFile {
@@ -455,8 +479,13 @@ everything from the journals.`,
 			if kvPath != defaultKVFile {
 				kvHint = " --servers-file " + kvPath
 			}
+			logHint := ""
+			if logPath != defaultLogFile || cfgPath != defaultClusterFile {
+				logHint = " --servers-file " + logPath + " --cluster " + cfgPath
+			}
 			fmt.Fprint(o, nfsLine)
 			fmt.Fprintf(o, "try:\n  strata kv put hello world%s\n  strata kv get hello%s\n  strata kv scan '' --limit 10%s\n  strata kv watch --prefix he%s &\n  strata kv status%s\n", kvHint, kvHint, kvHint, kvHint, kvHint)
+			fmt.Fprintf(o, "  strata log append 'first entry'%s\n  strata log subscribe --from 0 --for 2s%s\n", logHint, logHint)
 			fmt.Fprintf(o, "  strata wor%s alloc 1 my-segment\n  strata wor%s put 1 0 hello\n  strata wor%s get 1 0\n  strata wor%s status\n", hint, hint, hint, hint)
 			if nfsPort != 0 {
 				fmt.Fprintf(o, "  nfs-cp README.md 'nfs://127.0.0.1/strata/README.md?version=3&nfsport=%d&mountport=%d'\n", nfsPort, nfsPort+1)

@@ -1,0 +1,390 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"strata/kv"
+	"strata/stack"
+	"strata/stack/layers"
+	"strata/wor"
+	"strata/wormlog"
+)
+
+// defaultLogFile lists the log servers strata up starts (the kv servers
+// file's format).
+const defaultLogFile = "strata-data/log.json"
+
+// defaultLogServers are up's log servers at its default ports.
+const defaultLogServers = "udp:127.0.0.1:7301,udp:127.0.0.1:7302"
+
+// defaultLogBase is the first WOR segment of the default log: away from
+// the kv service's range (defaultKVLog) and from segments users allocate
+// by hand.
+const defaultLogBase = 1 << 37
+
+// logProps is the stack of log servers and clients: RPC, retransmitted.
+const logProps = "Reliable,Fragment,RPC"
+
+func logCmd() *cobra.Command {
+	c := &cobra.Command{
+		Use:   "log",
+		Short: "Shared log (WormLog over write-once registers): servers and client commands",
+		Long: `log is a shared log in the style of CORFU over the wormservers' write-once
+registers (docs/wormlog.md): "log serve" runs a log server, one of which is
+the sequencer, handing out positions with pre-made captures as tokens;
+appends then write straight to the wormservers, so client commands need
+both the log servers and the wormservers' cluster file. Entries are up to
+` + strconv.Itoa(wormlog.MaxEntry) + ` bytes.`,
+	}
+	c.AddCommand(logServeCmd(), logAppendCmd(), logReadCmd(), logTailCmd(), logStatusCmd(), logSubscribeCmd(), logTrimCmd())
+	return c
+}
+
+func logServeCmd() *cobra.Command {
+	var listen, cluster, advertise string
+	var id, base uint64
+	var timeout time.Duration
+	c := &cobra.Command{
+		Use:   "serve",
+		Short: "Run a log server (the sequencer or a standby), until interrupted",
+		Long: `serve runs one log server on a UDP or TCP address. The servers of a log name
+the same --cluster and --base and distinct --id; one becomes the sequencer
+and the others take over if it stops answering. The sequencer keeps nothing
+on disk: what a new one needs is in the WOR space. Prints "listening on
+ADDR" at once.`,
+		Example: "  strata log serve --listen udp:127.0.0.1:7301 --cluster strata-data/cluster.json --id 1",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			if id == 0 {
+				return errors.New("--id: a nonzero server id, distinct among the log's servers")
+			}
+			w, n, err := logWORClient(cluster, listen, timeout)
+			if err != nil {
+				return err
+			}
+			defer n.Close()
+			if advertise == "" {
+				advertise = string(n.Local())
+				if wildcardAddr(advertise) {
+					return fmt.Errorf("--listen %s binds every interface, so it names no address clients can reach: give --advertise", listen)
+				}
+			}
+			srv, err := wormlog.StartServer(wormlog.ServerConfig{Node: n, Client: w, ID: id, Addr: advertise, Base: base, Logger: log})
+			if err != nil {
+				return err
+			}
+			defer srv.Close()
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			fmt.Fprintf(cmd.OutOrStdout(), "listening on %s\n", n.Local())
+			log.Info("log server up", "id", id, "addr", advertise)
+			<-ctx.Done()
+			return nil
+		},
+	}
+	c.Flags().StringVar(&listen, "listen", "udp:127.0.0.1:7301", "transport address")
+	c.Flags().StringVar(&cluster, "cluster", "", "the wormservers' cluster file (default "+defaultClusterFile+")")
+	c.Flags().Uint64Var(&id, "id", 0, "server id: nonzero, distinct among the log's servers")
+	c.Flags().Uint64Var(&base, "base", defaultLogBase, "the log's first WOR segment (the same on every server and client of the log)")
+	c.Flags().StringVar(&advertise, "advertise", "", "address clients reach this server at (default: the listen address)")
+	c.Flags().DurationVar(&timeout, "wor-timeout", time.Second, "per-request timeout towards the wormservers")
+	return c
+}
+
+// logWORClient loads the cluster file (the default if empty), listens on
+// addr and returns a WOR client on that node.
+func logWORClient(cluster, addr string, timeout time.Duration) (*wor.Client, *stack.Node, error) {
+	if cluster == "" {
+		if _, err := os.Stat(defaultClusterFile); err != nil {
+			return nil, nil, fmt.Errorf("--cluster: the wormservers' cluster file is needed (strata up writes %s)", defaultClusterFile)
+		}
+		cluster = defaultClusterFile
+	}
+	cfg, err := wor.LoadClusterConfig(cluster)
+	if err != nil {
+		return nil, nil, err
+	}
+	n, err := layers.Listen(addr, logProps)
+	if err != nil {
+		return nil, nil, err
+	}
+	e, err := wor.NewCluster(n, cfg, 1+rand.Uint64N(1<<32-1), timeout)
+	if err != nil {
+		n.Close()
+		return nil, nil, err
+	}
+	return wor.NewClient(e), n, nil
+}
+
+// logClientFlags are the flags every log client command takes.
+type logClientFlags struct {
+	servers, file, cluster string
+	base                   uint64
+	timeout, hole          time.Duration
+}
+
+func (f *logClientFlags) add(c *cobra.Command) {
+	c.Flags().StringVar(&f.servers, "servers", defaultLogServers, "log servers, comma-separated (default: those of --servers-file if it exists)")
+	c.Flags().StringVar(&f.file, "servers-file", "", "JSON file listing the log servers (default "+defaultLogFile+", written by strata up)")
+	c.Flags().StringVar(&f.cluster, "cluster", "", "the wormservers' cluster file (default "+defaultClusterFile+")")
+	c.Flags().Uint64Var(&f.base, "base", defaultLogBase, "the log's first WOR segment (as its servers')")
+	c.Flags().DurationVar(&f.timeout, "timeout", 10*time.Second, "give up after this long")
+	c.Flags().DurationVar(&f.hole, "hole-timeout", wormlog.DefaultHoleTimeout, "how long to wait for a handed-out position before filling it with junk")
+}
+
+// run makes a client and runs fn with a context bounded by --timeout (0:
+// until interrupted).
+func (f *logClientFlags) run(cmd *cobra.Command, fn func(context.Context, *wormlog.Client) error) error {
+	servers := strings.Split(f.servers, ",")
+	file := f.file
+	if file == "" && !cmd.Flags().Changed("servers") {
+		if _, err := os.Stat(defaultLogFile); err == nil {
+			file = defaultLogFile
+		}
+	}
+	if file != "" {
+		var err error
+		if servers, err = kv.LoadServers(file); err != nil {
+			return err
+		}
+	}
+	var addrs []stack.Addr
+	for _, s := range servers {
+		if s = strings.TrimSpace(s); s != "" {
+			addrs = append(addrs, stack.Addr(s))
+		}
+	}
+	if len(addrs) == 0 {
+		return errors.New("--servers: no log server given")
+	}
+	w, n, err := logWORClient(f.cluster, "udp:127.0.0.1:0", time.Second)
+	if err != nil {
+		return err
+	}
+	defer n.Close()
+	c, err := wormlog.NewClient(wormlog.ClientConfig{Node: n, WOR: w, Servers: addrs, Base: f.base, HoleTimeout: f.hole, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if f.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, f.timeout)
+		defer cancel()
+	}
+	return fn(ctx, c)
+}
+
+func logAppendCmd() *cobra.Command {
+	var f logClientFlags
+	var file string
+	c := &cobra.Command{
+		Use:   "append [DATA]",
+		Short: "Append an entry (the argument, or --file) and print its position",
+		Args:  cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var data []byte
+			switch {
+			case len(args) == 1 && file != "":
+				return fmt.Errorf("append: a DATA argument and --file %s: give one", file)
+			case len(args) == 1:
+				data = []byte(args[0])
+			case file == "":
+				return errors.New("append: no entry: give a DATA argument or --file PATH (- for standard input)")
+			default:
+				in := cmd.InOrStdin()
+				if file != "-" {
+					fh, err := os.Open(file)
+					if err != nil {
+						return fmt.Errorf("append: %w", err)
+					}
+					defer fh.Close()
+					in = fh
+				}
+				b, err := io.ReadAll(io.LimitReader(in, wormlog.MaxEntry+1))
+				if err != nil {
+					return fmt.Errorf("append: reading %s: %w", file, err)
+				}
+				data = b
+			}
+			if len(data) > wormlog.MaxEntry {
+				return fmt.Errorf("append: %w: at most %d bytes", wormlog.ErrTooLarge, wormlog.MaxEntry)
+			}
+			return f.run(cmd, func(ctx context.Context, c *wormlog.Client) error {
+				pos, err := c.Append(ctx, data)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "appended at %d\n", pos)
+				return nil
+			})
+		},
+	}
+	f.add(c)
+	c.Flags().StringVar(&file, "file", "", "read the entry from this file (- for standard input)")
+	return c
+}
+
+// parsePos parses a log position argument.
+func parsePos(what, s string) (uint64, error) {
+	p, err := strconv.ParseUint(s, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%s %q: not a log position (a number from 0)", what, s)
+	}
+	return p, nil
+}
+
+func printEntry(w io.Writer, e wormlog.Entry) {
+	if e.Junk {
+		fmt.Fprintf(w, "%d junk (a hole, filled)\n", e.Pos)
+		return
+	}
+	fmt.Fprintf(w, "%d %q\n", e.Pos, e.Data)
+}
+
+func logReadCmd() *cobra.Command {
+	var f logClientFlags
+	var raw bool
+	c := &cobra.Command{
+		Use:   "read POS",
+		Short: "Print the entry at a position",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			pos, err := parsePos("read", args[0])
+			if err != nil {
+				return err
+			}
+			return f.run(cmd, func(ctx context.Context, c *wormlog.Client) error {
+				e, err := c.Read(ctx, pos)
+				if err != nil {
+					return err
+				}
+				if raw && !e.Junk {
+					_, err := cmd.OutOrStdout().Write(e.Data)
+					return err
+				}
+				printEntry(cmd.OutOrStdout(), e)
+				return nil
+			})
+		},
+	}
+	f.add(c)
+	c.Flags().BoolVar(&raw, "value", false, "print the entry's bytes alone")
+	return c
+}
+
+func logTailCmd() *cobra.Command {
+	var f logClientFlags
+	c := &cobra.Command{
+		Use:   "tail",
+		Short: "Print the position the next append gets",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return f.run(cmd, func(ctx context.Context, c *wormlog.Client) error {
+				t, err := c.Tail(ctx)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%d\n", t)
+				return nil
+			})
+		},
+	}
+	f.add(c)
+	return c
+}
+
+func logStatusCmd() *cobra.Command {
+	var f logClientFlags
+	c := &cobra.Command{
+		Use:   "status",
+		Short: "Print which server is the sequencer, and the tail",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return f.run(cmd, func(ctx context.Context, c *wormlog.Client) error {
+				t, err := c.Tail(ctx)
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "sequencer %s, tail %d\n", c.Sequencer(), t)
+				return nil
+			})
+		},
+	}
+	f.add(c)
+	return c
+}
+
+func logSubscribeCmd() *cobra.Command {
+	var f logClientFlags
+	var from uint64
+	var dur time.Duration
+	var count int
+	c := &cobra.Command{
+		Use:   "subscribe",
+		Short: "Print every entry from a position on, as they are appended (junk skipped)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			f.timeout = dur
+			return f.run(cmd, func(ctx context.Context, c *wormlog.Client) error {
+				sub := c.Subscribe(ctx, from)
+				defer sub.Close()
+				n := 0
+				for e := range sub.C {
+					printEntry(cmd.OutOrStdout(), e)
+					if n++; count > 0 && n >= count {
+						return nil
+					}
+				}
+				if err := sub.Err(); !errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, context.Canceled) {
+					return err
+				}
+				return nil
+			})
+		},
+	}
+	f.add(c)
+	c.Flags().Uint64Var(&from, "from", 0, "first position")
+	c.Flags().DurationVar(&dur, "for", 0, "stop after this long (default: until interrupted)")
+	c.Flags().IntVar(&count, "count", 0, "stop after this many entries (0: no limit)")
+	return c
+}
+
+func logTrimCmd() *cobra.Command {
+	var f logClientFlags
+	c := &cobra.Command{
+		Use:   "trim PREFIX",
+		Short: "Discard the log before a position (in whole segments)",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			p, err := parsePos("trim", args[0])
+			if err != nil {
+				return err
+			}
+			return f.run(cmd, func(ctx context.Context, c *wormlog.Client) error {
+				if err := c.Trim(ctx, p); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "trimmed the segments before %d\n", p)
+				return nil
+			})
+		},
+	}
+	f.add(c)
+	return c
+}
