@@ -251,7 +251,9 @@ func (c *Client) WriteWithToken(ctx context.Context, seg, off uint64, value []by
 	if token == 0 {
 		return errors.New("wor: a token is a capture id, not 0")
 	}
-	a, ok := c.e.(interface{ adopt(addr uint64, cid CaptureID) })
+	a, ok := c.e.(interface {
+		adopt(addr uint64, cid CaptureID)
+	})
 	if !ok {
 		return fmt.Errorf("wor: engine %T cannot write with another client's capture", c.e)
 	}
