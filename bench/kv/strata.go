@@ -131,12 +131,14 @@ func startStrata(ctx context.Context, dir string, cfg *Config) (_ *strataSystem,
 }
 
 // Memory shares of the servers (internal/memlimit), as "strata up" gives
-// them: a kv server keeps its whole state in memory, a wormserver little
-// beyond its journal's buffers. Each alone would take a quarter of the
-// machine: six of them, loaded with a million records, outgrew it.
+// them: a kv server keeps its whole state in memory, a wormserver every
+// live register's value (the log since the last snapshot and the
+// snapshots' chunks). Each alone would take a quarter of the machine: six
+// of them, loaded with a million records, outgrew it; with a sixteenth
+// each, the wormservers sat at their limit at 800,000 records.
 const (
 	kvMemShare  = 1.0 / 8
-	worMemShare = 1.0 / 16
+	worMemShare = 1.0 / 8
 )
 
 // memShare describes a memory share as the servers get it.

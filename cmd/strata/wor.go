@@ -412,7 +412,7 @@ everything from the journals.`,
 			}
 			nfsLine := ""
 			if nfsPort != 0 {
-				if _, err := startChild(cmd, &procs, "serving ", memlimit.Env(worMemShare), self, "nfs", "serve", "--disk", filepath.Join(dir, "nfs.img"), "--size", fmt.Sprint(nfsSize),
+				if _, err := startChild(cmd, &procs, "serving ", memlimit.Env(smallMemShare), self, "nfs", "serve", "--disk", filepath.Join(dir, "nfs.img"), "--size", fmt.Sprint(nfsSize),
 					"--listen", fmt.Sprintf("127.0.0.1:%d", nfsPort), "--mount-listen", fmt.Sprintf("127.0.0.1:%d", nfsPort+1)); err != nil {
 					return fmt.Errorf("nfs server: %w", err)
 				}
@@ -454,7 +454,7 @@ everything from the journals.`,
 				if base == 0 {
 					port = 0
 				}
-				line, err := startChild(cmd, &procs, "listening on ", memlimit.Env(worMemShare), self, "log", "serve", "--listen", fmt.Sprintf("udp:127.0.0.1:%d", port), "--cluster", cfgPath, "--id", fmt.Sprint(i+1))
+				line, err := startChild(cmd, &procs, "listening on ", memlimit.Env(smallMemShare), self, "log", "serve", "--listen", fmt.Sprintf("udp:127.0.0.1:%d", port), "--cluster", cfgPath, "--id", fmt.Sprint(i+1))
 				if err != nil {
 					return fmt.Errorf("log server %d: %w", i+1, err)
 				}
@@ -503,12 +503,15 @@ everything from the journals.`,
 	return c
 }
 
-// Memory shares of up's servers (internal/memlimit): a kv server keeps
-// its whole state in memory, a wormserver and the NFS server little
-// beyond their journals' buffers; together about half the machine.
+// Memory shares of up's servers (internal/memlimit), soft limits: a kv
+// server keeps its whole state in memory, and a wormserver every live
+// register's value (the log since the last snapshot and the snapshots'
+// chunks: two to three times the kv state); the NFS server (a journal's
+// buffers and caches) and the log servers (soft state) need little.
 const (
-	kvMemShare  = 1.0 / 8
-	worMemShare = 1.0 / 16
+	kvMemShare    = 1.0 / 8
+	worMemShare   = 1.0 / 8
+	smallMemShare = 1.0 / 32
 )
 
 // startChild starts a child process (added to procs, so the caller stops
