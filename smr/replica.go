@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"strata/internal/wake"
 	"strata/wor"
 )
 
@@ -256,24 +257,11 @@ func ctxErr(ctx context.Context, err error) error {
 	return err
 }
 
-func kick(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
-}
-
-// sleep pauses for d or until ctx ends; false if ctx ended.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
+// kick and sleep: see internal/wake.
+var (
+	kick  = wake.Kick
+	sleep = wake.Sleep
+)
 
 func backoff(attempt int) time.Duration {
 	d := minBackoff << min(attempt, 10)

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"strata/internal/segsearch"
+	"strata/internal/wake"
 	"strata/stack"
 	"strata/wor"
 )
@@ -571,21 +572,8 @@ func (s *Server) answer(r request) response {
 	}
 }
 
-func kickCh(ch chan struct{}) {
-	select {
-	case ch <- struct{}{}:
-	default:
-	}
-}
-
-// sleep pauses for d or until ctx ends; false if ctx ended.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
-	}
-}
+// kickCh and sleep: see internal/wake.
+var (
+	kickCh = wake.Kick
+	sleep  = wake.Sleep
+)

@@ -229,31 +229,9 @@ func kvPutCmd() *cobra.Command {
 		Short: "Set a key (the value from the argument, or from --file)",
 		Args:  cobra.RangeArgs(1, 2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var value []byte
-			switch {
-			case len(args) == 2 && file != "":
-				return fmt.Errorf("put: a VALUE argument and --file %s: give one", file)
-			case len(args) == 2:
-				value = []byte(args[1])
-			case file == "":
-				return errors.New("put: no value: give a VALUE argument or --file PATH (- for standard input)")
-			default:
-				in := cmd.InOrStdin()
-				if file != "-" {
-					fh, err := os.Open(file)
-					if err != nil {
-						return fmt.Errorf("put: %w", err)
-					}
-					defer fh.Close()
-					in = fh
-				}
-				// One byte more than the limit, so that a larger value is
-				// refused with the limit's error rather than cut.
-				b, err := io.ReadAll(io.LimitReader(in, kv.MaxValue+1))
-				if err != nil {
-					return fmt.Errorf("put: reading %s: %w", file, err)
-				}
-				value = b
+			value, err := argOrFile(cmd, "put", "a value", args[1:], file, kv.MaxValue)
+			if err != nil {
+				return err
 			}
 			return f.run(cmd, func(ctx context.Context, c *kv.Client) error {
 				r, err := c.Put(ctx, args[0], value)
@@ -515,4 +493,32 @@ func wildcardAddr(a string) bool {
 	}
 	ip := net.ParseIP(host)
 	return ip != nil && ip.IsUnspecified()
+}
+
+// argOrFile is a command's data: its one argument, or the contents of
+// --file (- for standard input), up to limit bytes and one more, so that
+// a larger input is refused with the limit's error rather than cut.
+func argOrFile(cmd *cobra.Command, verb, what string, args []string, file string, limit int) ([]byte, error) {
+	switch {
+	case len(args) == 1 && file != "":
+		return nil, fmt.Errorf("%s: an argument and --file %s: give one", verb, file)
+	case len(args) == 1:
+		return []byte(args[0]), nil
+	case file == "":
+		return nil, fmt.Errorf("%s: no %s: give it as an argument or --file PATH (- for standard input)", verb, strings.TrimPrefix(strings.TrimPrefix(what, "a "), "an "))
+	}
+	in := cmd.InOrStdin()
+	if file != "-" {
+		fh, err := os.Open(file)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", verb, err)
+		}
+		defer fh.Close()
+		in = fh
+	}
+	b, err := io.ReadAll(io.LimitReader(in, int64(limit)+1))
+	if err != nil {
+		return nil, fmt.Errorf("%s: reading %s: %w", verb, file, err)
+	}
+	return b, nil
 }

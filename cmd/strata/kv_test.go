@@ -25,7 +25,7 @@ func TestKVBadArguments(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"kv", "put", "k"}, "no value: give a VALUE argument or --file"},
+		{[]string{"kv", "put", "k"}, "no value: give it as an argument or --file"},
 		{[]string{"kv", "put", "k", "v", "--file", missing}, "give one"},
 		{[]string{"kv", "put", "k", "--file", missing}, "missing.json"},
 		{[]string{"kv", "put", "k", "--file", big, "--servers", "udp:127.0.0.1:1"}, "value too large"},

@@ -198,29 +198,9 @@ func logAppendCmd() *cobra.Command {
 		Short: "Append an entry (the argument, or --file) and print its position",
 		Args:  cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var data []byte
-			switch {
-			case len(args) == 1 && file != "":
-				return fmt.Errorf("append: a DATA argument and --file %s: give one", file)
-			case len(args) == 1:
-				data = []byte(args[0])
-			case file == "":
-				return errors.New("append: no entry: give a DATA argument or --file PATH (- for standard input)")
-			default:
-				in := cmd.InOrStdin()
-				if file != "-" {
-					fh, err := os.Open(file)
-					if err != nil {
-						return fmt.Errorf("append: %w", err)
-					}
-					defer fh.Close()
-					in = fh
-				}
-				b, err := io.ReadAll(io.LimitReader(in, wormlog.MaxEntry+1))
-				if err != nil {
-					return fmt.Errorf("append: reading %s: %w", file, err)
-				}
-				data = b
+			data, err := argOrFile(cmd, "append", "an entry", args, file, wormlog.MaxEntry)
+			if err != nil {
+				return err
 			}
 			if len(data) > wormlog.MaxEntry {
 				return fmt.Errorf("append: %w: at most %d bytes", wormlog.ErrTooLarge, wormlog.MaxEntry)
@@ -240,15 +220,6 @@ func logAppendCmd() *cobra.Command {
 	return c
 }
 
-// parsePos parses a log position argument.
-func parsePos(what, s string) (uint64, error) {
-	p, err := strconv.ParseUint(s, 10, 64)
-	if err != nil {
-		return 0, fmt.Errorf("%s %q: not a log position (a number from 0)", what, s)
-	}
-	return p, nil
-}
-
 func printEntry(w io.Writer, e wormlog.Entry) {
 	if e.Junk {
 		fmt.Fprintf(w, "%d junk (a hole, filled)\n", e.Pos)
@@ -265,7 +236,7 @@ func logReadCmd() *cobra.Command {
 		Short: "Print the entry at a position",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			pos, err := parsePos("read", args[0])
+			pos, err := parseUint("position", args[0])
 			if err != nil {
 				return err
 			}
@@ -372,7 +343,7 @@ func logTrimCmd() *cobra.Command {
 		Short: "Discard the log before a position (in whole segments)",
 		Args:  cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := parsePos("trim", args[0])
+			p, err := parseUint("position", args[0])
 			if err != nil {
 				return err
 			}
