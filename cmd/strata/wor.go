@@ -428,44 +428,34 @@ everything from the journals.`,
 			if err := writeClusterFile(cfgPath, &cfg); err != nil {
 				return err
 			}
-			var kvAddrs []string
-			for i := 0; i < 3; i++ {
-				port := base + 100 + i
-				if base == 0 {
-					port = 0
+			// The kv servers, then the log servers: numbered from 1, on
+			// ports from base+first, listed in a servers file.
+			group := func(kind string, n, first int, share float64) ([]string, string, error) {
+				var out []string
+				for i := 0; i < n; i++ {
+					port := base + first + i
+					if base == 0 {
+						port = 0
+					}
+					line, err := startChild(cmd, &procs, "listening on ", memlimit.Env(share), self, kind, "serve", "--listen", fmt.Sprintf("udp:127.0.0.1:%d", port), "--cluster", cfgPath, "--id", fmt.Sprint(i+1))
+					if err != nil {
+						return nil, "", fmt.Errorf("%s server %d: %w", kind, i+1, err)
+					}
+					out = append(out, strings.TrimSpace(strings.TrimPrefix(line, "listening on ")))
 				}
-				line, err := startChild(cmd, &procs, "listening on ", memlimit.Env(kvMemShare), self, "kv", "serve", "--listen", fmt.Sprintf("udp:127.0.0.1:%d", port), "--cluster", cfgPath, "--id", fmt.Sprint(i+1))
-				if err != nil {
-					return fmt.Errorf("kv server %d: %w", i+1, err)
+				path := filepath.Join(dir, kind+".json")
+				b, err := json.MarshalIndent(kv.ServersFile{Servers: out}, "", "  ")
+				if err == nil {
+					err = os.WriteFile(path, append(b, '\n'), 0o644)
 				}
-				kvAddrs = append(kvAddrs, strings.TrimSpace(strings.TrimPrefix(line, "listening on ")))
+				return out, path, err
 			}
-			kvPath := filepath.Join(dir, "kv.json")
-			kvJSON, err := json.MarshalIndent(kv.ServersFile{Servers: kvAddrs}, "", "  ")
+			kvAddrs, kvPath, err := group("kv", 3, 100, kvMemShare)
 			if err != nil {
 				return err
 			}
-			if err := os.WriteFile(kvPath, append(kvJSON, '\n'), 0o644); err != nil {
-				return err
-			}
-			var logAddrs []string
-			for i := 0; i < 2; i++ {
-				port := base + 200 + i
-				if base == 0 {
-					port = 0
-				}
-				line, err := startChild(cmd, &procs, "listening on ", memlimit.Env(smallMemShare), self, "log", "serve", "--listen", fmt.Sprintf("udp:127.0.0.1:%d", port), "--cluster", cfgPath, "--id", fmt.Sprint(i+1))
-				if err != nil {
-					return fmt.Errorf("log server %d: %w", i+1, err)
-				}
-				logAddrs = append(logAddrs, strings.TrimSpace(strings.TrimPrefix(line, "listening on ")))
-			}
-			logPath := filepath.Join(dir, "log.json")
-			logJSON, err := json.MarshalIndent(kv.ServersFile{Servers: logAddrs}, "", "  ")
+			logAddrs, logPath, err := group("log", 2, 200, smallMemShare)
 			if err != nil {
-				return err
-			}
-			if err := os.WriteFile(logPath, append(logJSON, '\n'), 0o644); err != nil {
 				return err
 			}
 			o := cmd.OutOrStdout()
