@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
 	"strata/kv"
@@ -54,7 +55,7 @@ both the log servers and the wormservers' cluster file. Entries are up to
 }
 
 func logServeCmd() *cobra.Command {
-	var listen, cluster, advertise string
+	var listen, cluster, advertise, metrics string
 	var id, base uint64
 	var timeout time.Duration
 	c := &cobra.Command{
@@ -88,6 +89,13 @@ ADDR" at once.`,
 				return err
 			}
 			defer srv.Close()
+			if metrics != "" {
+				stopMetrics, err := serveLogMetrics(metrics, srv, n, log)
+				if err != nil {
+					return err
+				}
+				defer stopMetrics()
+			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			fmt.Fprintf(cmd.OutOrStdout(), "listening on %s\n", n.Local())
@@ -102,7 +110,38 @@ ADDR" at once.`,
 	c.Flags().Uint64Var(&base, "base", defaultLogBase, "the log's first WOR segment (the same on every server and client of the log)")
 	c.Flags().StringVar(&advertise, "advertise", "", "address clients reach this server at (default: the listen address)")
 	c.Flags().DurationVar(&timeout, "wor-timeout", time.Second, "per-request timeout towards the wormservers")
+	c.Flags().StringVar(&metrics, "metrics", "", "serve Prometheus metrics on this HOST:PORT")
 	return c
+}
+
+// serveLogMetrics exports a log server's counters and its stack's.
+func serveLogMetrics(addr string, srv *wormlog.Server, n *stack.Node, log *slog.Logger) (func(), error) {
+	reg := prometheus.NewRegistry()
+	for _, g := range []struct {
+		name, help string
+		f          func(wormlog.ServerStats) float64
+	}{
+		{"strata_log_sequencer", "1 if this server is the log's sequencer.", func(s wormlog.ServerStats) float64 { return b2f(s.Sequencer) }},
+		{"strata_log_epoch", "The sequencer's epoch as this server knows it.", func(s wormlog.ServerStats) float64 { return float64(s.Epoch) }},
+		{"strata_log_tail", "The next position this sequencer hands out (0 on a standby).", func(s wormlog.ServerStats) float64 { return float64(s.Tail) }},
+	} {
+		f := g.f
+		reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: g.name, Help: g.help}, func() float64 { return f(srv.Stats()) }))
+	}
+	for _, c := range []struct {
+		name, help string
+		f          func(wormlog.ServerStats) uint64
+	}{
+		{"strata_log_tokens_total", "Positions handed out as tokens.", func(s wormlog.ServerStats) uint64 { return s.Tokens }},
+		{"strata_log_takeovers_total", "Times this server became the sequencer.", func(s wormlog.ServerStats) uint64 { return s.Takeovers }},
+		{"strata_log_filled_segments_total", "Old segments junk-filled on takeovers.", func(s wormlog.ServerStats) uint64 { return s.FilledSegments }},
+		{"strata_log_not_sequencer_total", "Token requests refused as a standby.", func(s wormlog.ServerStats) uint64 { return s.NotSequencer }},
+		{"strata_log_refused_total", "Requests refused as malformed or while no segment was ready.", func(s wormlog.ServerStats) uint64 { return s.MalformedOrBusy }},
+	} {
+		f := c.f
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help}, func() float64 { return float64(f(srv.Stats())) }))
+	}
+	return serveMetrics(addr, reg, n, log)
 }
 
 // logWORClient loads the cluster file (the default if empty), listens on
