@@ -342,8 +342,16 @@ func (c *Client) entry(pos uint64, v []byte) (Entry, error) {
 
 // Trim discards the log before prefix, in whole segments: every segment
 // that ends at or before prefix is trimmed (its positions then read as
-// ErrTrimmed); the segment holding prefix stays.
+// ErrTrimmed); the segment holding prefix stays. A prefix beyond the
+// tail is refused: it would trim segments still being appended to.
 func (c *Client) Trim(ctx context.Context, prefix uint64) error {
+	tail, err := c.Tail(ctx)
+	if err != nil {
+		return err
+	}
+	if prefix > tail {
+		return fmt.Errorf("wormlog: trim before %d: beyond the tail %d", prefix, tail)
+	}
 	end := prefix / c.cfg.SegmentSize
 	// Segments are trimmed in order: find the first that is not.
 	first, err := segsearch.First(ctx, end, func(ctx context.Context, i uint64) (bool, error) {

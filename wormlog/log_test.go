@@ -271,6 +271,9 @@ func TestTrim(t *testing.T) {
 	if a.fail > 0 || len(a.at) != 3*testSegment {
 		t.Fatalf("%d appends, %d failed", len(a.at), a.fail)
 	}
+	if err := cl.Trim(ctx, 3*testSegment+1); err == nil {
+		t.Fatal("a trim beyond the tail was accepted")
+	}
 	if err := cl.Trim(ctx, 2*testSegment+5); err != nil {
 		t.Fatal(err)
 	}
