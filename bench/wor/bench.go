@@ -301,22 +301,23 @@ func (h *harness) fail(format string, args ...any) {
 	fmt.Fprintf(h.cfg.Progress, "FAILED: "+format+"\n", args...)
 }
 
-// servers are three (or n) wormserver processes.
-type servers struct {
+// Servers are n wormserver processes.
+type Servers struct {
 	procs   []*kit.Proc
-	addrs   []stack.Addr
-	metrics []string // Prometheus URLs of persistent servers
+	Addrs   []stack.Addr // where they listen
+	metrics []string     // Prometheus URLs of persistent servers
 }
 
-// startServers starts n wormservers, persistent in dir/N when dir != "".
-func startServers(ctx context.Context, bin string, n int, dir string) (*servers, error) {
-	s := &servers{}
+// StartServers starts n wormserver processes of the strata binary bin
+// (persistent in dir/N when dir != "", with metrics), ready to serve.
+func StartServers(ctx context.Context, bin string, n int, dir string) (*Servers, error) {
+	s := &Servers{}
 	for i := range n {
 		args := []string{bin, "wor", "serve", "--listen", "udp:127.0.0.1:0"}
 		if dir != "" {
 			port, err := freeport.TCP(1)
 			if err != nil {
-				s.stop()
+				s.Stop()
 				return nil, err
 			}
 			m := fmt.Sprintf("127.0.0.1:%d", port[0])
@@ -329,17 +330,17 @@ func startServers(ctx context.Context, bin string, n int, dir string) (*servers,
 			Ready: func(line string) bool { return strings.HasPrefix(line, "listening on ") },
 		})
 		if err != nil {
-			s.stop()
+			s.Stop()
 			return nil, err
 		}
 		s.procs = append(s.procs, p)
-		s.addrs = append(s.addrs, stack.Addr(strings.TrimPrefix(p.Ready, "listening on ")))
+		s.Addrs = append(s.Addrs, stack.Addr(strings.TrimPrefix(p.Ready, "listening on ")))
 	}
 	return s, nil
 }
 
-// syncs sums the persistent servers' journal barriers so far.
-func (s *servers) syncs(ctx context.Context) (uint64, error) {
+// Syncs sums the persistent servers' journal barriers so far.
+func (s *Servers) Syncs(ctx context.Context) (uint64, error) {
 	var sum uint64
 	for _, u := range s.metrics {
 		v, err := kit.ScrapeCounter(ctx, u, "strata_wor_journal_barriers_total")
@@ -351,8 +352,8 @@ func (s *servers) syncs(ctx context.Context) (uint64, error) {
 	return sum, nil
 }
 
-// tails are the servers' last lines, for a failure's message.
-func (s *servers) tails() string {
+// Tails are the servers' last lines, for a failure's message.
+func (s *Servers) Tails() string {
 	var b strings.Builder
 	for i, p := range s.procs {
 		if t := strings.TrimSpace(p.Tail(5)); t != "" {
@@ -362,14 +363,16 @@ func (s *servers) tails() string {
 	return b.String()
 }
 
-func (s *servers) stop() {
+// Stop stops the servers.
+func (s *Servers) Stop() {
 	for _, p := range s.procs {
 		p.Stop()
 	}
 }
 
-// dial opens a wor client of engine on the servers.
-func dial(addrs []stack.Addr, engine string) (*wormspace.Client, *stack.Node, error) {
+// Dial opens a WOR client of engine (paxos or chain) on the servers, on
+// a node of its own.
+func Dial(addrs []stack.Addr, engine string) (*wormspace.Client, *stack.Node, error) {
 	n, err := layers.Listen("udp:127.0.0.1:0", props)
 	if err != nil {
 		return nil, nil, err
@@ -400,13 +403,13 @@ func (h *harness) strataCells(ctx context.Context, r int, mode, engine string, o
 		// register slot.
 		dir = filepath.Join(h.cfg.Dir, fmt.Sprintf("%s-r%d", engine, r))
 	}
-	srv, err := startServers(ctx, h.cfg.Strata, 3, dir)
+	srv, err := StartServers(ctx, h.cfg.Strata, 3, dir)
 	if err != nil {
 		h.fail("round %d strata %s %s: servers did not start: %v", r, mode, engine, firstLine(err))
 		return
 	}
-	defer srv.stop()
-	wc, node, err := dial(srv.addrs, engine)
+	defer srv.Stop()
+	wc, node, err := Dial(srv.Addrs, engine)
 	if err != nil {
 		h.fail("round %d strata %s %s: client: %v", r, mode, engine, err)
 		return
@@ -429,7 +432,7 @@ func (h *harness) strataCells(ctx context.Context, r int, mode, engine string, o
 				var marks []uint64
 				var markErr error
 				mark := func() {
-					v, err := srv.syncs(ctx)
+					v, err := srv.Syncs(ctx)
 					markErr = errors.Join(markErr, err)
 					marks = append(marks, v)
 				}
@@ -438,7 +441,7 @@ func (h *harness) strataCells(ctx context.Context, r int, mode, engine string, o
 					// One failed cell (e.g. a timeout under overload) is
 					// recorded and the run goes on; the exit status says so.
 					h.fail("round %d strata %s %s %s size=%d clients=%d: %v", r, mode, engine, op, size, cl, err)
-					if t := srv.tails(); t != "" {
+					if t := srv.Tails(); t != "" {
 						fmt.Fprint(h.cfg.Progress, t)
 					}
 					continue
@@ -468,7 +471,7 @@ func (h *harness) sweep(ctx context.Context) []Result {
 	var out []Result
 	seg := uint64(1 << 30)
 	for _, n := range h.cfg.Lengths {
-		srv, err := startServers(ctx, h.cfg.Strata, n, "")
+		srv, err := StartServers(ctx, h.cfg.Strata, n, "")
 		if err != nil {
 			h.fail("sweep: %d servers did not start: %v", n, firstLine(err))
 			continue
@@ -477,7 +480,7 @@ func (h *harness) sweep(ctx context.Context) []Result {
 			if ctx.Err() != nil {
 				break
 			}
-			wc, node, err := dial(srv.addrs, engine)
+			wc, node, err := Dial(srv.Addrs, engine)
 			if err != nil {
 				h.fail("sweep: %s client of %d servers: %v", engine, n, err)
 				continue
@@ -494,7 +497,7 @@ func (h *harness) sweep(ctx context.Context) []Result {
 			h.results = append(h.results, res)
 			fmt.Fprintf(h.cfg.Progress, "sweep %d servers %-5s write-precaptured p50 %7.0f µs\n", n, engine, res.P50us)
 		}
-		srv.stop()
+		srv.Stop()
 	}
 	return out
 }

@@ -25,7 +25,7 @@ func TestMeasureAllOps(t *testing.T) {
 		addrs = append(addrs, n.Local())
 	}
 	for e, engine := range Engines {
-		c, node, err := dial(addrs, engine)
+		c, node, err := Dial(addrs, engine)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -56,7 +56,7 @@ func TestMeasureOutrunsPrecapture(t *testing.T) {
 	}
 	defer n.Close()
 	n.HandleAsync(wormspace.NewServer(nil).HandleAsync)
-	c, node, err := dial([]stack.Addr{n.Local()}, "paxos")
+	c, node, err := Dial([]stack.Addr{n.Local()}, "paxos")
 	if err != nil {
 		t.Fatal(err)
 	}
