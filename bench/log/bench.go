@@ -215,8 +215,16 @@ func strataRound(ctx context.Context, cfg Config, r int) ([]Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("first append: %w", err)
 	}
+	// Each cell after a warm-up of a tenth of its records, as Kafka's
+	// producer runs with --warmup-records.
+	if _, err := appendCell(ctx, c, 1, warmupOf(cfg.Latency), cfg.ValueSize); err != nil {
+		return nil, err
+	}
 	one, err := appendCell(ctx, c, 1, cfg.Latency, cfg.ValueSize)
 	if err != nil {
+		return nil, err
+	}
+	if _, err := appendCell(ctx, c, cfg.Appenders, warmupOf(cfg.Records), cfg.ValueSize); err != nil {
 		return nil, err
 	}
 	top, err := appendCell(ctx, c, cfg.Appenders, cfg.Records, cfg.ValueSize)
@@ -227,6 +235,10 @@ func strataRound(ctx context.Context, cfg Config, r int) ([]Result, error) {
 	top.System, top.Round, top.Cell = "strata", r+1, "max"
 	return []Result{one, top}, nil
 }
+
+// warmupOf is the warm-up before a cell of n records: a tenth, at least
+// 10 (both systems).
+func warmupOf(n int) int { return max(n/10, 10) }
 
 // defaultLogBase is strata log serve's default --base.
 const defaultLogBase = 1 << 37
@@ -284,14 +296,14 @@ func kafkaRound(ctx context.Context, cfg Config, cp, sys string, r int) ([]Resul
 	}
 	defer k.stop()
 	// Warm-up, as Strata's first append: a few records.
-	if _, err := k.produce(ctx, 100, cfg.ValueSize, -1); err != nil {
+	if _, err := k.produce(ctx, 100, 0, cfg.ValueSize, -1); err != nil {
 		return nil, fmt.Errorf("warm-up: %w", err)
 	}
-	one, err := k.produce(ctx, cfg.Latency, cfg.ValueSize, 100)
+	one, err := k.produce(ctx, cfg.Latency, warmupOf(cfg.Latency), cfg.ValueSize, 100)
 	if err != nil {
 		return nil, err
 	}
-	top, err := k.produce(ctx, cfg.Records, cfg.ValueSize, -1)
+	top, err := k.produce(ctx, cfg.Records, warmupOf(cfg.Records), cfg.ValueSize, -1)
 	if err != nil {
 		return nil, err
 	}

@@ -18,6 +18,13 @@ func TestParseProducerSummary(t *testing.T) {
 	if r.Appends != 100000 || r.PerSec != 9930.1 || r.P50us != 2919000 || r.P99us != 4012000 {
 		t.Fatalf("parsed %+v", r)
 	}
+	// With --warmup-records, the steady state's line (after the whole
+	// run's) is the result.
+	warm := out + "Warmup first 10000 records. Steady state results will print after the complete test summary.\n" +
+		"90000 steady state records sent, 10500.5 records/sec (10.25 MB/sec), 2000.00 ms avg latency, 3000.00 ms max latency, 1900 ms 50th, 2800 ms 95th, 2950 ms 99th, 2990 ms 99.9th.\n"
+	if r, err := parseProducerSummary(warm); err != nil || r.Appends != 90000 || r.PerSec != 10500.5 || r.P50us != 1900000 || r.P99us != 2950000 {
+		t.Fatalf("steady state parsed %+v, %v", r, err)
+	}
 	if _, err := parseProducerSummary("Exception in thread main\n"); err == nil || !strings.Contains(err.Error(), "no summary") {
 		t.Fatalf("output without a summary: %v", err)
 	}

@@ -216,22 +216,27 @@ func (k *kafkaCluster) stop() {
 // produce runs Kafka's own load generator (ProducerPerformance, one
 // producer: asynchronous, batching) for n records of size bytes at rate
 // records a second (-1: as fast as it goes) and parses its summary.
-func (k *kafkaCluster) produce(ctx context.Context, n, size, rate int) (Result, error) {
+func (k *kafkaCluster) produce(ctx context.Context, n, warmup, size, rate int) (Result, error) {
 	out, err := kit.Output(ctx, kit.Cmd{Name: "kafka producer",
 		Argv: []string{"java", "-Xmx512m", "-cp", k.cp, "org.apache.kafka.tools.ProducerPerformance", "--topic", topic,
-			"--num-records", strconv.Itoa(n), "--record-size", strconv.Itoa(size), "--throughput", strconv.Itoa(rate),
+			"--num-records", strconv.Itoa(n + warmup), "--warmup-records", strconv.Itoa(warmup), "--record-size", strconv.Itoa(size), "--throughput", strconv.Itoa(rate),
 			"--producer-props", "bootstrap.servers=" + k.bootstrap, "acks=all"}})
+	if os.Getenv("STRATA_KAFKA_OUT") != "" {
+		fmt.Fprintf(os.Stderr, "%s\n", out)
+	}
 	if err != nil {
 		return Result{}, err
 	}
 	return parseProducerSummary(string(out))
 }
 
-// The summary line ProducerPerformance prints last, e.g. "100000 records
-// sent, 9930.1 records/sec (9.70 MB/sec), 2845.33 ms avg latency, 4041.00
-// ms max latency, 2919 ms 50th, 3932 ms 95th, 4012 ms 99th, 4038 ms
-// 99.9th."
-var summaryRE = regexp.MustCompile(`(\d+) records sent, ([\d.]+) records/sec \([\d.]+ MB/sec\), ([\d.]+) ms avg latency, ([\d.]+) ms max latency, ([\d.]+) ms 50th, ([\d.]+) ms 95th, ([\d.]+) ms 99th`)
+// The summary lines ProducerPerformance prints at the end: the whole
+// run's ("100000 records sent, 9930.1 records/sec (9.70 MB/sec), 2845.33
+// ms avg latency, 4041.00 ms max latency, 2919 ms 50th, 3932 ms 95th, 4012
+// ms 99th, 4038 ms 99.9th.") and, with --warmup-records, the steady
+// state's after it ("90000 steady state records sent, ..."), which is the
+// one taken when present.
+var summaryRE = regexp.MustCompile(`(\d+) (steady state )?records sent, ([\d.]+) records/sec \([\d.]+ MB/sec\), ([\d.]+) ms avg latency, ([\d.]+) ms max latency, ([\d.]+) ms 50th, ([\d.]+) ms 95th, ([\d.]+) ms 99th`)
 
 func parseProducerSummary(out string) (Result, error) {
 	m := summaryRE.FindAllStringSubmatch(out, -1)
@@ -239,9 +244,14 @@ func parseProducerSummary(out string) (Result, error) {
 		return Result{}, fmt.Errorf("kafka producer: no summary line in its output:\n%s", kit.Tail(out, 5))
 	}
 	last := m[len(m)-1]
+	for _, x := range m {
+		if x[2] != "" {
+			last = x
+		}
+	}
 	f := func(i int) float64 { v, _ := strconv.ParseFloat(last[i], 64); return v }
 	n, _ := strconv.Atoi(last[1])
-	return Result{Appends: n, PerSec: f(2), P50us: f(5) * 1000, P99us: f(7) * 1000}, nil
+	return Result{Appends: n, PerSec: f(3), P50us: f(6) * 1000, P99us: f(8) * 1000}, nil
 }
 
 func firstLine(err error) string {

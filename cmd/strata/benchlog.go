@@ -37,7 +37,9 @@ durability).
 Cells: max, the append throughput (Strata: --appenders concurrent
 appenders, one append outstanding each; Kafka: one asynchronous producer
 at --throughput -1, its batching); one, one producer unloaded (Strata: one
-appender; Kafka: --throughput 100) for the p50. Fresh servers every round;
+appender; Kafka: --throughput 100) for the p50. Each cell after a warm-up of
+a tenth of its records, not measured (Kafka: --warmup-records, its steady
+state line). Fresh servers every round;
 rounds alternate which system goes first. Ratios: appends/s strata/kafka
 and p50 kafka/strata, median over rounds (x > 1: Strata better).
 
