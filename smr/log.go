@@ -134,11 +134,12 @@ func (r *replica) mayReadLocked(p pos) bool {
 		return false
 	}
 	if t := r.term; t != nil && !p.less(pos{t.first, 0}) && (!t.ready || !p.less(t.next)) {
-		// A newer leader's segment is not the term's to write: a term
-		// that has not noticed its end yet must not stop this replica
-		// from following the log.
+		// Only the term's own segments are its to write: another
+		// leader's (known from its metadata) is read like any other, so
+		// a term that has not noticed its end yet cannot stop this
+		// replica from following the log.
 		m, ok := r.segs[p.seg]
-		return ok && m.epoch > t.epoch
+		return ok && (m.leader != r.cfg.ID || m.epoch != t.epoch)
 	}
 	return true
 }
