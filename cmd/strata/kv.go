@@ -194,18 +194,9 @@ func (f *kvClientFlags) add(c *cobra.Command) {
 
 // run dials the servers and runs fn with a context bounded by --timeout.
 func (f *kvClientFlags) run(cmd *cobra.Command, fn func(context.Context, *kv.Client) error) error {
-	servers := strings.Split(f.servers, ",")
-	file := f.file
-	if file == "" && !cmd.Flags().Changed("servers") {
-		if _, err := os.Stat(defaultKVFile); err == nil {
-			file = defaultKVFile
-		}
-	}
-	if file != "" {
-		var err error
-		if servers, err = kv.LoadServers(file); err != nil {
-			return err
-		}
+	servers, err := serverList(cmd, f.servers, f.file, defaultKVFile)
+	if err != nil {
+		return err
 	}
 	c, err := kv.Dial(servers, kv.ClientConfig{Logger: slog.New(slog.DiscardHandler)})
 	if err != nil {
@@ -439,18 +430,9 @@ func kvStatusCmd() *cobra.Command {
 		Short: "Print each server's view: the revision it applied and the leader it knows",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			servers := strings.Split(f.servers, ",")
-			file := f.file
-			if file == "" && !cmd.Flags().Changed("servers") {
-				if _, err := os.Stat(defaultKVFile); err == nil {
-					file = defaultKVFile
-				}
-			}
-			if file != "" {
-				var err error
-				if servers, err = kv.LoadServers(file); err != nil {
-					return err
-				}
+			servers, err := serverList(cmd, f.servers, f.file, defaultKVFile)
+			if err != nil {
+				return err
 			}
 			return f.run(cmd, func(ctx context.Context, c *kv.Client) error {
 				o := cmd.OutOrStdout()
@@ -521,4 +503,19 @@ func argOrFile(cmd *cobra.Command, verb, what string, args []string, file string
 		return nil, fmt.Errorf("%s: reading %s: %w", verb, file, err)
 	}
 	return b, nil
+}
+
+// serverList is a client command's servers: --servers (comma-separated),
+// or the servers file (--servers-file, or defaultFile when it exists and
+// --servers was not given; the format strata up writes).
+func serverList(cmd *cobra.Command, servers, file, defaultFile string) ([]string, error) {
+	if file == "" && !cmd.Flags().Changed("servers") {
+		if _, err := os.Stat(defaultFile); err == nil {
+			file = defaultFile
+		}
+	}
+	if file != "" {
+		return kv.LoadServers(file)
+	}
+	return strings.Split(servers, ","), nil
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
-	"strata/kv"
 	"strata/stack"
 	"strata/stack/layers"
 	"strata/wor"
@@ -188,18 +187,9 @@ func (f *logClientFlags) add(c *cobra.Command) {
 // run makes a client and runs fn with a context bounded by --timeout (0:
 // until interrupted).
 func (f *logClientFlags) run(cmd *cobra.Command, fn func(context.Context, *wormlog.Client) error) error {
-	servers := strings.Split(f.servers, ",")
-	file := f.file
-	if file == "" && !cmd.Flags().Changed("servers") {
-		if _, err := os.Stat(defaultLogFile); err == nil {
-			file = defaultLogFile
-		}
-	}
-	if file != "" {
-		var err error
-		if servers, err = kv.LoadServers(file); err != nil {
-			return err
-		}
+	servers, err := serverList(cmd, f.servers, f.file, defaultLogFile)
+	if err != nil {
+		return err
 	}
 	var addrs []stack.Addr
 	for _, s := range servers {
