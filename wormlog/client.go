@@ -126,9 +126,7 @@ func (c *Client) call(ctx context.Context, r request) (response, error) {
 			case stOK:
 				c.mu.Lock()
 				c.preferred, c.answered = i, true
-				if r.op == opTail || resp.pos+resp.count > c.tailSeen {
-					c.tailSeen = max(c.tailSeen, resp.pos+resp.count)
-				}
+				c.tailSeen = max(c.tailSeen, resp.pos+resp.count) // a tail has count 0
 				c.mu.Unlock()
 				return resp, nil
 			case stBadRequest:

@@ -34,6 +34,7 @@ import (
 	"strata/bench/kit"
 	worbench "strata/bench/wor"
 	"strata/internal/freeport"
+	"strata/internal/wake"
 	"strata/stack"
 	"strata/wor"
 	"strata/wormlog"
@@ -90,7 +91,7 @@ func Run(ctx context.Context, cfg Config) (*kit.Report, error) {
 		return nil, err
 	}
 	rep := kit.NewReport("log", kit.Settings{"records": cfg.Records, "latency records": cfg.Latency, "value size": cfg.ValueSize, "rounds": cfg.Rounds,
-		"cells": "max: Strata with " + fmt.Sprint(cfg.Appenders) + " appenders, one append outstanding each; Kafka's ProducerPerformance, one producer, --throughput -1. one: Strata with 1 appender; Kafka at --throughput 100 (unloaded)"})
+		"cells": "max: Strata with " + fmt.Sprint(cfg.Appenders) + " appenders, one append outstanding each; Kafka's ProducerPerformance, one producer, --throughput -1. one: 1 appender (Strata) or producer (Kafka), 100 records/s (unloaded)"})
 	rep.System("strata", kit.Settings{
 		"version":     kit.StrataVersion(),
 		"wormservers": "3 `strata wor serve` processes (UDP on 127.0.0.1, paxos engine), persistent: a journal file each under the data folder; a reply leaves after a journal flush ending in fdatasync",
@@ -217,17 +218,19 @@ func strataRound(ctx context.Context, cfg Config, r int) ([]Result, error) {
 	}
 	// Each cell after a warm-up of a tenth of its records, as Kafka's
 	// producer runs with --warmup-records.
-	if _, err := appendCell(ctx, c, 1, warmupOf(cfg.Latency), cfg.ValueSize); err != nil {
+	// The one-producer cell at Kafka's rate (oneRate), so that both sides
+	// time the same unloaded appends.
+	if _, err := appendCell(ctx, c, 1, warmupOf(cfg.Latency), cfg.ValueSize, oneRate); err != nil {
 		return nil, err
 	}
-	one, err := appendCell(ctx, c, 1, cfg.Latency, cfg.ValueSize)
+	one, err := appendCell(ctx, c, 1, cfg.Latency, cfg.ValueSize, oneRate)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := appendCell(ctx, c, cfg.Appenders, warmupOf(cfg.Records), cfg.ValueSize); err != nil {
+	if _, err := appendCell(ctx, c, cfg.Appenders, warmupOf(cfg.Records), cfg.ValueSize, 0); err != nil {
 		return nil, err
 	}
-	top, err := appendCell(ctx, c, cfg.Appenders, cfg.Records, cfg.ValueSize)
+	top, err := appendCell(ctx, c, cfg.Appenders, cfg.Records, cfg.ValueSize, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -243,8 +246,15 @@ func warmupOf(n int) int { return max(n/10, 10) }
 // defaultLogBase is strata log serve's default --base.
 const defaultLogBase = 1 << 37
 
-// appendCell appends n records of size bytes with k appenders.
-func appendCell(ctx context.Context, c *wormlog.Client, k, n, size int) (Result, error) {
+// oneRate is the one-producer cell's rate, records a second, on both
+// sides (Kafka's ProducerPerformance --throughput).
+const oneRate = 100
+
+// appendCell appends n records of size bytes with k appenders, each
+// starting its next append once the last returns, and no sooner than
+// rate allows in all (0: no limit); latency is from the call to its
+// return, throughput over the whole cell.
+func appendCell(ctx context.Context, c *wormlog.Client, k, n, size, rate int) (Result, error) {
 	var mu sync.Mutex
 	var lats []time.Duration
 	var firstErr error
@@ -260,8 +270,14 @@ func appendCell(ctx context.Context, c *wormlog.Client, k, n, size int) (Result,
 					mu.Unlock()
 					return
 				}
+				i := next
 				next++
 				mu.Unlock()
+				if rate > 0 {
+					if d := time.Until(start.Add(time.Duration(i) * time.Second / time.Duration(rate))); d > 0 && !wake.Sleep(ctx, d) {
+						return
+					}
+				}
 				t := time.Now()
 				actx, cancel := context.WithTimeout(ctx, 10*time.Second)
 				_, err := c.Append(actx, value)

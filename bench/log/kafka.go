@@ -91,7 +91,7 @@ type kafkaCluster struct {
 
 // kafkaSettings are the broker settings both variants share.
 func kafkaSettings(durable bool) string {
-	s := "3 brokers in KRaft mode (process.roles=broker,controller), one JVM each (-Xmx512m), PLAINTEXT on loopback; topic of 1 partition, replication factor 3, min.insync.replicas=2; producer acks=all"
+	s := "3 brokers in KRaft mode (process.roles=broker,controller), one JVM each with kafka-server-start.sh's default heap (-Xmx1G -Xms1G), PLAINTEXT on loopback; topic of 1 partition, replication factor 3, min.insync.replicas=2; producer acks=all"
 	if durable {
 		return s + "; log.flush.interval.messages=1 (an fsync of the partition log per message, before the leader acknowledges: the durability Strata's wormservers give)"
 	}
@@ -155,7 +155,7 @@ group.initial.rebalance.delay.ms=0
 	}
 	for i := range 3 {
 		p, err := kit.Start(ctx, kit.Cmd{Name: fmt.Sprintf("kafka broker %d", i+1),
-			Argv: []string{"java", "-Xmx512m", "-cp", k.cp, "kafka.Kafka", filepath.Join(dir, fmt.Sprintf("broker-%d", i+1), "server.properties")}})
+			Argv: []string{"java", "-Xmx1G", "-Xms1G", "-cp", k.cp, "kafka.Kafka", filepath.Join(dir, fmt.Sprintf("broker-%d", i+1), "server.properties")}})
 		if err != nil {
 			k.stop()
 			return nil, fmt.Errorf("kafka: starting broker %d: %w", i+1, err)
@@ -218,7 +218,7 @@ func (k *kafkaCluster) stop() {
 // records a second (-1: as fast as it goes) and parses its summary.
 func (k *kafkaCluster) produce(ctx context.Context, n, warmup, size, rate int) (Result, error) {
 	out, err := kit.Output(ctx, kit.Cmd{Name: "kafka producer",
-		Argv: []string{"java", "-Xmx512m", "-cp", k.cp, "org.apache.kafka.tools.ProducerPerformance", "--topic", topic,
+		Argv: []string{"java", "-Xmx512M", "-cp", k.cp, "org.apache.kafka.tools.ProducerPerformance", "--topic", topic,
 			"--num-records", strconv.Itoa(n + warmup), "--warmup-records", strconv.Itoa(warmup), "--record-size", strconv.Itoa(size), "--throughput", strconv.Itoa(rate),
 			"--producer-props", "bootstrap.servers=" + k.bootstrap, "acks=all"}})
 	if os.Getenv("STRATA_KAFKA_OUT") != "" {

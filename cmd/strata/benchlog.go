@@ -36,8 +36,9 @@ durability).
 
 Cells: max, the append throughput (Strata: --appenders concurrent
 appenders, one append outstanding each; Kafka: one asynchronous producer
-at --throughput -1, its batching); one, one producer unloaded (Strata: one
-appender; Kafka: --throughput 100) for the p50. Each cell after a warm-up of
+at --throughput -1, its batching); one, one producer unloaded at 100
+records a second on both sides (Strata: one appender, paced; Kafka:
+--throughput 100) for the p50. Each cell after a warm-up of
 a tenth of its records, not measured (Kafka: --warmup-records, its steady
 state line). Fresh servers every round;
 rounds alternate which system goes first. Ratios: appends/s strata/kafka
@@ -77,7 +78,7 @@ and p50 kafka/strata, median over rounds (x > 1: Strata better).
 	f.BoolVar(&noKafka, "no-kafka", false, "skip the Kafka peer: no ratios")
 	f.StringVar(&dir, "dir", "bench-data/log", "the servers' data (emptied first)")
 	f.IntVar(&records, "records", 50000, "records per throughput cell")
-	f.IntVar(&latency, "latency-records", 3000, "records of the one-producer latency cell (Kafka sends 100 a second: 30 s, so that its JVMs warm up)")
+	f.IntVar(&latency, "latency-records", 3000, "records of the one-producer latency cell (100 a second on both sides: 30 s, so that Kafka's JVMs warm up)")
 	f.IntVar(&appenders, "appenders", 64, "Strata's concurrent appenders in the throughput cell")
 	f.IntVar(&rounds, "rounds", 3, "rounds, alternating which system goes first")
 	f.IntVar(&valueSize, "value-size", 1024, "record size in bytes (both sides)")
