@@ -355,7 +355,18 @@ func (m *Machine) CaptureSnapshot() func() ([]byte, error) {
 	}
 	m.mu.Unlock()
 	return func() ([]byte, error) {
-		b := binary.BigEndian.AppendUint32(nil, snapMagic)
+		// Sized first, so that a state of a gigabyte is encoded into one
+		// allocation of its size rather than a doubling series of them.
+		size := 4 + uvarintLen(uint64(tree.Len())) + uvarintLen(uint64(len(sessions))) + 4
+		tree.Ascend(func(e *entry) bool {
+			size += uvarintLen(uint64(len(e.key))) + len(e.key) + uvarintLen(uint64(len(e.value))) + len(e.value) +
+				uvarintLen(e.create) + uvarintLen(e.mod) + uvarintLen(e.version)
+			return true
+		})
+		for _, s := range sessions {
+			size += uvarintLen(s.id) + uvarintLen(s.seq) + uvarintLen(s.index) + uvarintLen(uint64(len(s.result))) + len(s.result)
+		}
+		b := binary.BigEndian.AppendUint32(make([]byte, 0, size), snapMagic)
 		b = binary.AppendUvarint(b, uint64(tree.Len()))
 		tree.Ascend(func(e *entry) bool {
 			kv := e.kv()
@@ -375,7 +386,18 @@ func (m *Machine) CaptureSnapshot() func() ([]byte, error) {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// uvarintLen is the bytes binary.AppendUvarint takes for x.
+func uvarintLen(x uint64) int {
+	n := 1
+	for ; x >= 0x80; x >>= 7 {
+		n++
+	}
+	return n
+}
+
 // Restore replaces the state with a snapshot taken at log index index.
+// The values keep snap's memory (a restored state of a gigabyte does not
+// need a second gigabyte): snap must not change afterwards.
 // A snapshot that does not decode (ErrMalformed) leaves the state as it
 // was. The event history restarts empty: watches from at or below index
 // get ErrCompacted.
@@ -425,7 +447,9 @@ func (m *Machine) decodeSnapshot(snap []byte) (*btree.BTreeG[*entry], map[uint64
 			d.fail(fmt.Sprintf("key %d out of order", i))
 		default:
 			last = kv.Key
-			tree.ReplaceOrInsert(&entry{key: kv.Key, value: append([]byte(nil), kv.Value...), create: kv.Create, mod: kv.Mod, version: kv.Version})
+			// The value shares the snapshot's memory: entries are never
+			// changed in place.
+			tree.ReplaceOrInsert(&entry{key: kv.Key, value: kv.Value[:len(kv.Value):len(kv.Value)], create: kv.Create, mod: kv.Mod, version: kv.Version})
 		}
 	}
 	sessions := map[uint64]*session{}

@@ -65,7 +65,8 @@ type StateMachine interface {
 	Apply(index uint64, cmd []byte) []byte
 	// Snapshot returns the state as of the last applied index.
 	Snapshot() ([]byte, error)
-	// Restore replaces the state with a snapshot taken at index.
+	// Restore replaces the state with a snapshot taken at index. snap
+	// is the machine's to keep: the replica never changes or reuses it.
 	Restore(index uint64, snap []byte) error
 }
 

@@ -9,6 +9,11 @@ type acceptor struct {
 	has       bool
 	value     []byte
 	part      uint32 // the partition it belongs to (from the requests that made it)
+	// spilled: the accepted value is not in memory but in the register's
+	// journal slot (persistent mode; see Server.spill). Only the server's
+	// map holds spilled states: Server.loaded restores the value before
+	// step, reply or a record sees the state.
+	spilled bool
 }
 
 // stepped is what one request does to a register's acceptor state.

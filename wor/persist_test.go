@@ -90,8 +90,12 @@ func TestPersistentStateSurvivesCrashes(t *testing.T) {
 			if got.promised < a.resp.Promised {
 				t.Fatalf("iter %d: address %d promised %d after recovery, a reply said %d", iter, a.addr, got.promised, a.resp.Promised)
 			}
-			if a.resp.Has && (got.accBallot < a.resp.AccBallot || (got.accBallot == a.resp.AccBallot && string(got.value) != string(a.resp.Value))) {
-				t.Fatalf("iter %d: address %d accepted (%d, %q) after recovery, a reply said (%d, %q)", iter, a.addr, got.accBallot, got.value, a.resp.AccBallot, a.resp.Value)
+			v, err := s2.loaded(a.addr, *got)
+			if err != nil {
+				t.Fatalf("iter %d: address %d: %v", iter, a.addr, err)
+			}
+			if a.resp.Has && (got.accBallot < a.resp.AccBallot || (got.accBallot == a.resp.AccBallot && string(v.value) != string(a.resp.Value))) {
+				t.Fatalf("iter %d: address %d accepted (%d, %q) after recovery, a reply said (%d, %q)", iter, a.addr, got.accBallot, v.value, a.resp.AccBallot, a.resp.Value)
 			}
 		}
 		if iter == 0 {

@@ -36,6 +36,14 @@ type Server struct {
 	observer  func(op string, d time.Duration)
 	log       *slog.Logger
 	store     *journalStore // nil: memory mode
+	// In persistent mode the values most recently stored stay in memory,
+	// up to cacheBudget bytes; older registers are spilled (spill.go).
+	cache       spillQueue
+	cacheBudget int
+	// segHi: per segment, one past the highest data offset that has
+	// state (the trim and metadata registers are always looked at), so forgetting a segment visits its own
+	// registers and not the whole map.
+	segHi map[uint64]uint64
 
 	// Replies waiting for the journal (persistent mode): one goroutine at a
 	// time flushes and sends every reply queued before its flush, inside
@@ -47,6 +55,9 @@ type Server struct {
 
 	Requests  [opMax + 1]uint64 // by operation (index 0: malformed)
 	Conflicts uint64            // accepts of a different value at a new ballot after one was accepted (should stay 0 for chosen values)
+	// SpillReads counts values read back from journal slots because they
+	// had left the value cache (persistent mode).
+	SpillReads uint64
 }
 
 type pendingReply struct {
@@ -61,7 +72,8 @@ func NewServer(log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Server{accs: map[uint64]*acceptor{}, trimmed: map[uint64]bool{}, trimPart: map[uint64]uint32{}, parts: map[uint32]partState{}, log: log}
+	return &Server{accs: map[uint64]*acceptor{}, trimmed: map[uint64]bool{}, trimPart: map[uint64]uint32{}, parts: map[uint32]partState{}, log: log,
+		segHi: map[uint64]uint64{}, cacheBudget: DefaultValueCache}
 }
 
 // Join makes a server that is new to its partitions: it serves none of
@@ -85,6 +97,7 @@ func NewPersistentServer(j *journal.Journal, log *slog.Logger) (*Server, error) 
 	}
 	s.accs, s.parts = accs, parts
 	for addr, a := range accs {
+		s.track(addr)
 		if addr&(1<<offsetBits-1) == trimOffset && a.promised == trimMark {
 			s.trimmed[addr>>offsetBits] = true
 		}
@@ -100,6 +113,8 @@ func NewPersistentServer(j *journal.Journal, log *slog.Logger) (*Server, error) 
 type Stats struct {
 	Malformed, Prepares, Accepts, Reads uint64
 	Registers                           int
+	SpillReads                          uint64 // values read back from journal slots (persistent mode)
+	CachedValueBytes                    int    // bytes of values queued in memory (persistent mode)
 	FreeSlots                           int    // reclaimed journal slots awaiting reuse (persistent mode)
 	Barriers                            uint64 // journal barriers (persistent mode)
 }
@@ -107,7 +122,8 @@ type Stats struct {
 // Stats returns the server's counters.
 func (s *Server) Stats() Stats {
 	s.mu.Lock()
-	st := Stats{Malformed: s.Requests[0], Prepares: s.Requests[opPrepare], Accepts: s.Requests[opAccept], Reads: s.Requests[opRead], Registers: len(s.accs)}
+	st := Stats{Malformed: s.Requests[0], Prepares: s.Requests[opPrepare], Accepts: s.Requests[opAccept], Reads: s.Requests[opRead], Registers: len(s.accs),
+		SpillReads: s.SpillReads, CachedValueBytes: s.cache.bytes}
 	if s.store != nil {
 		st.FreeSlots = len(s.store.free)
 	}
@@ -303,8 +319,8 @@ func (s *Server) apply(addr uint64, part uint32, op byte, ballot uint64, value [
 	cur := s.accs[addr]
 	if cur == nil {
 		a = acceptor{part: part} // a register never written: not kept unless changed
-	} else {
-		a = *cur
+	} else if a, err = s.loaded(addr, *cur); err != nil {
+		return a, 0, false, err
 	}
 	st := a.step(op, part, ballot, value)
 	if st.conflict {
@@ -321,8 +337,10 @@ func (s *Server) apply(addr uint64, part uint32, op byte, ballot uint64, value [
 	if cur == nil {
 		cur = new(acceptor)
 		s.accs[addr] = cur
+		s.track(addr)
 	}
 	*cur = st.next
+	s.cached(addr, cur)
 	if op == opAccept {
 		s.notify(addr, cur)
 	}
@@ -512,7 +530,12 @@ func (s *Server) dump(r request) []byte {
 	var recs []record
 	for _, addr := range addrs {
 		if a := s.accs[addr]; a != nil {
-			recs = append(recs, record{addr: addr, a: *a})
+			got, err := s.loaded(addr, *a)
+			if err != nil {
+				s.log.Warn("wor: cannot read a register for a dump", "addr", addr, "err", err)
+				return response{Status: stFull}.encode()
+			}
+			recs = append(recs, record{addr: addr, a: got})
 		} else {
 			recs = append(recs, record{addr: addr, a: acceptor{promised: trimMark, accBallot: trimMark, has: true, part: r.Part}})
 		}
@@ -557,7 +580,11 @@ func (s *Server) install(from stack.Addr, r request) []byte {
 		cur := s.accs[rec.addr]
 		next := acceptor{part: r.Part}
 		if cur != nil {
-			next = *cur
+			// Loaded: the slot is rewritten whole, value included.
+			if next, err = s.loaded(rec.addr, *cur); err != nil {
+				s.log.Warn("wor: cannot read a register to install over it", "addr", rec.addr, "err", err)
+				return response{Status: stFull}.encode()
+			}
 		}
 		changed := false
 		if rec.a.promised > next.promised {
@@ -576,7 +603,11 @@ func (s *Server) install(from stack.Addr, r request) []byte {
 				return response{Status: stFull}.encode()
 			}
 		}
+		if cur == nil {
+			s.track(rec.addr)
+		}
 		s.accs[rec.addr] = &next
+		s.cached(rec.addr, &next)
 	}
 	return response{Status: stOK, Promised: uint64(r.Epoch)}.encode()
 }
@@ -618,8 +649,20 @@ func (s *Server) trimFor(seg uint64, part uint32) []byte {
 // in persistent mode reclaims their journal slots (no disk write: see
 // journalStore.release).
 func (s *Server) forget(seg uint64) {
-	for addr, a := range s.accs {
-		if addr>>offsetBits != seg {
+	hi := s.segHi[seg]
+	delete(s.segHi, seg)
+	offs := func(yield func(uint64) bool) {
+		for off := range hi {
+			if !yield(off) {
+				return
+			}
+		}
+		_ = yield(trimOffset) && yield(metaOffset)
+	}
+	for off := range offs {
+		addr := Addr(seg, off)
+		a := s.accs[addr]
+		if a == nil {
 			continue
 		}
 		if s.store != nil && addr == Addr(seg, trimOffset) {
@@ -635,5 +678,14 @@ func (s *Server) forget(seg uint64) {
 			s.store.release(addr)
 		}
 		delete(s.accs, addr)
+	}
+}
+
+// track notes that the register at addr has state (see segHi). Called
+// with the lock held.
+func (s *Server) track(addr uint64) {
+	seg, off := addr>>offsetBits, addr&(1<<offsetBits-1)
+	if off < trimOffset && off+1 > s.segHi[seg] {
+		s.segHi[seg] = off + 1
 	}
 }

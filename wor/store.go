@@ -120,6 +120,9 @@ func (s *journalStore) load() (accs map[uint64]*acceptor, parts map[uint32]partS
 			return accs, parts, nil
 		case slotReg:
 			s.slots[addr] = s.next
+			// Values stay in their slots until read (Server.loaded), so
+			// recovery holds only the registers' ballots in memory.
+			a.spilled, a.value = a.has, nil
 			accs[addr] = &a
 		case slotPart:
 			s.parts[uint32(addr)] = s.next
@@ -198,9 +201,35 @@ func (s *journalStore) release(addr uint64) {
 	s.free = append(s.free, slot)
 }
 
+// value reads a register's accepted value back from its slot (the
+// latest state this store was given for it: committed, if not yet
+// durable, operations are read too).
+func (s *journalStore) value(addr uint64) ([]byte, error) {
+	slot, ok := s.slots[addr]
+	if !ok {
+		return nil, fmt.Errorf("wor: register %#x has no journal slot", addr)
+	}
+	buf, err := s.j.Begin().ReadBuf(journal.Addr{Blkno: slot}, journal.BlockBits)
+	if err != nil {
+		return nil, fmt.Errorf("wor: read slot %d: %w", slot, err)
+	}
+	kind, got, a, _, err := decodeSlot(buf.Data)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("wor: slot %d: %w", slot, err)
+	case kind != slotReg || got != addr:
+		return nil, fmt.Errorf("wor: slot %d holds %#x, not register %#x", slot, got, addr)
+	}
+	return a.value, nil
+}
+
 // save appends the register's new state to the journal (in the caller's
 // order: the caller holds the server lock). Durability comes with flush.
 func (s *journalStore) save(addr uint64, a *acceptor) error {
+	if a.spilled {
+		// The slot is rewritten whole: without its value it would lose it.
+		return fmt.Errorf("wor: register %#x saved without its value (a bug)", addr)
+	}
 	if len(a.value) > MaxPersistentValue {
 		return fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, len(a.value), MaxPersistentValue)
 	}

@@ -54,6 +54,7 @@ func worServeCmd() *cobra.Command {
 	var listen, dir, metrics string
 	var blocks uint64
 	var join bool
+	var cacheMB int
 	c := &cobra.Command{
 		Use:   "serve",
 		Short: "Run a wormserver (Paxos acceptor for every register), until interrupted",
@@ -61,6 +62,11 @@ func worServeCmd() *cobra.Command {
 state is kept in a journal file (DIR/wor.img, created if absent): every reply
 leaves only after the state it reports is durable, and a restart recovers
 it. Without --dir the state is in memory. Prints "listening on ADDR".
+
+With --dir, memory holds every register's ballots but only the values
+stored last, up to --value-cache MiB; older values are read back from the
+journal when asked for, so a server's memory does not grow with the data
+it holds.
 
 A server that replaces another (see "strata wor reconfigure") starts with
 --join: it serves no partition until the reconfiguration has installed the
@@ -81,6 +87,7 @@ partition's state on it.`,
 				if srv, err = wor.NewPersistentServer(j, log); err != nil {
 					return err
 				}
+				srv.SetValueCache(cacheMB << 20)
 				log.Info("recovered acceptor state", "registers", srv.Registers(), "dir", dir)
 			}
 			if join {
@@ -116,6 +123,7 @@ partition's state on it.`,
 	c.Flags().StringVar(&dir, "dir", "", "keep acceptor state in DIR/wor.img (default: memory)")
 	c.Flags().Uint64Var(&blocks, "blocks", 65536, "size of a new journal file in 4 KiB blocks")
 	c.Flags().StringVar(&metrics, "metrics", "", "serve Prometheus metrics on this HOST:PORT")
+	c.Flags().IntVar(&cacheMB, "value-cache", wor.DefaultValueCache>>20, "MiB of the most recently stored values kept in memory (with --dir)")
 	c.Flags().BoolVar(&join, "join", false, "a new server replacing another: serve partitions only once a reconfiguration installs them")
 	return c
 }
@@ -551,6 +559,10 @@ func serveWorMetrics(addr string, srv *wor.Server, n *stack.Node, log *slog.Logg
 		func() float64 { return float64(srv.Stats().Barriers) }))
 	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "strata_wor_free_slots", Help: "Reclaimed journal slots awaiting reuse (persistent mode)."},
 		func() float64 { return float64(srv.Stats().FreeSlots) }))
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "strata_wor_spill_reads_total", Help: "Values read back from the journal because they had left the value cache (persistent mode)."},
+		func() float64 { return float64(srv.Stats().SpillReads) }))
+	reg.MustRegister(prometheus.NewGaugeFunc(prometheus.GaugeOpts{Name: "strata_wor_cached_value_bytes", Help: "Bytes of values the value cache holds, bookkeeping included (persistent mode)."},
+		func() float64 { return float64(srv.Stats().CachedValueBytes) }))
 	lat := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "strata_wor_request_seconds",
 		Help:    "Time from a request's receipt to its reply, durability included: the server's share of a quorum round.",
