@@ -3,6 +3,7 @@ package wor
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -198,41 +199,44 @@ func (c *Chain) segWriteAt(seg, start, b uint64, vals [][]byte, cb func(error)) 
 type notifyHub struct {
 	once sync.Once
 	mu   sync.Mutex
-	subs map[uint64]map[*func(uint64)]bool // segment -> callbacks
+	subs map[uint64]map[*noteFunc]bool // segment -> callbacks
 }
+
+// noteFunc receives a notification and the server it came from.
+type noteFunc func(from stack.Addr, n notification)
 
 // start installs the hub as node's OnDeliver, once.
 func (h *notifyHub) start(node *stack.Node) {
 	h.once.Do(func() {
-		h.subs = map[uint64]map[*func(uint64)]bool{}
-		node.OnDeliver(func(_ stack.Addr, body []byte) {
+		h.subs = map[uint64]map[*noteFunc]bool{}
+		node.OnDeliver(func(from stack.Addr, body []byte) {
 			n, err := decodeNotification(body)
 			if err != nil {
 				return // not a notification, or garbled: nothing to act on
 			}
 			h.mu.Lock()
-			var fs []func(uint64)
+			var fs []noteFunc
 			for f := range h.subs[n.Addr>>offsetBits] {
 				fs = append(fs, *f)
 			}
 			h.mu.Unlock()
 			for _, f := range fs {
-				f(n.Addr)
+				f(from, n)
 			}
 		})
 	})
 }
 
-func (h *notifyHub) add(seg uint64, f *func(uint64)) {
+func (h *notifyHub) add(seg uint64, f *noteFunc) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.subs[seg] == nil {
-		h.subs[seg] = map[*func(uint64)]bool{}
+		h.subs[seg] = map[*noteFunc]bool{}
 	}
 	h.subs[seg][f] = true
 }
 
-func (h *notifyHub) remove(seg uint64, f *func(uint64)) {
+func (h *notifyHub) remove(seg uint64, f *noteFunc) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	delete(h.subs[seg], f)
@@ -244,7 +248,7 @@ func (h *notifyHub) remove(seg uint64, f *func(uint64)) {
 // subscribe registers notify (if not nil) with the hub and asks every
 // server to notify node of accepts in seg for ttl; cb reports success once
 // a majority has the registration. cancel removes notify.
-func subscribe(h *notifyHub, node *stack.Node, servers []stack.Addr, timeout time.Duration, req request, seg uint64, notify func(uint64), cb func(error)) (cancel func()) {
+func subscribe(h *notifyHub, node *stack.Node, servers []stack.Addr, timeout time.Duration, req request, seg uint64, notify noteFunc, cb func(error)) (cancel func()) {
 	cancel = func() {}
 	if notify != nil {
 		h.start(node)
@@ -262,10 +266,80 @@ func listenReq(seg uint64, ttl time.Duration) request {
 
 // Subscribe implements Engine.
 func (c *Paxos) Subscribe(seg uint64, ttl time.Duration, notify func(addr uint64), cb func(error)) (cancel func()) {
-	return subscribe(c.hub, c.node, c.replicas, c.timeout, c.stamp(listenReq(seg, ttl)), seg, notify, cb)
+	return subscribe(c.hub, c.node, c.replicas, c.timeout, c.stamp(listenReq(seg, ttl)), seg, addrOnly(notify), cb)
+}
+
+// addrOnly adapts a Subscribe callback to the hub's (nil stays nil).
+func addrOnly(notify func(uint64)) noteFunc {
+	if notify == nil {
+		return nil
+	}
+	return func(_ stack.Addr, n notification) { notify(n.Addr) }
+}
+
+// Learner is an engine that tells, from the servers' reports of accepts
+// alone, that a value is chosen: Paxos once a majority of its servers
+// report accepting the register's value at one ballot, the chain once
+// its tail reports it (a write reaches the tail last). A learner knows a
+// value one message delay after the accepts, without the read a
+// Subscribe report needs; the servers report an accept only once it is
+// durable. Learn registers with the servers for ttl (call it again to
+// renew) and calls learned at most once per register, for registers of
+// seg accepted after the registration; a register whose reports were
+// lost is not learned (read it). cancel stops the calls.
+type Learner interface {
+	Learn(seg uint64, ttl time.Duration, learned func(addr uint64, value []byte), cb func(error)) (cancel func())
+}
+
+// Learn implements Learner: a majority of the replicas at one ballot.
+func (c *Paxos) Learn(seg uint64, ttl time.Duration, learned func(addr uint64, value []byte), cb func(error)) (cancel func()) {
+	return subscribe(c.hub, c.node, c.replicas, c.timeout, c.stamp(listenReq(seg, ttl)), seg, learnQuorum(c.replicas, len(c.replicas)/2+1, learned), cb)
+}
+
+// Learn implements Learner: the chain's tail.
+func (c *Chain) Learn(seg uint64, ttl time.Duration, learned func(addr uint64, value []byte), cb func(error)) (cancel func()) {
+	return subscribe(c.hub, c.node, c.chain, c.timeout, c.stamp(listenReq(seg, ttl)), seg, learnQuorum(c.chain[len(c.chain)-1:], 1, learned), cb)
+}
+
+// learnQuorum counts reports per register and ballot from the servers
+// of voters, and calls learned when need of them report one ballot.
+// Its state is the registers reported but not yet learned, and the set
+// of registers learned (so that late reports do not learn twice).
+func learnQuorum(voters []stack.Addr, need int, learned func(uint64, []byte)) noteFunc {
+	var mu sync.Mutex
+	type key struct{ addr, ballot uint64 }
+	seen := map[key]map[stack.Addr]bool{}
+	done := map[uint64]bool{}
+	return func(from stack.Addr, n notification) {
+		if !slices.Contains(voters, from) {
+			return
+		}
+		mu.Lock()
+		if done[n.Addr] {
+			mu.Unlock()
+			return
+		}
+		k := key{n.Addr, n.Ballot}
+		if seen[k] == nil {
+			seen[k] = map[stack.Addr]bool{}
+		}
+		seen[k][from] = true
+		if len(seen[k]) < need {
+			mu.Unlock()
+			return
+		}
+		done[n.Addr] = true
+		for o := range seen {
+			if o.addr == n.Addr {
+				delete(seen, o)
+			}
+		}
+		mu.Unlock()
+		learned(n.Addr, append([]byte(nil), n.Value...))
+	}
 }
 
 // Subscribe implements Engine.
 func (c *Chain) Subscribe(seg uint64, ttl time.Duration, notify func(addr uint64), cb func(error)) (cancel func()) {
-	return subscribe(c.hub, c.node, c.chain, c.timeout, c.stamp(listenReq(seg, ttl)), seg, notify, cb)
+	return subscribe(c.hub, c.node, c.chain, c.timeout, c.stamp(listenReq(seg, ttl)), seg, addrOnly(notify), cb)
 }

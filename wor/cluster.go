@@ -415,7 +415,8 @@ func (c *Cluster) Subscribe(seg uint64, ttl time.Duration, notify func(addr uint
 	cancel = func() {}
 	if notify != nil {
 		c.hub.start(c.node)
-		f := &notify
+		f := new(noteFunc)
+		*f = addrOnly(notify)
 		c.hub.add(seg, f)
 		cancel = func() { c.hub.remove(seg, f) }
 	}

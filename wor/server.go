@@ -33,6 +33,10 @@ type Server struct {
 	// listeners: per segment, who wants notifications of accepts, until when.
 	listeners map[uint64]map[stack.Addr]time.Time
 	notifier  func(to stack.Addr, msg []byte)
+	// notes: the notifications the request being handled produced; the
+	// handler takes them and sends them once what they report is durable
+	// (a listener may count them as acceptances: see Learner).
+	notes []note
 	observer  func(op string, d time.Duration)
 	log       *slog.Logger
 	store     *journalStore // nil: memory mode
@@ -63,8 +67,15 @@ type Server struct {
 type pendingReply struct {
 	resp    []byte
 	respond func([]byte)
+	notes   []note
 	op      string
 	start   time.Time
+}
+
+// note is a notification to send.
+type note struct {
+	to  stack.Addr
+	msg []byte
 }
 
 // NewServer returns an empty wormserver.
@@ -145,7 +156,7 @@ func (s *Server) Registers() int {
 // stack.AsyncHandler); in memory mode it answers at once.
 func (s *Server) HandleAsync(from stack.Addr, req []byte, respond func([]byte)) {
 	start := time.Now()
-	resp, _ := s.handle(from, req)
+	resp, notes := s.handle(from, req)
 	op := OpName(0)
 	if len(req) > 0 {
 		op = OpName(req[0])
@@ -155,13 +166,14 @@ func (s *Server) HandleAsync(from stack.Addr, req []byte, respond func([]byte)) 
 		// (e.g. a read in a read-only phase): the state reported is
 		// already on disk.
 		respond(resp)
+		s.send(notes)
 		s.observe(op, start)
 		return
 	}
 	// Even a read waits: it may report state an earlier request appended
 	// and that is not yet durable.
 	s.replyMu.Lock()
-	s.replies = append(s.replies, pendingReply{resp, respond, op, start})
+	s.replies = append(s.replies, pendingReply{resp, respond, notes, op, start})
 	if !s.flushing {
 		s.flushing = true
 		go s.flushReplies()
@@ -196,6 +208,7 @@ func (s *Server) flushReplies() {
 		send := func() {
 			for _, r := range batch {
 				r.respond(r.resp)
+				s.send(r.notes)
 			}
 		}
 		if inBatch != nil {
@@ -252,20 +265,44 @@ func (s *Server) observe(op string, start time.Time) {
 // barriers: it is for the deterministic simulator, where the wait takes no
 // simulated time; servers on real networks use HandleAsync.
 func (s *Server) Handle(from stack.Addr, req []byte) []byte {
-	resp, _ := s.handle(from, req)
+	resp, notes := s.handle(from, req)
 	if s.store != nil {
 		if err := s.store.j.Flush(); err != nil {
 			s.log.Error("wor: journal flush failed", "err", err)
 			return response{Status: stFull}.encode()
 		}
 	}
+	s.send(notes)
 	return resp
 }
 
-func (s *Server) handle(from stack.Addr, req []byte) ([]byte, bool) {
-	r, err := decodeRequest(req)
+// send sends notifications (outside the lock: the notifier may block
+// briefly on its transport).
+func (s *Server) send(notes []note) {
+	if len(notes) == 0 {
+		return
+	}
+	s.mu.Lock()
+	f := s.notifier
+	s.mu.Unlock()
+	for _, n := range notes {
+		f(n.to, n.msg)
+	}
+}
+
+// handle answers one request and returns the notifications it produced,
+// to be sent once the state they report is durable.
+func (s *Server) handle(from stack.Addr, req []byte) ([]byte, []note) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	resp, _ := s.handleLocked(from, req)
+	notes := s.notes
+	s.notes = nil
+	return resp, notes
+}
+
+func (s *Server) handleLocked(from stack.Addr, req []byte) ([]byte, bool) {
+	r, err := decodeRequest(req)
 	if err != nil {
 		s.Requests[0]++
 		s.log.Warn("wor: malformed request", "from", from, "err", err)
@@ -424,8 +461,8 @@ func (s *Server) listen(from stack.Addr, r request) []byte {
 	return response{Status: stOK}.encode()
 }
 
-// notify reports an accepted value to the listeners of its segment
-// (called with the lock held; the notifier must not block).
+// notify queues a report of an accepted value to the listeners of its
+// segment (called with the lock held; handle returns the reports).
 func (s *Server) notify(addr uint64, a *acceptor) {
 	ls := s.listeners[addr>>offsetBits]
 	if len(ls) == 0 || s.notifier == nil {
@@ -438,7 +475,7 @@ func (s *Server) notify(addr uint64, a *acceptor) {
 			delete(ls, to)
 			continue
 		}
-		s.notifier(to, msg)
+		s.notes = append(s.notes, note{to, msg})
 	}
 }
 

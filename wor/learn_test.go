@@ -1,0 +1,125 @@
+package wor
+
+import (
+	"fmt"
+	"testing"
+	"time"
+
+	"strata/stack"
+	"strata/stack/layers"
+	"strata/stack/sim"
+)
+
+// learnNet is 3 memory wormservers and a writer and a learner client on a
+// simulated network whose links all take d one way.
+func learnNet(t *testing.T, d time.Duration) (net *sim.Net, mk func(stack.Addr) *stack.Node, replicas []stack.Addr) {
+	net = sim.New(5)
+	net.SetDefault(sim.Link{Delay: d})
+	ch, err := layers.Configure([]stack.Prop{stack.RPC})
+	if err != nil {
+		t.Fatal(err)
+	}
+	epoch := uint64(0)
+	mk = func(a stack.Addr) *stack.Node {
+		tr, err := net.Endpoint(a)
+		if err != nil {
+			t.Fatal(err)
+		}
+		epoch++
+		return stack.NewNode(tr, net.Clock(), layers.Build(ch.Specs, stack.Config{Local: a, Epoch: epoch, RTO: 5 * d, MaxRTO: 40 * d}), stack.NodeOptions{})
+	}
+	for i := range 3 {
+		a := stack.Addr(fmt.Sprintf("sim:s%d", i))
+		n := mk(a)
+		s := NewServer(nil)
+		n.Handle(s.Handle)
+		s.SetNotifier(func(to stack.Addr, msg []byte) { _ = n.Send(to, msg) })
+		replicas = append(replicas, a)
+	}
+	return net, mk, replicas
+}
+
+// A learner knows a written value one message delay after the accepts
+// reach the servers (a majority for Paxos, the tail for the chain): at
+// 2d for a Paxos write (accept out, report back) and at 2·3d for a
+// chain of 3 (the value reaches the tail after 5 delays). It learns each
+// register once, and nothing a minority accepted.
+func TestLearnerTiming(t *testing.T) {
+	const d = 10 * time.Millisecond
+	for _, engine := range []string{"paxos", "chain"} {
+		t.Run(engine, func(t *testing.T) {
+			net, mk, replicas := learnNet(t, d)
+			newEngine := func(a stack.Addr, id uint64) interface {
+				Engine
+				Learner
+			} {
+				if engine == "chain" {
+					e, err := NewChain(mk(a), replicas, id, time.Second)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return e
+				}
+				e, err := NewPaxos(mk(a), replicas, id, time.Second)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return e
+			}
+			w, l := newEngine("sim:w", 1), newEngine("sim:l", 2)
+			type got struct {
+				addr uint64
+				v    string
+				at   time.Duration
+			}
+			var learned []got
+			registered := false
+			l.Learn(4, time.Minute, func(addr uint64, v []byte) { learned = append(learned, got{addr, string(v), net.Now()}) },
+				func(err error) {
+					if err != nil {
+						t.Errorf("learn: %v", err)
+					}
+					registered = true
+				})
+			if !net.RunUntil(func() bool { return registered }, time.Minute) {
+				t.Fatal("learner never registered")
+			}
+			// A capture first, then the write alone is timed.
+			var cid CaptureID
+			captured := false
+			w.Capture(Addr(4, 0), func(c CaptureID, err error) { cid, captured = c, err == nil })
+			if !net.RunUntil(func() bool { return captured }, time.Minute) {
+				t.Fatal("capture failed")
+			}
+			start := net.Now()
+			var wrote time.Duration
+			w.Write(Addr(4, 0), []byte("v0"), cid, func(err error) {
+				if err != nil {
+					t.Errorf("write: %v", err)
+				}
+				wrote = net.Now() - start
+			})
+			net.Run(time.Second)
+			want := 2 * d
+			if engine == "chain" {
+				want = 6 * d
+			}
+			if len(learned) != 1 || learned[0].addr != Addr(4, 0) || learned[0].v != "v0" || learned[0].at-start != want {
+				t.Fatalf("learned %+v (write started at %v), want v0 once at +%v", learned, start, want)
+			}
+			if wrote != want {
+				t.Fatalf("the write took %v, want %v", wrote, want)
+			}
+			// A value only one server accepted (a minority; for the chain,
+			// the head) is not learned.
+			x := mk("sim:x")
+			if _, err := x.CallAsync(replicas[0], request{Op: opAccept, Addr: Addr(4, 1), Ballot: 7, Value: []byte("minority")}.encode(), time.Second, func([]byte, error) {}); err != nil {
+				t.Fatal(err)
+			}
+			net.Run(time.Second)
+			if len(learned) != 1 {
+				t.Fatalf("learned a value one server accepted: %+v", learned)
+			}
+		})
+	}
+}
