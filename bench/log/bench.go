@@ -19,24 +19,18 @@ package log
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 	"sync"
 	"text/tabwriter"
 	"time"
 
 	"strata/bench/kit"
-	worbench "strata/bench/wor"
-	"strata/internal/freeport"
 	"strata/internal/wake"
-	"strata/stack"
-	"strata/wor"
 	"strata/wormlog"
 )
 
@@ -168,54 +162,13 @@ func strataRound(ctx context.Context, cfg Config, r int) ([]Result, error) {
 	if err := os.RemoveAll(dir); err != nil {
 		return nil, err
 	}
-	srv, err := worbench.StartServers(ctx, cfg.Strata, 3, dir)
+	appends := warmupOf(cfg.Latency) + cfg.Latency + warmupOf(cfg.Records) + cfg.Records
+	cl, err := startCluster(ctx, cfg.Strata, dir, 3, "paxos", journalBlocksFor(appends))
 	if err != nil {
 		return nil, err
 	}
-	defer srv.Stop()
-	var addrs []string
-	for _, a := range srv.Addrs {
-		addrs = append(addrs, string(a))
-	}
-	clusterFile := filepath.Join(dir, "cluster.json")
-	b, err := json.Marshal(wor.ClusterConfig{Engine: "paxos", Directory: addrs, Partitions: [][]string{addrs}})
-	if err != nil {
-		return nil, err
-	}
-	if err := os.WriteFile(clusterFile, b, 0o644); err != nil {
-		return nil, err
-	}
-	ports, err := freeport.TCP(2)
-	if err != nil {
-		return nil, err
-	}
-	var logAddrs []stack.Addr
-	for i := range 2 {
-		p, err := kit.Start(ctx, kit.Cmd{Name: fmt.Sprintf("log server %d", i+1),
-			Argv:  []string{cfg.Strata, "log", "serve", "--listen", fmt.Sprintf("udp:127.0.0.1:%d", ports[i]), "--cluster", clusterFile, "--id", fmt.Sprint(i + 1)},
-			Ready: func(line string) bool { return strings.HasPrefix(line, "listening on ") }})
-		if err != nil {
-			return nil, err
-		}
-		defer p.Stop()
-		logAddrs = append(logAddrs, stack.Addr(strings.TrimSpace(strings.TrimPrefix(p.Ready, "listening on "))))
-	}
-	w, node, err := worbench.Dial(srv.Addrs, "paxos")
-	if err != nil {
-		return nil, err
-	}
-	defer node.Close()
-	c, err := wormlog.NewClient(wormlog.ClientConfig{Node: node, WOR: w, Servers: logAddrs, Base: defaultLogBase})
-	if err != nil {
-		return nil, err
-	}
-	// Warm-up: the first append waits for a sequencer.
-	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	_, err = c.Append(wctx, make([]byte, cfg.ValueSize))
-	cancel()
-	if err != nil {
-		return nil, fmt.Errorf("first append: %w", err)
-	}
+	defer cl.stop()
+	c := cl.c
 	// Each cell after a warm-up of a tenth of its records, as Kafka's
 	// producer runs with --warmup-records.
 	// The one-producer cell at Kafka's rate (oneRate), so that both sides
@@ -328,9 +281,15 @@ func kafkaRound(ctx context.Context, cfg Config, cp, sys string, r int) ([]Resul
 	return []Result{one, top}, nil
 }
 
-// Print writes a report as tables.
+// Print writes a report as tables: the Kafka comparison's, or the
+// curves' (RunCurves).
 func Print(w io.Writer, rep *kit.Report) {
 	rep.PrintConfig(w)
+	if ps, ok := rep.Results.([]Point); ok {
+		printCurves(w, ps)
+		rep.PrintRatios(w)
+		return
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "round\tsystem\tcell\tclients\tappends/s\tp50 µs\tp99 µs\t")
 	rs, _ := rep.Results.([]Result)
