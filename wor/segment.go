@@ -248,20 +248,31 @@ func (c *Client) Write(ctx context.Context, seg, off uint64, value []byte, cid C
 // and hands each position to one writer only: two values written under
 // one ballot would break consensus. Otherwise it is Write.
 func (c *Client) WriteWithToken(ctx context.Context, seg, off uint64, value []byte, token CaptureID) error {
-	if token == 0 {
-		return errors.New("wor: a token is a capture id, not 0")
-	}
-	a, ok := c.e.(interface {
-		adopt(addr uint64, cid CaptureID)
-	})
-	if !ok {
-		return fmt.Errorf("wor: engine %T cannot write with another client's capture", c.e)
-	}
 	if err := checkAddr(seg, off); err != nil {
 		return err
 	}
-	a.adopt(Addr(seg, off), token)
+	if err := Adopt(c.e, Addr(seg, off), token); err != nil {
+		return err
+	}
 	return c.Write(ctx, seg, off, value, token)
+}
+
+// Adopt makes a capture another client made of addr, and that found it
+// unwritten, usable by engine e's next Write of addr with that capture
+// id as cid: Client.WriteWithToken's engine-level step, for callers that
+// drive an Engine with callbacks (WormTX). The same conditions apply.
+func Adopt(e Engine, addr uint64, token CaptureID) error {
+	if token == 0 {
+		return errors.New("wor: a token is a capture id, not 0")
+	}
+	a, ok := e.(interface {
+		adopt(addr uint64, cid CaptureID)
+	})
+	if !ok {
+		return fmt.Errorf("wor: engine %T cannot write with another client's capture", e)
+	}
+	a.adopt(addr, token)
+	return nil
 }
 
 // Read returns the register's value, or ErrUnwritten.
