@@ -24,6 +24,12 @@ const (
 // EResponse goes back with the request's id. One-way ESend messages pass
 // with a one-byte-kind header so both kinds share the stack.
 type Rpc struct {
+	// base is added to a call's id on the wire, and taken off its
+	// response: the incarnation's epoch << 40, so that a response to a
+	// call of an earlier incarnation of this address (the peer still
+	// sends it: its reliable channel does not know the caller restarted)
+	// never answers a call of this one that reuses the id.
+	base    uint64
 	pending map[uint64]*rpcCall
 	byTime  rpcHeap
 	free    []*rpcCall // answered calls' records, for the next calls
@@ -68,11 +74,14 @@ var RpcSpec = stack.Spec{
 	Name: "rpc", Doc: "request/response: ids, deadlines, cancel",
 	Requires: []stack.Prop{stack.Reliable},
 	Provides: []stack.Prop{stack.RPC},
-	New:      func(stack.Config) stack.Layer { return NewRpc() },
+	New:      func(cfg stack.Config) stack.Layer { return newRpcAt(cfg.Epoch) },
 }
 
 // NewRpc builds the layer.
-func NewRpc() *Rpc { return &Rpc{pending: map[uint64]*rpcCall{}} }
+func NewRpc() *Rpc { return newRpcAt(0) }
+
+// newRpcAt builds the layer for incarnation epoch.
+func newRpcAt(epoch uint64) *Rpc { return &Rpc{base: epoch << 40, pending: map[uint64]*rpcCall{}} }
 
 func push(m *stack.Msg, kind byte, id uint64) {
 	h := m.Push(rpcHdr)
@@ -88,7 +97,7 @@ func (r *Rpc) Down(ev stack.Event, out stack.Emitter) {
 			return
 		}
 		r.call(ev.ID, ev.Time)
-		push(ev.Msg, rpcReq, ev.ID)
+		push(ev.Msg, rpcReq, ev.ID+r.base)
 		out.Down(stack.Event{Type: stack.ESend, Peer: ev.Peer, Msg: ev.Msg, Now: ev.Now})
 		if !r.armed || ev.Time < r.armedAt {
 			r.armed, r.armedAt = true, ev.Time
@@ -150,6 +159,7 @@ func (r *Rpc) Up(ev stack.Event, out stack.Emitter) {
 			r.c.requests++
 			out.Up(stack.Event{Type: stack.ERequest, Peer: ev.Peer, ID: id, Msg: ev.Msg, Now: ev.Now})
 		case rpcResp:
+			id -= r.base
 			c, ok := r.pending[id]
 			if !ok {
 				r.c.late++ // after its deadline or cancellation
@@ -227,7 +237,7 @@ func (r *Rpc) fastSend(ev *stack.Event, f *stack.Frame) {
 	switch ev.Type {
 	case stack.ECall:
 		r.call(ev.ID, ev.Time)
-		v[0], v[1] = rpcReq, ev.ID
+		v[0], v[1] = rpcReq, ev.ID+r.base
 	case stack.EResponse:
 		r.c.responses++
 		v[0], v[1] = rpcResp, ev.ID
@@ -244,7 +254,7 @@ func (r *Rpc) fastRecvCCP(ev *stack.Event, f *stack.Frame) bool {
 	case rpcReq:
 		return f.Calls()
 	case rpcResp:
-		_, ok := r.pending[f.V[1]]
+		_, ok := r.pending[f.V[1]-r.base]
 		return ok && f.Calls()
 	}
 	return false // malformed: counted by the full path
@@ -259,6 +269,7 @@ func (r *Rpc) fastRecv(ev *stack.Event, f *stack.Frame) {
 		r.c.requests++
 		ev.Type, ev.ID = stack.ERequest, id
 	case rpcResp:
+		id -= r.base
 		r.remove(r.pending[id])
 		r.c.replies++
 		ev.Type, ev.ID = stack.EReply, id

@@ -80,3 +80,41 @@ func TestRpcReusesCallRecords(t *testing.T) {
 		t.Fatalf("%d calls still pending", r.Pending())
 	}
 }
+
+// A response to a call of an earlier incarnation of the same address
+// (the server's reliable channel still delivers it after the caller
+// restarted) does not answer the new incarnation's call with the same
+// local id: ids on the wire carry the incarnation.
+func TestRpcIgnoresEarlierIncarnationsResponses(t *testing.T) {
+	old, cur := newRpcAt(1), newRpcAt(2)
+	out := &rpcOut{}
+	wire := func(r *Rpc, id uint64) uint64 {
+		out.down = out.down[:0]
+		r.Down(stack.Event{Type: stack.ECall, Peer: "p", ID: id, Msg: stack.NewMsg([]byte("q")), Time: time.Second}, out)
+		h, err := out.down[0].Msg.Pop(rpcHdr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return binary.BigEndian.Uint64(h[1:])
+	}
+	oldWire := wire(old, 7)
+	curWire := wire(cur, 7) // the restarted node reuses local id 7
+	if oldWire == curWire {
+		t.Fatalf("both incarnations put id %d on the wire", oldWire)
+	}
+	respond := func(r *Rpc, id uint64) {
+		dg := make([]byte, rpcHdr+1)
+		dg[0] = rpcResp
+		binary.BigEndian.PutUint64(dg[1:], id)
+		r.Up(stack.Event{Type: stack.EDeliver, Peer: "p", Msg: stack.Received(dg)}, out)
+	}
+	out.up = out.up[:0]
+	respond(cur, oldWire) // the server answers the old call
+	if len(out.up) != 0 {
+		t.Fatalf("an earlier incarnation's response answered the new call: %+v", out.up)
+	}
+	respond(cur, curWire)
+	if len(out.up) != 1 || out.up[0].Type != stack.EReply || out.up[0].ID != 7 {
+		t.Fatalf("the new call's own response: %+v", out.up)
+	}
+}
