@@ -146,6 +146,9 @@ func (c *cluster) crash(i int) {
 
 // restart brings RM i back as a new incarnation.
 func (c *cluster) restart(i int) {
+	if !c.net.Crashed(c.rmAddrs[i]) {
+		return // already back
+	}
 	c.incarn[i]++
 	c.net.Restart(c.rmAddrs[i])
 	c.net.Restart(c.rmAddrs[i] + "-w")

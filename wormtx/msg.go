@@ -100,7 +100,11 @@ var ErrMalformed = errors.New("wormtx: malformed")
 type vote struct {
 	tx     uint64
 	status Outcome
-	reads  []read
+	// by is the incarnation of the RM that voted (its vote segment), so
+	// that an RM that prepares a transaction again after a restart can
+	// tell its earlier life's vote from its own.
+	by    uint64
+	reads []read
 }
 
 type read struct {
@@ -113,6 +117,7 @@ const voteMagic = 'V'
 func (v vote) encode() []byte {
 	b := []byte{voteMagic, byte(v.status)}
 	b = binary.BigEndian.AppendUint64(b, v.tx)
+	b = binary.AppendUvarint(b, v.by)
 	b = binary.AppendUvarint(b, uint64(len(v.reads)))
 	for _, r := range v.reads {
 		b = appendString(b, r.key)
@@ -127,6 +132,7 @@ func decodeVote(b []byte) (vote, error) {
 		return vote{}, fmt.Errorf("%w: not a vote", ErrMalformed)
 	}
 	v := vote{status: Outcome(d.byte()), tx: d.u64()}
+	v.by = d.uvarint()
 	if v.status < Committed || v.status > TimedOut {
 		d.fail("vote status")
 	}

@@ -57,6 +57,9 @@ type Config struct {
 	Log     *slog.Logger
 }
 
+// decideHook, if set (by tests), sees every decision.
+var decideHook func(p *Peer, t *txState, outcome Outcome)
+
 // Partition is the RM holding key, of n.
 func Partition(key string, n int) uint32 {
 	h := fnv.New32a()
@@ -121,6 +124,7 @@ type txState struct {
 	// This RM's part.
 	prepared bool             // it voted (or is voting)
 	yes      bool             // its vote was yes: locks held, writes logged
+	by       uint64           // the incarnation whose prepare that is
 	writes   map[string]int64 // new balances, on commit
 	held     []string         // keys it locked
 	// Outcome.
@@ -166,8 +170,12 @@ func NewPeer(cfg Config) (*Peer, error) {
 			p.learn(seg)
 		}
 		if cfg.Store != nil {
-			for _, pr := range cfg.Store.InDoubt() {
-				p.recoverLocked(pr)
+			for _, pr := range cfg.Store.Votes() {
+				if pr.Yes && !pr.Done {
+					p.recoverLocked(pr)
+				} else {
+					p.forgetLater(pr.Tx)
+				}
 			}
 		}
 	})
@@ -212,6 +220,13 @@ func (p *Peer) Stats() Stats {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.stats
+}
+
+// lockCount is the number of accounts locked here.
+func (p *Peer) lockCount() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return len(p.locks)
 }
 
 // Balances returns an RM's committed balances (a copy).
@@ -305,7 +320,8 @@ func (p *Peer) Submit(v Variant, ops []Op, done func(Result, error)) {
 		}
 		p.seq++
 		p.stats.Initiated++
-		id := uint64(p.cfg.ID)<<40 | p.seq
+		// Unique across RMs and incarnations: the vote segment is.
+		id := p.cfg.VoteSeg<<24 | p.seq&(1<<24-1)
 		t := p.tx(id)
 		t.variant, t.origin, t.ops, t.done = v, p.cfg.ID, ops, done
 		t.parts = p.participants(ops)
@@ -490,18 +506,33 @@ func (p *Peer) prepare(m msg) {
 	}
 	t.prepared = true
 	p.stats.Prepared++
+	if rec, ok := p.cfg.Store.Vote(t.id); ok {
+		// Prepared before (by an earlier incarnation, or before this
+		// one dropped its state): the same vote again, never another
+		// value under the same capture.
+		if v, err := decodeVote(rec.Vote); err == nil {
+			p.writeVote(t, v, wor.CaptureID(m.token))
+		}
+		return
+	}
 	status, reads := p.lockAndCheck(t, m.ops)
-	v := vote{tx: t.id, status: status, reads: reads}
-	if status == Committed {
-		err := p.cfg.Store.Prepare(Prepared{Tx: t.id, Seg: t.seg, Base: t.base, Parts: t.parts, Writes: t.writes})
-		if err != nil {
-			p.cfg.Log.Error("wormtx: cannot log a prepared transaction; voting no", "tx", t.id, "err", err)
-			p.unlock(t)
-			v = vote{tx: t.id, status: TimedOut}
-		} else {
-			t.yes = true
+	v := vote{tx: t.id, status: status, by: p.cfg.VoteSeg, reads: reads}
+	rec := Prepared{Tx: t.id, Seg: t.seg, Base: t.base, Parts: t.parts, Vote: v.encode(), Yes: status == Committed, By: p.cfg.VoteSeg, Done: status != Committed}
+	if rec.Yes {
+		rec.Writes = t.writes
+		for _, r := range reads {
+			rec.Reads = append(rec.Reads, r.key)
 		}
 	}
+	if err := p.cfg.Store.Prepare(rec); err != nil {
+		// No vote is written without its record: the others time out
+		// and write no for this RM.
+		p.cfg.Log.Error("wormtx: cannot log a vote; not voting", "tx", t.id, "err", err)
+		p.unlock(t)
+		t.writes = nil
+		return
+	}
+	t.yes, t.by = rec.Yes, p.cfg.VoteSeg
 	p.writeVote(t, v, wor.CaptureID(m.token))
 }
 
@@ -679,8 +710,24 @@ func (p *Peer) record(id uint64, rm uint32, v vote) {
 	if t.decided {
 		return
 	}
+	if rm == p.cfg.ID && t.yes && v.status == Committed && v.by != t.by {
+		// This RM prepared the transaction again (its state was lost to
+		// a restart or dropped) but its register holds an earlier vote:
+		// that one counts, and this prepare is void, so that nothing is
+		// applied twice. Its earlier life's effects are in the store.
+		p.void(t)
+	}
 	t.votes[rm] = v
 	p.check(t)
+}
+
+// void drops this RM's prepare of t: its log record and its locks.
+func (p *Peer) void(t *txState) {
+	if err := p.cfg.Store.Finish(t.id, false); err != nil {
+		p.cfg.Log.Error("wormtx: cannot drop a void prepare", "tx", t.id, "err", err)
+	}
+	p.unlock(t)
+	t.yes, t.writes = false, nil
 }
 
 // check decides t if its votes allow it.
@@ -736,6 +783,9 @@ func outcomeOf(parts []uint32, votes map[uint32]vote) (Outcome, []read, bool) {
 // locks; the initiator reports to its client.
 func (p *Peer) decide(t *txState, outcome Outcome, reads []read) {
 	t.decided, t.outcome, t.reads = true, outcome, reads
+	if decideHook != nil {
+		decideHook(p, t, outcome)
+	}
 	if t.timer != nil {
 		t.timer()
 		t.timer = nil
@@ -768,13 +818,24 @@ func (p *Peer) decide(t *txState, outcome Outcome, reads []read) {
 		}
 		p.do(func() { done(res, nil) })
 	}
-	// The state is kept a while for late messages, then dropped.
-	id := t.id
+	// The state and the vote record are kept a while for late
+	// messages, then dropped.
+	p.forgetLater(t.id)
+}
+
+// forgetLater drops a decided transaction's state and its vote record
+// after 10 timeouts (a prepare delayed longer could be voted on again).
+func (p *Peer) forgetLater(id uint64) {
 	p.do(func() {
 		p.cfg.Node.AfterFunc(10*p.cfg.Timeout, func() {
 			p.run(func() {
-				if t := p.txs[id]; t != nil && t.decided {
+				if t := p.txs[id]; t == nil || t.decided {
 					delete(p.txs, id)
+					if p.cfg.Store != nil {
+						if err := p.cfg.Store.Forget(id); err != nil {
+							p.cfg.Log.Warn("wormtx: cannot drop a vote record", "tx", id, "err", err)
+						}
+					}
 				}
 			})
 		})
@@ -809,12 +870,16 @@ func (p *Peer) timeout(id uint64) {
 	t.timer = nil
 	t.tries++
 	if !t.located {
-		if t.tries >= 3 && t.done != nil {
-			done := t.done
-			t.done = nil
-			p.do(func() {
-				done(Result{}, fmt.Errorf("%w: transaction %x: no prepare or outcome from the coordinator", ErrInDoubt, id))
-			})
+		if t.tries >= 3 {
+			// Nothing tells this peer where the votes are: it gives up
+			// (a participant's prepare, should it come, starts afresh).
+			delete(p.txs, id)
+			if done := t.done; done != nil {
+				p.do(func() {
+					done(Result{}, fmt.Errorf("%w: transaction %x: no prepare or outcome from the coordinator", ErrInDoubt, id))
+				})
+			}
+			return
 		}
 		p.arm(t)
 		return
@@ -873,6 +938,15 @@ func (p *Peer) resolveVote(t *txState, r uint32) {
 	})
 }
 
+func (p *Peer) relock(k string) *lock {
+	l := p.locks[k]
+	if l == nil {
+		l = &lock{readers: map[uint64]bool{}}
+		p.locks[k] = l
+	}
+	return l
+}
+
 // recoverLocked restores a transaction an RM had prepared (voted yes, or
 // was about to) before a restart: its locks are taken again and the
 // outcome is resolved from the registers.
@@ -880,15 +954,18 @@ func (p *Peer) recoverLocked(pr Prepared) {
 	t := p.tx(pr.Tx)
 	t.seg, t.base, t.parts, t.located = pr.Seg, pr.Base, pr.Parts, true
 	t.variant = E3 // decided from the votes, whoever coordinated
-	t.prepared, t.yes, t.writes = true, true, pr.Writes
+	t.prepared, t.yes, t.writes, t.by = true, true, pr.Writes, pr.By
+	// Its locks again: a read lock dropped by a restart would let a
+	// writer commit between this transaction's reads and its outcome.
 	for k := range pr.Writes {
-		l := p.locks[k]
-		if l == nil {
-			l = &lock{readers: map[uint64]bool{}}
-			p.locks[k] = l
-		}
-		l.writer = t.id
+		p.relock(k).writer = t.id
 		t.held = append(t.held, k)
+	}
+	for _, k := range pr.Reads {
+		if _, ok := pr.Writes[k]; !ok {
+			p.relock(k).readers[t.id] = true
+			t.held = append(t.held, k)
+		}
 	}
 	p.learn(t.seg)
 	t.tries = 1
