@@ -152,6 +152,8 @@ const (
 	mPrepare = 'p' // coordinator → participant: lock, check, log, vote
 	mVote    = 'v' // participant → TM (A8, B6): the vote now chosen in its register
 	mDecide  = 'd' // TM → participants and initiator (A8, B6, C5): the outcome
+	mClient  = 'c' // client → RM (a request): run ops with this RM as initiator
+	mResult  = 'r' // RM → client (the response): outcome and reads, or an error in vote
 )
 
 // msg is every message; fields unused by a kind stay zero.
@@ -207,7 +209,7 @@ func decodeMsg(b []byte) (msg, error) {
 		return msg{}, fmt.Errorf("%w: not a wormtx message", ErrMalformed)
 	}
 	m := msg{kind: d.byte(), variant: Variant(d.byte()), tx: d.u64()}
-	if !slices.Contains([]byte{mBegin, mPrepare, mVote, mDecide}, m.kind) {
+	if !slices.Contains([]byte{mBegin, mPrepare, mVote, mDecide, mClient, mResult}, m.kind) {
 		d.fail("kind")
 	}
 	if m.variant < A8 || m.variant > E3 {
