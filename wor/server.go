@@ -36,10 +36,10 @@ type Server struct {
 	// notes: the notifications the request being handled produced; the
 	// handler takes them and sends them once what they report is durable
 	// (a listener may count them as acceptances: see Learner).
-	notes []note
-	observer  func(op string, d time.Duration)
-	log       *slog.Logger
-	store     *journalStore // nil: memory mode
+	notes    []note
+	observer func(op string, d time.Duration)
+	log      *slog.Logger
+	store    *journalStore // nil: memory mode
 	// In persistent mode the values most recently stored stay in memory,
 	// up to cacheBudget bytes; older registers are spilled (spill.go).
 	cache       spillQueue
