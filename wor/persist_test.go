@@ -20,6 +20,22 @@ func newJournal(t *testing.T, d disk.Disk) *journal.Journal {
 	return j
 }
 
+// newPersistent is a persistent server on a fresh crash disk with room
+// for slots registers.
+func newPersistent(t *testing.T, slots uint64) (*Server, *journal.Journal, *disk.CrashDisk) {
+	t.Helper()
+	d := disk.NewCrashDisk(2 + 64 + slots)
+	if err := journal.Format(d, 64); err != nil {
+		t.Fatal(err)
+	}
+	j := newJournal(t, d)
+	s, err := NewPersistentServer(j, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s, j, d
+}
+
 // Persistent mode: every state a reply reported survives a crash (the
 // crash keeps a random subset of unbarriered writes), and concurrent
 // requests share barriers.
@@ -134,15 +150,7 @@ func TestSlotCodec(t *testing.T) {
 
 // A trim is durable: after a crash the server still refuses the segment.
 func TestPersistentTrim(t *testing.T) {
-	d := disk.NewCrashDisk(2 + 64 + 256)
-	if err := journal.Format(d, 64); err != nil {
-		t.Fatal(err)
-	}
-	j := newJournal(t, d)
-	s, err := NewPersistentServer(j, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, j, d := newPersistent(t, 256)
 	call := func(s *Server, r request) response { return callServer(t, s, r) }
 	call(s, request{Op: opAccept, Addr: Addr(5, 1), Ballot: 3, Value: []byte("x")})
 	call(s, request{Op: opAccept, Addr: Addr(6, 1), Ballot: 3, Value: []byte("y")})

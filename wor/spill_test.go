@@ -88,15 +88,7 @@ func TestSpilledValuesMatchModel(t *testing.T) {
 // A spilled register's slot is rewritten whole by a later prepare, value
 // included: the value survives the rewrite and a restart.
 func TestSpilledValueSurvivesRewrite(t *testing.T) {
-	d := disk.NewCrashDisk(2 + 64 + 64)
-	if err := journal.Format(d, 64); err != nil {
-		t.Fatal(err)
-	}
-	j := newJournal(t, d)
-	s, err := NewPersistentServer(j, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, j, d := newPersistent(t, 64)
 	s.SetValueCache(0)
 	a := Addr(3, 1)
 	if r := callServer(t, s, request{Op: opAccept, Addr: a, Ballot: 5, Value: []byte("chosen")}); r.Status != stOK {
