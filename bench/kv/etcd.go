@@ -40,7 +40,7 @@ type etcdSystem struct {
 // startEtcd builds the YCSB client (checking it runs this tree's
 // generator) and starts the members with their data in dir.
 func startEtcd(ctx context.Context, dir string, cfg *Config) (*etcdSystem, error) {
-	bin, err := ycsbClient(ctx, cfg.Progress)
+	bin, err := YCSBClient(ctx, cfg.Progress)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %w", worbench.ErrEtcdStart, err)
 	}
@@ -81,12 +81,12 @@ func isMember(argv []string, dir string) bool {
 	return false
 }
 
-// ycsbClient builds bench/etcd/ycsb (cached in the user cache like every
+// YCSBClient builds bench/etcd/ycsb (cached in the user cache like every
 // peer) and returns its binary. The cache is keyed by that module's own
 // files, not by bench/ycsb's, which it imports from the tree: a binary
 // whose generator's source hash differs from this one's is stale, and is
 // rebuilt.
-func ycsbClient(ctx context.Context, progress io.Writer) (string, error) {
+func YCSBClient(ctx context.Context, progress io.Writer) (string, error) {
 	src, err := kit.Module("etcd/ycsb")
 	if err != nil {
 		return "", err

@@ -6,16 +6,21 @@ package tx
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"strata/bench/kit"
+	kvbench "strata/bench/kv"
 	worbench "strata/bench/wor"
+	"strata/bench/ycsb"
 	"strata/internal/plot"
 	"strata/internal/stats"
 	"strata/stack"
@@ -33,7 +38,32 @@ type Config struct {
 	Engine    string // paxos or chain
 	PlotPath  string // PNG of p50 per variant ("" for none)
 	Progress  io.Writer
+
+	// The bank workload against etcd (skipped with no BankClients).
+	BankClients  []int
+	BankAccounts int
+	BankWarmup   time.Duration
+	BankWindow   time.Duration
+	NoEtcd       bool
 }
+
+// Results are what the report carries.
+type Results struct {
+	Variants []Result   `json:"variants"`
+	Bank     []BankCell `json:"bank,omitempty"`
+}
+
+// BankCell is one system's bank cell of one round.
+type BankCell struct {
+	Round   int    `json:"round"`
+	System  string `json:"system"`
+	Clients int    `json:"clients"`
+	ycsb.BankResult
+}
+
+// bankInitial is every account's opening balance: transfers of 1..10
+// rarely run one dry.
+const bankInitial = 1_000_000
 
 // Result is one variant's cell of one round.
 type Result struct {
@@ -287,7 +317,11 @@ func Run(ctx context.Context, cfg Config) (*kit.Report, error) {
 				r, name, res.Delays, res.P50us, res.P99us, res.OpsPerSec, res.N, ok)
 		}
 	}
-	rep.Results = results
+	out := &Results{Variants: results}
+	rep.Results = out
+	if len(cfg.BankClients) > 0 {
+		bank(ctx, cfg, rep, c, out)
+	}
 	rep.Note("p50 per variant, median over rounds: the paper's Figure 13 shape is a decrease from A8 to E3, about one message delay per step")
 	if cfg.PlotPath != "" && len(results) > 0 {
 		if err := plotVariants(results, cfg.PlotPath); err != nil {
@@ -331,15 +365,169 @@ func plotVariants(rs []Result, path string) error {
 // Print writes the results as a table.
 func Print(w io.Writer, rep *kit.Report) {
 	rep.PrintConfig(w)
-	rs, _ := rep.Results.([]Result)
+	var rs []Result
+	var bank []BankCell
+	if r, ok := rep.Results.(*Results); ok {
+		rs, bank = r.Variants, r.Bank
+	}
 	fmt.Fprintf(w, "\n%-8s %7s %12s\n", "variant", "delays", "p50 µs")
 	for i, m := range Medians(rs) {
 		fmt.Fprintf(w, "%-8s %7d %12.0f\n", wormtx.Variants[i], wormtx.Variants[i].Delays(), m)
 	}
+	if len(bank) > 0 {
+		fmt.Fprintf(w, "\n%-7s %-7s %8s %10s %10s %8s\n", "round", "system", "clients", "transfers/s", "p50 µs", "retries")
+		for _, b := range bank {
+			fmt.Fprintf(w, "%-7d %-7s %8d %10.0f %10.0f %8d\n", b.Round, b.System, b.Clients, b.OpsPerSec, b.P50us, b.Retries)
+		}
+	}
+	rep.PrintRatios(w)
 	for _, n := range rep.Notes {
 		fmt.Fprintf(w, "note: %s\n", n)
 	}
 	for _, f := range rep.Failures {
 		fmt.Fprintf(w, "FAILED: %s\n", f)
 	}
+}
+
+// strataBank is the bank on WormTX: a transfer is one E3 transaction
+// from a random RM (two Adds; the source's Add refuses to go negative).
+type strataBank struct {
+	c *cluster
+}
+
+func (b strataBank) Transfer(ctx context.Context, from, to string, amount int64) error {
+	done := make(chan struct{})
+	var res wormtx.Result
+	var err error
+	b.c.rms[rand.IntN(len(b.c.rms))].Submit(wormtx.E3, []wormtx.Op{{Kind: wormtx.Add, Key: from, Delta: -amount}, {Kind: wormtx.Add, Key: to, Delta: amount}},
+		func(r wormtx.Result, e error) { res, err = r, e; close(done) })
+	select {
+	case <-done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	switch {
+	case err != nil:
+		return err
+	case res.Outcome == wormtx.Committed:
+		return nil
+	case res.Outcome == wormtx.Insufficient:
+		return ycsb.ErrInsufficient
+	default: // a lock conflict, or a participant timed out: no effect
+		return ycsb.ErrConflict
+	}
+}
+
+// load deposits the opening balance into every account, 50 accounts a
+// transaction.
+func (b strataBank) load(ctx context.Context, accounts int, initial int64) error {
+	for i := 0; i < accounts; i += 50 {
+		var ops []wormtx.Op
+		for j := i; j < min(i+50, accounts); j++ {
+			ops = append(ops, wormtx.Op{Kind: wormtx.Add, Key: ycsb.BankAccount(j), Delta: initial})
+		}
+		for try := 0; ; try++ {
+			done := make(chan struct{})
+			var res wormtx.Result
+			var err error
+			b.c.rms[0].Submit(wormtx.E3, ops, func(r wormtx.Result, e error) { res, err = r, e; close(done) })
+			select {
+			case <-done:
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+			if err == nil && res.Outcome == wormtx.Committed {
+				break
+			}
+			if try == 20 {
+				return fmt.Errorf("bank load: %v %v", res.Outcome, err)
+			}
+		}
+	}
+	return nil
+}
+
+// bank runs the bank workload on WormTX and on etcd, rounds alternating
+// which goes first, and puts ops/s strata/etcd per client count in the
+// report's ratios.
+func bank(ctx context.Context, cfg Config, rep *kit.Report, c *cluster, out *Results) {
+	accounts := max(cfg.BankAccounts, 2)
+	sb := strataBank{c}
+	if err := sb.load(ctx, accounts, bankInitial); err != nil {
+		rep.Fail("bank: strata load: %v", err)
+		return
+	}
+	bc := ycsb.BankConfig{Accounts: accounts, Initial: bankInitial, Warmup: cfg.BankWarmup, Measure: cfg.BankWindow, Seed: 1}
+	rep.Note("bank: %d accounts of %d, transfers of 1..10 between two random accounts, each a transaction; %v warm-up then a %v window per cell; a transfer that loses a race (a lock conflict on Strata, a failed compare on etcd) is retried and its latency counts every try", accounts, bankInitial, cfg.BankWarmup, cfg.BankWindow)
+	var client string
+	var etcd *worbench.EtcdCluster
+	if !cfg.NoEtcd {
+		var err error
+		if client, err = kvbench.YCSBClient(ctx, cfg.Progress); err == nil {
+			etcd, err = worbench.StartEtcd(ctx, filepath.Join(cfg.Dir, "etcd"), cfg.Progress)
+		}
+		if err != nil {
+			rep.Fail("bank: etcd: %v", err)
+			return
+		}
+		defer etcd.Stop()
+		rep.System("etcd", etcd.Settings)
+		rep.Config["etcd"]["bank"] = "etcd's own clientv3 in a child process (bench/etcd/ycsb -phase bank): a Txn of two Gets, then a Txn comparing both keys' mod revisions and putting both balances"
+		if _, err := kit.Output(ctx, kit.Cmd{Name: "etcd bank load", Argv: []string{client, "-endpoints", strings.Join(etcd.Endpoints, ","), "-phase", "bank-load",
+			"-records", fmt.Sprint(accounts), "-value-size", fmt.Sprint(bankInitial)}, Stderr: cfg.Progress}); err != nil {
+			rep.Fail("bank: etcd load: %v", err)
+			return
+		}
+	}
+	ratios := kit.Ratios{}
+	for r := 1; r <= cfg.Rounds; r++ {
+		got := map[string]map[int]float64{"strata": {}, "etcd": {}}
+		for _, sys := range kit.Order(r, []string{"strata", "etcd"}) {
+			if sys == "etcd" && etcd == nil {
+				continue
+			}
+			for _, n := range cfg.BankClients {
+				bc.Clients = n
+				var res ycsb.BankResult
+				var err error
+				if sys == "strata" {
+					res, err = ycsb.RunBank(ctx, sb, bc)
+				} else {
+					res, err = etcdBankCell(ctx, client, etcd, bc)
+				}
+				if err != nil {
+					rep.Fail("bank round %d %s clients=%d: %v", r, sys, n, err)
+					fmt.Fprintf(cfg.Progress, "FAILED: bank round %d %s clients=%d: %v\n", r, sys, n, err)
+					continue
+				}
+				out.Bank = append(out.Bank, BankCell{Round: r, System: sys, Clients: n, BankResult: res})
+				got[sys][n] = res.OpsPerSec
+				fmt.Fprintf(cfg.Progress, "bank round %d %-6s clients=%-3d %7.0f transfers/s  p50 %6.0f µs  p99 %6.0f µs  retries %d\n",
+					r, sys, n, res.OpsPerSec, res.P50us, res.P99us, res.Retries)
+			}
+		}
+		for _, n := range cfg.BankClients {
+			s, e := got["strata"][n], got["etcd"][n]
+			if s > 0 && e > 0 {
+				ratios.Higher(fmt.Sprintf("transfers/s strata/etcd bank clients=%d", n), s, e)
+			}
+		}
+	}
+	ratios.Summarize(rep)
+}
+
+// etcdBankCell runs one bank cell with the etcd client process.
+func etcdBankCell(ctx context.Context, client string, etcd *worbench.EtcdCluster, bc ycsb.BankConfig) (ycsb.BankResult, error) {
+	b, err := kit.Output(ctx, kit.Cmd{Name: "etcd bank", Argv: []string{client, "-endpoints", strings.Join(etcd.Endpoints, ","), "-phase", "bank",
+		"-records", fmt.Sprint(bc.Accounts), "-clients", fmt.Sprint(bc.Clients), "-warmup", bc.Warmup.String(), "-duration", bc.Measure.String(), "-seed", fmt.Sprint(bc.Seed)}})
+	if err != nil {
+		return ycsb.BankResult{}, err
+	}
+	var o struct {
+		Bank *ycsb.BankResult `json:"bank"`
+	}
+	if err := json.Unmarshal(kit.LastLine(b), &o); err != nil || o.Bank == nil {
+		return ycsb.BankResult{}, fmt.Errorf("etcd bank: output %q: %v", kit.LastLine(b), err)
+	}
+	return *o.Bank, nil
 }

@@ -33,7 +33,7 @@ func TestMediansAndPrint(t *testing.T) {
 		t.Fatalf("medians %v", m)
 	}
 	rep := kit.NewReport("tx", nil)
-	rep.Results = rs
+	rep.Results = &Results{Variants: rs}
 	var b bytes.Buffer
 	Print(&b, rep)
 	if !strings.Contains(b.String(), "E3             3          200") || !strings.Contains(b.String(), "A8             8          800") {

@@ -41,6 +41,7 @@ type ycsbOutput struct {
 	Source string           `json:"source"`
 	Load   *ycsb.LoadResult `json:"load,omitempty"`
 	Run    *ycsb.Result     `json:"run,omitempty"`
+	Bank   *ycsb.BankResult `json:"bank,omitempty"`
 	// Syncs are the members' disk syncs (WAL fdatasyncs and backend
 	// commits) over the phase, from their /metrics.
 	Syncs uint64 `json:"syncs"`
@@ -69,10 +70,10 @@ func runYCSB(args []string) error {
 	phase := fs.String("phase", "run", "load (insert records -from..-to-1) or run (a workload)")
 	workload := fs.String("workload", "A", "YCSB core workload A..F (run)")
 	clients := fs.Int("clients", 1, "concurrent clients, one request outstanding each")
-	records := fs.Int64("records", 0, "records present (run)")
+	records := fs.Int64("records", 0, "records present (run); accounts (bank-load, bank)")
 	from := fs.Int64("from", 0, "first record to insert (load)")
 	to := fs.Int64("to", 0, "end of the records to insert (load)")
-	valueSize := fs.Int("value-size", 1024, "bytes of a record's one field")
+	valueSize := fs.Int("value-size", 1024, "bytes of a record's one field; the opening balance (bank-load)")
 	warmup := fs.Duration("warmup", time.Second, "warm-up before the measured window (run)")
 	duration := fs.Duration("duration", 5*time.Second, "measured window (run)")
 	seed := fs.Uint64("seed", 1, "seed of the clients' generators")
@@ -90,8 +91,10 @@ func runYCSB(args []string) error {
 	if fs.NArg() > 0 {
 		return fmt.Errorf("ycsb: unexpected arguments %q", fs.Args())
 	}
-	if *phase != "load" && *phase != "run" {
-		return fmt.Errorf("ycsb: -phase must be load or run, not %q", *phase)
+	switch *phase {
+	case "load", "run", "bank-load", "bank":
+	default:
+		return fmt.Errorf("ycsb: -phase must be load, run, bank-load or bank, not %q", *phase)
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
@@ -107,14 +110,28 @@ func runYCSB(args []string) error {
 	if err != nil {
 		return err
 	}
-	if *phase == "load" {
+	switch *phase {
+	case "bank-load":
+		// The accounts, each with the opening balance (-value-size).
+		for i := 0; i < int(*records); i++ {
+			if _, err := cli.Put(ctx, ycsb.BankAccount(i), strconv.Itoa(*valueSize)); err != nil {
+				return fmt.Errorf("bank load: %w", err)
+			}
+		}
+	case "bank":
+		res, err := ycsb.RunBank(ctx, etcdBank{cli}, ycsb.BankConfig{Accounts: int(*records), Clients: *clients, Warmup: *warmup, Measure: *duration, Seed: *seed, OpTimeout: *timeout})
+		if err != nil {
+			return err
+		}
+		out.Bank = &res
+	case "load":
 		lr, err := ycsb.Load(ctx, db, ycsb.LoadConfig{From: *from, To: *to, Clients: *clients, ValueSize: *valueSize, Seed: *seed, OpTimeout: *timeout,
 			Progress: func(done, total int64) { fmt.Fprintf(os.Stderr, "etcd load: %d of %d records\n", done, total) }})
 		if err != nil {
 			return err
 		}
 		out.Load = &lr
-	} else {
+	default:
 		w, err := ycsb.Lookup(*workload)
 		if err != nil {
 			return err
@@ -141,6 +158,45 @@ func runYCSB(args []string) error {
 		return err
 	}
 	fmt.Println(string(line))
+	return nil
+}
+
+// etcdBank transfers with etcd's Txn: one read of both balances (a Txn
+// of two Gets), then a Txn that compares both keys' mod revisions with
+// what it read and puts both new balances; a failed compare is a
+// conflict (no effect: the driver retries, as etcd's STM would).
+type etcdBank struct{ cli *clientv3.Client }
+
+func (b etcdBank) Transfer(ctx context.Context, from, to string, amount int64) error {
+	r, err := b.cli.Txn(ctx).Then(clientv3.OpGet(from), clientv3.OpGet(to)).Commit()
+	if err != nil {
+		return err
+	}
+	var bal [2]int64
+	var rev [2]int64
+	for i, rr := range r.Responses {
+		kvs := rr.GetResponseRange().Kvs
+		if len(kvs) == 0 {
+			return fmt.Errorf("bank: account %d missing", i)
+		}
+		if bal[i], err = strconv.ParseInt(string(kvs[0].Value), 10, 64); err != nil {
+			return err
+		}
+		rev[i] = kvs[0].ModRevision
+	}
+	if bal[0] < amount {
+		return ycsb.ErrInsufficient
+	}
+	w, err := b.cli.Txn(ctx).
+		If(clientv3.Compare(clientv3.ModRevision(from), "=", rev[0]), clientv3.Compare(clientv3.ModRevision(to), "=", rev[1])).
+		Then(clientv3.OpPut(from, strconv.FormatInt(bal[0]-amount, 10)), clientv3.OpPut(to, strconv.FormatInt(bal[1]+amount, 10))).
+		Commit()
+	if err != nil {
+		return err
+	}
+	if !w.Succeeded {
+		return ycsb.ErrConflict
+	}
 	return nil
 }
 
