@@ -172,7 +172,7 @@ func RunCurves(ctx context.Context, cfg CurveConfig) (*kit.Report, error) {
 	rep.System("strata", kit.Settings{
 		"version":     kit.StrataVersion(),
 		"wormservers": "N `strata wor serve` processes (UDP on 127.0.0.1), persistent: a journal file each under the data folder, sized for the point; a reply leaves after a journal flush ending in fdatasync",
-		"engines":     "paxos: majority quorums, thrifty (a write goes to a majority, 2 round trips for an append: token, then write); chain: chain replication, head first (a write goes down the chain, N sequential hops)",
+		"engines":     "paxos: majority quorums, thrifty (a write goes to one majority of the N servers in parallel, the others only when one of it is slow); chain: client-driven chain replication as in CORFU (a write visits the N servers one after another, head first); an append is a token from the sequencer, then that write",
 		"log servers": "2 `strata log serve` processes (the sequencer and a standby) over the same engine, segments of 1,024 registers pre-captured ahead of need",
 		"client":      "a wormlog.Client in the harness process: a token from the sequencer, then one write to the wormservers",
 	})
@@ -198,7 +198,7 @@ func RunCurves(ctx context.Context, cfg CurveConfig) (*kit.Report, error) {
 	}
 	rep.Results = points
 	rep.Note("latency: from the Append call to its return (token and write); appends/s: the point's measured appends over its wall time")
-	rep.Note("Figure 12's paxos engine writes a majority, so N servers wait for the fastest (N+1)/2 of N fsyncs; chain writes all N one after another")
+	rep.Note("Figure 12: a paxos write waits for the slowest of N/2+1 servers written in parallel (each an fdatasync), a chain write for N servers one after another")
 	if err := ctx.Err(); err != nil {
 		return rep, err
 	}
