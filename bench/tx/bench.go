@@ -104,6 +104,21 @@ type cluster struct {
 	peers []*wormtx.Peer
 	files []*wormtx.FileStore
 	rms   []*wormtx.Peer
+	addrs []stack.Addr // the RMs' addresses (they Serve clients there)
+}
+
+// do runs one transaction from RM p and waits for its outcome.
+func do(ctx context.Context, p *wormtx.Peer, v wormtx.Variant, ops []wormtx.Op) (wormtx.Result, error) {
+	done := make(chan struct{})
+	var res wormtx.Result
+	var err error
+	p.Submit(v, ops, func(r wormtx.Result, e error) { res, err = r, e; close(done) })
+	select {
+	case <-done:
+		return res, err
+	case <-ctx.Done():
+		return wormtx.Result{}, ctx.Err()
+	}
 }
 
 func (c *cluster) close() {
@@ -140,19 +155,14 @@ func startCluster(ctx context.Context, cfg Config, servers []stack.Addr, dir str
 	for _, n := range txNodes[1:] {
 		rms = append(rms, n.Local())
 	}
+	c.addrs = rms
 	for i, n := range txNodes {
 		en, err := listen()
 		if err != nil {
 			c.close()
 			return nil, err
 		}
-		var e wormtx.Engine
-		id := uint64(100 + i)
-		if cfg.Engine == "chain" {
-			e, err = wor.NewChain(en, servers, id, time.Second)
-		} else {
-			e, err = wor.NewPaxos(en, servers, id, time.Second)
-		}
+		e, err := wor.NewEngine(cfg.Engine, en, servers, uint64(100+i), time.Second)
 		if err != nil {
 			c.close()
 			return nil, err
@@ -177,6 +187,7 @@ func startCluster(ctx context.Context, cfg Config, servers []stack.Addr, dir str
 		c.peers = append(c.peers, p)
 		if i > 0 {
 			c.rms = append(c.rms, p)
+			p.Serve()
 		}
 	}
 	// Capture every coordinator's first slots and let the learner
@@ -196,12 +207,10 @@ func startCluster(ctx context.Context, cfg Config, servers []stack.Addr, dir str
 	}
 	time.Sleep(200 * time.Millisecond)
 	// Money to move: the transfers take 1 at a time from this account.
-	done := make(chan error, 1)
-	var out wormtx.Outcome
-	c.rms[0].Submit(wormtx.E3, []wormtx.Op{{Kind: wormtx.Add, Key: accountOn(0), Delta: 1 << 40}}, func(r wormtx.Result, err error) { out = r.Outcome; done <- err })
-	if err := <-done; err != nil || out != wormtx.Committed {
+	r, err := do(ctx, c.rms[0], wormtx.E3, []wormtx.Op{{Kind: wormtx.Add, Key: accountOn(0), Delta: 1 << 40}})
+	if err != nil || r.Outcome != wormtx.Committed {
 		c.close()
-		return nil, fmt.Errorf("bench tx: the opening deposit: %v %v", out, err)
+		return nil, fmt.Errorf("bench tx: the opening deposit: %v %v", r.Outcome, err)
 	}
 	return c, nil
 }
@@ -231,16 +240,13 @@ func (c *cluster) cell(ctx context.Context, v wormtx.Variant, n int) (lat []time
 		t0 := time.Now()
 		var out wormtx.Outcome
 		for try := 0; ; try++ {
-			done := make(chan error, 1)
-			c.rms[0].Submit(v, ops, func(r wormtx.Result, err error) { out = r.Outcome; done <- err })
-			select {
-			case err := <-done:
-				if err != nil {
-					return nil, 0, 0, err
-				}
-			case <-time.After(30 * time.Second):
-				return nil, 0, 0, fmt.Errorf("%s: no outcome in 30 s", v)
+			tctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+			r, err := do(tctx, c.rms[0], v, ops)
+			cancel()
+			if err != nil {
+				return nil, 0, 0, fmt.Errorf("%s: %w", v, err)
 			}
+			out = r.Outcome
 			// In D4 and E3 the initiator knows the outcome before every
 			// participant has applied it and unlocked: the next
 			// transaction can meet the last one's lock and is retried
@@ -390,22 +396,17 @@ func Print(w io.Writer, rep *kit.Report) {
 }
 
 // strataBank is the bank on WormTX: a transfer is one E3 transaction
-// from a random RM (two Adds; the source's Add refuses to go negative).
+// (two Adds; the source's refuses to go negative) that a client sends
+// over UDP to a random RM (wormtx.Call), as etcd's client sends its Txns
+// over gRPC.
 type strataBank struct {
-	c *cluster
+	c    *cluster
+	node *stack.Node // the clients' node
 }
 
 func (b strataBank) Transfer(ctx context.Context, from, to string, amount int64) error {
-	done := make(chan struct{})
-	var res wormtx.Result
-	var err error
-	b.c.rms[rand.IntN(len(b.c.rms))].Submit(wormtx.E3, []wormtx.Op{{Kind: wormtx.Add, Key: from, Delta: -amount}, {Kind: wormtx.Add, Key: to, Delta: amount}},
-		func(r wormtx.Result, e error) { res, err = r, e; close(done) })
-	select {
-	case <-done:
-	case <-ctx.Done():
-		return ctx.Err()
-	}
+	res, err := wormtx.Call(ctx, b.node, b.c.addrs[rand.IntN(len(b.c.addrs))], wormtx.E3,
+		[]wormtx.Op{{Kind: wormtx.Add, Key: from, Delta: -amount}, {Kind: wormtx.Add, Key: to, Delta: amount}})
 	switch {
 	case err != nil:
 		return err
@@ -427,15 +428,7 @@ func (b strataBank) load(ctx context.Context, accounts int, initial int64) error
 			ops = append(ops, wormtx.Op{Kind: wormtx.Add, Key: ycsb.BankAccount(j), Delta: initial})
 		}
 		for try := 0; ; try++ {
-			done := make(chan struct{})
-			var res wormtx.Result
-			var err error
-			b.c.rms[0].Submit(wormtx.E3, ops, func(r wormtx.Result, e error) { res, err = r, e; close(done) })
-			select {
-			case <-done:
-			case <-ctx.Done():
-				return ctx.Err()
-			}
+			res, err := do(ctx, b.c.rms[0], wormtx.E3, ops)
 			if err == nil && res.Outcome == wormtx.Committed {
 				break
 			}
@@ -452,7 +445,13 @@ func (b strataBank) load(ctx context.Context, accounts int, initial int64) error
 // report's ratios.
 func bank(ctx context.Context, cfg Config, rep *kit.Report, c *cluster, out *Results) {
 	accounts := max(cfg.BankAccounts, 2)
-	sb := strataBank{c}
+	node, err := layers.Listen("udp:127.0.0.1:0", props)
+	if err != nil {
+		rep.Fail("bank: client node: %v", err)
+		return
+	}
+	defer node.Close()
+	sb := strataBank{c, node}
 	if err := sb.load(ctx, accounts, bankInitial); err != nil {
 		rep.Fail("bank: strata load: %v", err)
 		return
@@ -461,8 +460,8 @@ func bank(ctx context.Context, cfg Config, rep *kit.Report, c *cluster, out *Res
 	rep.Note("bank: %d accounts of %d, transfers of 1..10 between two random accounts, each a transaction; %v warm-up then a %v window per cell; a transfer that loses a race (a lock conflict on Strata, a failed compare on etcd) is retried and its latency counts every try", accounts, bankInitial, cfg.BankWarmup, cfg.BankWindow)
 	var client string
 	var etcd *worbench.EtcdCluster
+	rep.Config["strata"]["bank"] = "the harness's clients (goroutines) send each transfer over UDP to a random RM (wormtx.Call), which runs it as an E3 transaction: Add(from, -x) refusing to go negative, Add(to, +x); a lock conflict retried"
 	if !cfg.NoEtcd {
-		var err error
 		if client, err = kvbench.YCSBClient(ctx, cfg.Progress); err == nil {
 			etcd, err = worbench.StartEtcd(ctx, filepath.Join(cfg.Dir, "etcd"), cfg.Progress)
 		}
