@@ -307,8 +307,7 @@ func (c *Chain) Learn(seg uint64, ttl time.Duration, learned func(addr uint64, v
 // of registers learned (so that late reports do not learn twice).
 func learnQuorum(voters []stack.Addr, need int, learned func(uint64, []byte)) noteFunc {
 	var mu sync.Mutex
-	type key struct{ addr, ballot uint64 }
-	seen := map[key]map[stack.Addr]bool{}
+	seen := map[uint64]map[uint64]map[stack.Addr]bool{} // addr -> ballot -> reporters
 	done := map[uint64]bool{}
 	return func(from stack.Addr, n notification) {
 		if !slices.Contains(voters, from) {
@@ -319,21 +318,21 @@ func learnQuorum(voters []stack.Addr, need int, learned func(uint64, []byte)) no
 			mu.Unlock()
 			return
 		}
-		k := key{n.Addr, n.Ballot}
-		if seen[k] == nil {
-			seen[k] = map[stack.Addr]bool{}
+		byBallot := seen[n.Addr]
+		if byBallot == nil {
+			byBallot = map[uint64]map[stack.Addr]bool{}
+			seen[n.Addr] = byBallot
 		}
-		seen[k][from] = true
-		if len(seen[k]) < need {
+		if byBallot[n.Ballot] == nil {
+			byBallot[n.Ballot] = map[stack.Addr]bool{}
+		}
+		byBallot[n.Ballot][from] = true
+		if len(byBallot[n.Ballot]) < need {
 			mu.Unlock()
 			return
 		}
 		done[n.Addr] = true
-		for o := range seen {
-			if o.addr == n.Addr {
-				delete(seen, o)
-			}
-		}
+		delete(seen, n.Addr)
 		mu.Unlock()
 		learned(n.Addr, append([]byte(nil), n.Value...))
 	}

@@ -199,3 +199,19 @@ func complete(e Engine, addr uint64, v []byte, tries int, retry func(), cb func(
 		})
 	})
 }
+
+// NewEngine returns the engine named kind ("paxos" or "chain") for
+// client id over servers, on node: the one reading of an engine's name
+// for the command line and the benchmarks.
+func NewEngine(kind string, node *stack.Node, servers []stack.Addr, id uint64, timeout time.Duration) (interface {
+	Engine
+	Learner
+}, error) {
+	switch kind {
+	case "paxos":
+		return NewPaxos(node, servers, id, timeout)
+	case "chain":
+		return NewChain(node, servers, id, timeout)
+	}
+	return nil, fmt.Errorf("wor: unknown engine %q (want paxos or chain)", kind)
+}

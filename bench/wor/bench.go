@@ -377,16 +377,7 @@ func Dial(addrs []stack.Addr, engine string) (*wormspace.Client, *stack.Node, er
 	if err != nil {
 		return nil, nil, err
 	}
-	id := 1 + rand.Uint64N(1<<32-1)
-	var e wormspace.Engine
-	switch engine {
-	case "paxos":
-		e, err = wormspace.NewPaxos(n, addrs, id, requestTimeout)
-	case "chain":
-		e, err = wormspace.NewChain(n, addrs, id, requestTimeout)
-	default:
-		err = fmt.Errorf("unknown engine %q", engine)
-	}
+	e, err := wormspace.NewEngine(engine, n, addrs, 1+rand.Uint64N(1<<32-1), requestTimeout)
 	if err != nil {
 		n.Close()
 		return nil, nil, err

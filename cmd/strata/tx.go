@@ -203,19 +203,10 @@ func txEngine(f txFlags, near stack.Addr) (wormtx.Engine, *stack.Node, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	id := 1 + rand.Uint64N(1<<32-1)
-	var e wormtx.Engine
-	switch f.engine {
-	case "paxos":
-		e, err = wor.NewPaxos(n, servers, id, f.timeout)
-	case "chain":
-		e, err = wor.NewChain(n, servers, id, f.timeout)
-	default:
-		err = fmt.Errorf("--engine: unknown engine %q (want paxos or chain)", f.engine)
-	}
+	e, err := wor.NewEngine(f.engine, n, servers, 1+rand.Uint64N(1<<32-1), f.timeout)
 	if err != nil {
 		n.Close()
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("--engine: %w", err)
 	}
 	return e, n, nil
 }

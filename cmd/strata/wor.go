@@ -223,19 +223,10 @@ func worClient(file, servers string, timeout time.Duration) (*wor.Client, *stack
 	if err != nil {
 		return nil, nil, err
 	}
-	var e wor.Engine
-	id := 1 + rand.Uint64N(1<<32-1)
-	switch worEngine {
-	case "paxos":
-		e, err = wor.NewPaxos(n, reps, id, timeout)
-	case "chain":
-		e, err = wor.NewChain(n, reps, id, timeout)
-	default:
-		err = fmt.Errorf("--engine: unknown engine %q (want paxos or chain)", worEngine)
-	}
+	e, err := wor.NewEngine(worEngine, n, reps, 1+rand.Uint64N(1<<32-1), timeout)
 	if err != nil {
 		n.Close()
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("--engine: %w", err)
 	}
 	return wor.NewClient(e), n, nil
 }
