@@ -220,15 +220,17 @@ type txClientFlags struct {
 
 func (f *txClientFlags) add(c *cobra.Command) {
 	c.Flags().StringVar(&f.rms, "rms", defaultTxRMs, "the RMs' addresses")
-	c.Flags().StringVar(&f.via, "via", "", "the RM that initiates the transaction (default: a random live one)")
+	c.Flags().StringVar(&f.via, "via", "", "the RM that initiates the transaction (default: a random one of --rms)")
 	c.Flags().StringVar(&f.variant, "variant", "E3", "protocol variant: A8, B6, C5, D4 or E3")
 	c.Flags().IntVar(&f.retries, "retries", 20, "retries after a lock conflict (Immediate-Restart)")
 	c.Flags().DurationVar(&f.timeout, "timeout", 10*time.Second, "deadline of the whole command")
 }
 
-// runTx runs ops through an RM, retrying lock conflicts after a random
-// pause (and another RM when one does not answer).
-func runTx(cmd *cobra.Command, f txClientFlags, ops []wormtx.Op) (wormtx.Result, error) {
+// runTx runs ops through an RM, retrying lock conflicts (which had no
+// effect) after a random pause. An RM that does not answer may still
+// have run the transaction, so only a read-only one (readOnly) is sent
+// again, to the next RM; a write reports its outcome as unknown.
+func runTx(cmd *cobra.Command, f txClientFlags, ops []wormtx.Op, readOnly bool) (wormtx.Result, error) {
 	v, err := wormtx.ParseVariant(f.variant)
 	if err != nil {
 		return wormtx.Result{}, err
@@ -256,8 +258,10 @@ func runTx(cmd *cobra.Command, f txClientFlags, ops []wormtx.Op) (wormtx.Result,
 		r, err := wormtx.Call(callCtx, n, rm, v, ops)
 		callCancel()
 		switch {
+		case err != nil && !readOnly:
+			return wormtx.Result{}, fmt.Errorf("%w; the transaction may or may not have taken effect: check the balances", err)
 		case err != nil:
-			last = err // try the next RM
+			last = err // a read: try the next RM
 		case r.Outcome == wormtx.Conflict && try < f.retries:
 			last = errors.New(r.Outcome.String())
 			select {
@@ -300,7 +304,7 @@ func txTransferCmd() *cobra.Command {
 				return errors.New("FROM and TO are the same account")
 			}
 			r, err := runTx(cmd, f, []wormtx.Op{{Kind: wormtx.Add, Key: args[0], Delta: -amount}, {Kind: wormtx.Add, Key: args[1], Delta: amount},
-				{Kind: wormtx.Get, Key: args[0]}, {Kind: wormtx.Get, Key: args[1]}})
+				{Kind: wormtx.Get, Key: args[0]}, {Kind: wormtx.Get, Key: args[1]}}, false)
 			if err != nil {
 				return err
 			}
@@ -328,7 +332,7 @@ func txDepositCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			r, err := runTx(cmd, f, []wormtx.Op{{Kind: wormtx.Add, Key: args[0], Delta: amount}, {Kind: wormtx.Get, Key: args[0]}})
+			r, err := runTx(cmd, f, []wormtx.Op{{Kind: wormtx.Add, Key: args[0], Delta: amount}, {Kind: wormtx.Get, Key: args[0]}}, false)
 			if err != nil {
 				return err
 			}
@@ -355,7 +359,7 @@ func txBalanceCmd() *cobra.Command {
 			for _, a := range args {
 				ops = append(ops, wormtx.Op{Kind: wormtx.Get, Key: a})
 			}
-			r, err := runTx(cmd, f, ops)
+			r, err := runTx(cmd, f, ops, true)
 			if err != nil {
 				return err
 			}
