@@ -254,7 +254,13 @@ func runTx(cmd *cobra.Command, f txClientFlags, ops []wormtx.Op, readOnly bool) 
 	var last error
 	for try := 0; try <= f.retries; try++ {
 		rm := rms[(start+try)%len(rms)]
-		callCtx, callCancel := context.WithTimeout(ctx, 3*time.Second)
+		// A read tries each RM for a few seconds; a write waits for its
+		// one RM to the command's deadline (a transaction whose
+		// participant is down ends only after the RMs' timeout).
+		callCtx, callCancel := ctx, context.CancelFunc(func() {})
+		if readOnly {
+			callCtx, callCancel = context.WithTimeout(ctx, 3*time.Second)
+		}
 		r, err := wormtx.Call(callCtx, n, rm, v, ops)
 		callCancel()
 		switch {
