@@ -222,7 +222,7 @@ func (f *txClientFlags) add(c *cobra.Command) {
 	c.Flags().StringVar(&f.rms, "rms", defaultTxRMs, "the RMs' addresses")
 	c.Flags().StringVar(&f.via, "via", "", "the RM that initiates the transaction (default: a random one of --rms)")
 	c.Flags().StringVar(&f.variant, "variant", "E3", "protocol variant: A8, B6, C5, D4 or E3")
-	c.Flags().IntVar(&f.retries, "retries", 20, "retries after a lock conflict (Immediate-Restart)")
+	c.Flags().IntVar(&f.retries, "retries", 20, "retries after a lock conflict (Immediate-Restart) or, for a read, a participant timeout")
 	c.Flags().DurationVar(&f.timeout, "timeout", 10*time.Second, "deadline of the whole command")
 }
 
@@ -268,7 +268,10 @@ func runTx(cmd *cobra.Command, f txClientFlags, ops []wormtx.Op, readOnly bool) 
 			return wormtx.Result{}, fmt.Errorf("%w; the transaction may or may not have taken effect: check the balances", err)
 		case err != nil:
 			last = err // a read: try the next RM
-		case r.Outcome == wormtx.Conflict && try < f.retries:
+		case (r.Outcome == wormtx.Conflict || readOnly && r.Outcome == wormtx.TimedOut) && try < f.retries:
+			// A conflict is retried (Immediate-Restart); so is a read
+			// that timed out on a participant (one just restarted, say):
+			// it changed nothing, so running it again is safe.
 			last = errors.New(r.Outcome.String())
 			select {
 			case <-time.After(time.Duration(1+rand.IntN(5<<min(try, 5))) * time.Millisecond):
