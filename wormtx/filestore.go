@@ -9,18 +9,29 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 )
 
 // FileStore is a Store in a directory: an append-only log file
-// (votes.log) of JSON records, each written and fsynced before the call
-// returns. Opening replays the log and rewrites it compacted (the
+// (votes.log) of JSON records, each written to the file when logged and
+// made durable by the next Sync: one goroutine fsyncs the file for every
+// Sync waiting when it starts, so RMs under load share fsyncs (group
+// commit). Opening replays the log and rewrites it compacted (the
 // balances and the vote records still kept), so it grows only between
 // restarts.
 type FileStore struct {
-	path  string
+	path string
+	// f, bal and votes belong to the RM's calls (never concurrent);
+	// the syncer goroutine only fsyncs f, which is safe beside a write.
 	f     *os.File
 	bal   map[string]int64
 	votes map[uint64]Prepared
+
+	syncMu  sync.Mutex
+	waiting []func(error) // Syncs not yet started (guarded by syncMu)
+	closed  bool          // guarded by syncMu
+	kick    chan struct{} // wakes the syncer (capacity 1)
+	stopped chan struct{} // closed when the syncer has returned
 }
 
 // fileRecord is one line of the log.
@@ -69,7 +80,55 @@ func OpenFileStore(dir string) (*FileStore, error) {
 	if err := s.compact(); err != nil {
 		return nil, err
 	}
+	s.kick, s.stopped = make(chan struct{}, 1), make(chan struct{})
+	go s.syncer()
 	return s, nil
+}
+
+// ErrClosed is what a Sync pending when the store closes reports.
+var ErrClosed = errors.New("wormtx: store closed")
+
+// syncer fsyncs the log for the Syncs waiting, in batches, until Close;
+// it answers those left at Close with ErrClosed.
+func (s *FileStore) syncer() {
+	defer close(s.stopped)
+	for {
+		_, open := <-s.kick
+		s.syncMu.Lock()
+		batch, closed := s.waiting, s.closed
+		s.waiting = nil
+		s.syncMu.Unlock()
+		if len(batch) > 0 {
+			var err error
+			if closed {
+				err = ErrClosed
+			} else if err = s.f.Sync(); err != nil {
+				err = fmt.Errorf("wormtx: sync %s: %w", s.path, err)
+			}
+			for _, done := range batch {
+				done(err)
+			}
+		}
+		if !open {
+			return
+		}
+	}
+}
+
+// Sync implements Store.
+func (s *FileStore) Sync(done func(error)) {
+	s.syncMu.Lock()
+	if s.closed {
+		s.syncMu.Unlock()
+		done(ErrClosed)
+		return
+	}
+	s.waiting = append(s.waiting, done)
+	select { // under syncMu: Close cannot close kick meanwhile
+	case s.kick <- struct{}{}:
+	default: // a wake-up is pending: it will see this one
+	}
+	s.syncMu.Unlock()
 }
 
 func (s *FileStore) apply(r fileRecord) error {
@@ -138,7 +197,7 @@ func (s *FileStore) compact() error {
 	return err
 }
 
-// append logs r durably, then applies it.
+// append logs r (durable at the next Sync), then applies it.
 func (s *FileStore) append(r fileRecord) error {
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -147,14 +206,26 @@ func (s *FileStore) append(r fileRecord) error {
 	if _, err := s.f.Write(append(b, '\n')); err != nil {
 		return fmt.Errorf("wormtx: append to %s: %w", s.path, err)
 	}
-	if err := s.f.Sync(); err != nil {
-		return fmt.Errorf("wormtx: sync %s: %w", s.path, err)
-	}
 	return s.apply(r)
 }
 
-// Close closes the log.
-func (s *FileStore) Close() error { return s.f.Close() }
+// Close fsyncs and closes the log; Syncs still waiting get ErrClosed.
+func (s *FileStore) Close() error {
+	s.syncMu.Lock()
+	if s.closed {
+		s.syncMu.Unlock()
+		return nil
+	}
+	s.closed = true
+	close(s.kick)
+	s.syncMu.Unlock()
+	<-s.stopped
+	err := s.f.Sync()
+	if cerr := s.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
 
 // Balances implements Store.
 func (s *FileStore) Balances() map[string]int64 { return maps.Clone(s.bal) }

@@ -1,6 +1,8 @@
 package wormtx
 
 import (
+	"bytes"
+	"errors"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -56,5 +58,43 @@ func TestFileStore(t *testing.T) {
 	}
 	if _, err := OpenFileStore(dir); err == nil {
 		t.Fatal("a damaged log opened")
+	}
+}
+
+// Syncs answer once their records are on disk, many at a time; a Sync
+// after Close is answered with ErrClosed, never left hanging.
+func TestFileStoreSync(t *testing.T) {
+	dir := t.TempDir()
+	s, err := OpenFileStore(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 200
+	errs := make(chan error, n)
+	for i := range n {
+		if err := s.Prepare(Prepared{Tx: uint64(i + 1), Vote: []byte("no"), Done: true}); err != nil {
+			t.Fatal(err)
+		}
+		s.Sync(func(err error) { errs <- err })
+	}
+	for range n {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	// What the Syncs covered is in the file now, whatever Close does.
+	b, err := os.ReadFile(filepath.Join(dir, "votes.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := bytes.Count(b, []byte("\n")); lines != n+1 {
+		t.Fatalf("%d lines in the log, want %d", lines, n+1)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	s.Sync(func(err error) { errs <- err })
+	if err := <-errs; !errors.Is(err, ErrClosed) {
+		t.Fatalf("a Sync after Close: %v, want ErrClosed", err)
 	}
 }

@@ -32,6 +32,9 @@ type cluster struct {
 	epoch   uint64
 	specs   []stack.Spec
 	rto     time.Duration
+	// lost, if set, hears of the commits an RM's crash lost (applied
+	// but not yet durable: the RM applies them again on recovery).
+	lost func(rm int, txs []uint64)
 }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
@@ -134,9 +137,13 @@ func (c *cluster) start(i int) {
 	c.rms[i] = p
 }
 
-// crash stops RM i (its store survives) and cuts it off the network.
+// crash stops RM i and cuts it off the network; its store keeps what
+// was synced.
 func (c *cluster) crash(i int) {
 	c.rms[i].Close()
+	if lost := c.stores[i].Crash(); c.lost != nil && len(lost) > 0 {
+		c.lost(i, lost)
+	}
 	c.net.Crash(c.rmAddrs[i])
 	c.net.Crash(c.rmAddrs[i] + "-w")
 	for _, nd := range c.nodes[i] {

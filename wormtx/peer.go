@@ -644,7 +644,7 @@ func (p *Peer) writeVote(t *txState, v vote, token wor.CaptureID) {
 			}
 		})
 	}
-	p.do(func() {
+	write := func() {
 		if token == 0 {
 			e.Capture(addr, func(cid wor.CaptureID, err error) {
 				if err != nil {
@@ -660,6 +660,20 @@ func (p *Peer) writeVote(t *txState, v vote, token wor.CaptureID) {
 			return
 		}
 		e.Write(addr, val, token, finish)
+	}
+	store, log := p.cfg.Store, p.cfg.Log
+	p.do(func() {
+		// The vote's record must be durable before the vote is: a vote
+		// written and then forgotten in a crash could be voted again
+		// differently under the same capture. The Sync runs outside the
+		// lock, so prepares arriving meanwhile share its fsync.
+		store.Sync(func(err error) {
+			if err != nil {
+				log.Error("wormtx: cannot make a vote's record durable; not voting", "tx", id, "err", err)
+				return
+			}
+			write()
+		})
 	})
 }
 

@@ -33,7 +33,13 @@ type Prepared struct {
 }
 
 // Store is an RM's durable state: committed balances and the log of its
-// votes. Calls come from one RM, never concurrently.
+// votes. Prepare, Finish and Forget come from one RM, never concurrently,
+// and are logged in call order; they need not be durable on return: a
+// record is durable once a Sync issued after it reports. Only a prepare
+// must be durable before anything depends on it (its vote); a finish or
+// forget lost in a crash is redone on recovery (the outcome is in the
+// vote registers), and the log's order means a lost record takes every
+// later one with it, never an earlier one.
 type Store interface {
 	// Balances is the committed state as of opening.
 	Balances() map[string]int64
@@ -41,26 +47,69 @@ type Store interface {
 	Votes() []Prepared
 	// Vote returns the record of tx, if kept.
 	Vote(tx uint64) (Prepared, bool)
-	// Prepare logs p durably.
+	// Prepare logs p.
 	Prepare(p Prepared) error
-	// Finish ends a yes vote's transaction durably: on commit its writes
-	// become the balances. The record stays (Done) until Forget.
+	// Finish ends a yes vote's transaction: on commit its writes become
+	// the balances. The record stays (Done) until Forget.
 	Finish(tx uint64, commit bool) error
 	// Forget drops a record.
 	Forget(tx uint64) error
+	// Sync calls done, perhaps from another goroutine, once every record
+	// logged before the call is durable (or with the error that stopped
+	// it). Concurrent Syncs may share one flush to disk (group commit).
+	Sync(done func(error))
 }
 
-// MemStore is a Store in memory. It survives the RM that used it, as a
-// disk survives a crash: a restarted RM opened on it recovers.
+// MemStore is a Store in memory that models a disk: what a Sync made
+// durable survives Crash, records logged after the last Sync are lost,
+// as in a FileStore whose process dies before its next fsync. A
+// restarted RM opened on it recovers.
 type MemStore struct {
-	mu    sync.Mutex
-	bal   map[string]int64
-	votes map[uint64]Prepared
+	mu      sync.Mutex
+	bal     map[string]int64    // the state the RM sees
+	votes   map[uint64]Prepared //
+	dbal    map[string]int64    // the durable state
+	dvotes  map[uint64]Prepared //
+	pending []memRecord         // logged since the last Sync
+}
+
+// memRecord is one logged call.
+type memRecord struct {
+	op     byte // 'p'repare, 'f'inish, 'F'orget
+	p      Prepared
+	tx     uint64
+	commit bool
+}
+
+func (r memRecord) apply(bal map[string]int64, votes map[uint64]Prepared) {
+	switch r.op {
+	case 'p':
+		votes[r.p.Tx] = r.p
+	case 'f':
+		p, ok := votes[r.tx]
+		if !ok || p.Done {
+			return
+		}
+		if r.commit {
+			maps.Copy(bal, p.Writes)
+		}
+		p.Done = true
+		votes[r.tx] = p
+	case 'F':
+		delete(votes, r.tx)
+	}
 }
 
 // NewMemStore returns a store holding balances.
 func NewMemStore(balances map[string]int64) *MemStore {
-	return &MemStore{bal: maps.Clone(balances), votes: map[uint64]Prepared{}}
+	return &MemStore{bal: maps.Clone(balances), votes: map[uint64]Prepared{}, dbal: maps.Clone(balances), dvotes: map[uint64]Prepared{}}
+}
+
+func (s *MemStore) log(r memRecord) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	r.apply(s.bal, s.votes)
+	s.pending = append(s.pending, r)
 }
 
 // Balances implements Store.
@@ -102,35 +151,50 @@ func (s *MemStore) Vote(tx uint64) (Prepared, bool) {
 
 // Prepare implements Store.
 func (s *MemStore) Prepare(p Prepared) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
 	p.Writes = maps.Clone(p.Writes)
 	p.Reads = slices.Clone(p.Reads)
 	p.Vote = slices.Clone(p.Vote)
-	s.votes[p.Tx] = p
+	s.log(memRecord{op: 'p', p: p})
 	return nil
 }
 
 // Finish implements Store.
 func (s *MemStore) Finish(tx uint64, commit bool) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	p, ok := s.votes[tx]
-	if !ok || p.Done {
-		return nil
-	}
-	if commit {
-		maps.Copy(s.bal, p.Writes)
-	}
-	p.Done = true
-	s.votes[tx] = p
+	s.log(memRecord{op: 'f', tx: tx, commit: commit})
 	return nil
 }
 
 // Forget implements Store.
 func (s *MemStore) Forget(tx uint64) error {
+	s.log(memRecord{op: 'F', tx: tx})
+	return nil
+}
+
+// Sync implements Store: the records logged so far become durable; done
+// runs before Sync returns.
+func (s *MemStore) Sync(done func(error)) {
+	s.mu.Lock()
+	for _, r := range s.pending {
+		r.apply(s.dbal, s.dvotes)
+	}
+	s.pending = nil
+	s.mu.Unlock()
+	done(nil)
+}
+
+// Crash drops what was logged since the last Sync, as a process crash
+// before its next fsync would, and returns the transactions whose
+// applied commit was lost with it (their RM applies them again when it
+// recovers).
+func (s *MemStore) Crash() (lostCommits []uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	delete(s.votes, tx)
-	return nil
+	for _, r := range s.pending {
+		if d, ok := s.dvotes[r.tx]; r.op == 'f' && r.commit && ok && d.Yes && !d.Done && !slices.Contains(lostCommits, r.tx) {
+			lostCommits = append(lostCommits, r.tx)
+		}
+	}
+	s.pending = nil
+	s.bal, s.votes = maps.Clone(s.dbal), maps.Clone(s.dvotes)
+	return lostCommits
 }
