@@ -278,7 +278,7 @@ func Run(ctx context.Context, cfg Config) (*kit.Report, error) {
 	rep := kit.NewReport("tx", kit.Settings{"transfers": cfg.Transfers, "rounds": cfg.Rounds, "engine": cfg.Engine})
 	rep.System("strata", kit.Settings{
 		"wormservers":  fmt.Sprintf("3 `%s wor serve` processes (UDP on 127.0.0.1), persistent: fdatasync before every reply", filepath.Base(cfg.Strata)),
-		"peers":        "a TM and 3 RMs in this process (wormtx.Peer, UDP on 127.0.0.1), each RM's vote log a wormtx.FileStore with an fsync per record",
+		"peers":        "a TM and 3 RMs in this process (wormtx.Peer, UDP on 127.0.0.1), each RM's vote log a wormtx.FileStore: a vote's record fsynced before the vote is written, concurrent prepares sharing an fsync (group commit)",
 		"transaction":  "Add -1 on an account of RM 0, Add +1 on one of RM 1, Get on one of RM 2, initiated at RM 0; one at a time",
 		"engine":       cfg.Engine,
 		"warm-up":      "a tenth of each cell (at least 5), not measured",
@@ -386,10 +386,7 @@ func Print(w io.Writer, rep *kit.Report) {
 			fmt.Fprintf(w, "%-7d %-7s %8d %10.0f %10.0f %8d\n", b.Round, b.System, b.Clients, b.OpsPerSec, b.P50us, b.Retries)
 		}
 	}
-	rep.PrintRatios(w)
-	for _, n := range rep.Notes {
-		fmt.Fprintf(w, "note: %s\n", n)
-	}
+	rep.PrintRatios(w) // and the notes
 	for _, f := range rep.Failures {
 		fmt.Fprintf(w, "FAILED: %s\n", f)
 	}
