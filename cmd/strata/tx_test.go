@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"strata/kv"
 )
 
 // strata tx end to end with real processes: three wormservers, a TM and
@@ -94,4 +96,30 @@ func TestTxRealProcesses(t *testing.T) {
 	if _, err := tx("transfer", "alice", "bob", "1000000"); err == nil || !strings.Contains(err.Error(), "insufficient") {
 		t.Fatalf("an overdraft: %v", err)
 	}
+}
+
+// strata up starts WormTX too: the tx commands work against the RMs it
+// lists in tx.json, and a transfer's money is conserved.
+func TestTxUp(t *testing.T) {
+	dir := t.TempDir()
+	up := startUp(t, dir)
+	rms, err := kv.LoadServers(filepath.Join(dir, "tx.json"))
+	if err != nil {
+		t.Fatalf("strata up's tx.json: %v", err)
+	}
+	if len(rms) != 3 || up.child("tx", "-1") == 0 || up.child("tx", "2") == 0 {
+		t.Fatalf("strata up lists RMs %v; want three, and a TM and RMs among its children:\n%s", rms, up.banner)
+	}
+	cli := func(want string, args ...string) {
+		t.Helper()
+		args = append(args, "--rms", strings.Join(rms, ","), "--timeout", "20s")
+		out, code := runCLI(t, args...)
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("strata %s: exit %d, output %q; want %q in it", strings.Join(args, " "), code, out, want)
+		}
+	}
+	cli("committed: alice 100", "tx", "deposit", "alice", "100")
+	cli("committed: bob 50", "tx", "deposit", "bob", "50")
+	cli("committed: alice 70, bob 80", "tx", "transfer", "alice", "bob", "30")
+	cli("total 150", "tx", "balance", "alice", "bob")
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
 
+	"strata/internal/freeport"
 	"strata/internal/memlimit"
 	"strata/journal"
 	"strata/journal/disk"
@@ -364,7 +365,7 @@ func upCmd() *cobra.Command {
 	var base, nfsPort, nfsSize int
 	c := &cobra.Command{
 		Use:   "up",
-		Short: "Start a local cluster: 3 key-value servers, 2 shared-log servers, 3 write-once-register servers and an NFS export, data in a folder",
+		Short: "Start a local cluster: 3 key-value servers, 2 shared-log servers, a WormTX TM and 3 RMs, 3 write-once-register servers and an NFS export, data in a folder",
 		Long: `up starts, as child processes with their data in DIR:
   - three wormservers (persistent, UDP on 127.0.0.1, ports --port, --port+1,
     --port+2; journals in DIR/wor-1..3; cluster file DIR/cluster.json);
@@ -374,6 +375,10 @@ func upCmd() *cobra.Command {
   - two shared-log servers (WormLog; ids 1..2, UDP on 127.0.0.1, ports
     --port+200 and --port+201; the log lives in the wormservers; the list
     in DIR/log.json, which "strata log" commands read);
+  - WormTX: a transaction manager and three resource managers (UDP on
+    127.0.0.1, ports --port+299 to --port+302, the "strata tx" commands'
+    defaults for the default --port; vote logs in DIR/tx-tm, DIR/tx-0..2;
+    the RMs listed in DIR/tx.json);
   - an NFSv3 server exporting /strata (NFS on --nfs-port, MOUNT on
     --nfs-port+1, TCP and UDP on 127.0.0.1; file system in DIR/nfs.img,
     created with --nfs-size MiB the first time; --nfs-port 0 to skip).
@@ -457,8 +462,39 @@ everything from the journals.`,
 			if err != nil {
 				return err
 			}
+			// WormTX: a TM and three RMs on ports base+299.. (the tx
+			// commands' defaults for the default --port), told each
+			// other's addresses up front.
+			txPorts := []int{base + 299, base + 300, base + 301, base + 302}
+			if base == 0 {
+				if txPorts, err = freeport.UDP(4); err != nil {
+					return err
+				}
+			}
+			var txAddrs []string
+			for _, p := range txPorts {
+				txAddrs = append(txAddrs, fmt.Sprintf("udp:127.0.0.1:%d", p))
+			}
+			rmList := strings.Join(txAddrs[1:], ",")
+			for i := -1; i < 3; i++ {
+				sub := "tx-tm"
+				if i >= 0 {
+					sub = fmt.Sprintf("tx-%d", i)
+				}
+				if _, err := startChild(cmd, &procs, "listening on ", memlimit.Env(smallMemShare), self, "tx", "serve", "--id", fmt.Sprint(i), "--dir", filepath.Join(dir, sub),
+					"--tm", txAddrs[0], "--rms", rmList, "--servers", strings.Join(addrs, ",")); err != nil {
+					return fmt.Errorf("tx %s: %w", sub, err)
+				}
+			}
+			txPath := filepath.Join(dir, "tx.json")
+			if b, err := json.MarshalIndent(kv.ServersFile{Servers: txAddrs[1:]}, "", "  "); err != nil {
+				return err
+			} else if err := os.WriteFile(txPath, append(b, '\n'), 0o644); err != nil {
+				return err
+			}
 			o := cmd.OutOrStdout()
 			fmt.Fprintf(o, "3 kv servers up: %s (servers file %s; log and snapshots in the wormservers)\n", strings.Join(kvAddrs, ", "), kvPath)
+			fmt.Fprintf(o, "WormTX up: TM %s, RMs %s (listed in %s; vote logs in %s/tx-*; votes in the wormservers)\n", txAddrs[0], strings.Join(txAddrs[1:], ", "), txPath, dir)
 			fmt.Fprintf(o, "2 log servers up: %s (servers file %s; a shared log in the wormservers)\n", strings.Join(logAddrs, ", "), logPath)
 			fmt.Fprintf(o, "3 wormservers up: %s (data in %s, cluster file %s)\n", strings.Join(addrs, ", "), dir, cfgPath)
 			hint, kvHint := "", ""
@@ -475,6 +511,11 @@ everything from the journals.`,
 			fmt.Fprint(o, nfsLine)
 			fmt.Fprintf(o, "try:\n  strata kv put hello world%s\n  strata kv get hello%s\n  strata kv scan '' --limit 10%s\n  strata kv watch --prefix he%s &\n  strata kv status%s\n", kvHint, kvHint, kvHint, kvHint, kvHint)
 			fmt.Fprintf(o, "  strata log append 'first entry'%s\n  strata log subscribe --from 0 --for 2s%s\n", logHint, logHint)
+			txHint := ""
+			if rmList != defaultTxRMs {
+				txHint = " --rms " + rmList
+			}
+			fmt.Fprintf(o, "  strata tx deposit alice 100%s\n  strata tx transfer alice bob 10%s\n  strata tx balance alice bob%s\n", txHint, txHint, txHint)
 			fmt.Fprintf(o, "  strata wor%s alloc 1 my-segment\n  strata wor%s put 1 0 hello\n  strata wor%s get 1 0\n  strata wor%s status\n", hint, hint, hint, hint)
 			if nfsPort != 0 {
 				fmt.Fprintf(o, "  nfs-cp README.md 'nfs://127.0.0.1/strata/README.md?version=3&nfsport=%d&mountport=%d'\n", nfsPort, nfsPort+1)
