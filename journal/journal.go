@@ -23,6 +23,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 
 	"strata/journal/disk"
@@ -88,6 +89,29 @@ func Open(d disk.Disk, opt Options) (*Journal, error) {
 		return nil, fmt.Errorf("journal: %w", err)
 	}
 	return &Journal{d: d, wal: w, obj: obj.New(w)}, nil
+}
+
+// OpenFile opens the journal in the file at path, or, if there is no such
+// file, creates one of blocks 4 KiB blocks (zeroing the log's) and formats
+// an empty journal with the default log in it; created says which.
+func OpenFile(path string, blocks uint64, opt Options) (j *Journal, created bool, err error) {
+	d, err := disk.OpenFile(path)
+	if errors.Is(err, os.ErrNotExist) {
+		created = true
+		if d, err = disk.CreateFile(path, blocks, 2+DefaultLogBlocks); err == nil {
+			if err = Format(d, 0); err != nil {
+				d.Close()
+			}
+		}
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	if j, err = Open(d, opt); err != nil {
+		d.Close()
+		return nil, false, fmt.Errorf("%s: %w", path, err)
+	}
+	return j, created, nil
 }
 
 // Size is the number of blocks in the data region.

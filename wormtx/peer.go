@@ -666,7 +666,7 @@ func (p *Peer) writeVote(t *txState, v vote, token wor.CaptureID) {
 		// The vote's record must be durable before the vote is: a vote
 		// written and then forgotten in a crash could be voted again
 		// differently under the same capture. The Sync runs outside the
-		// lock, so prepares arriving meanwhile share its fsync.
+		// lock, so prepares arriving meanwhile share its flush.
 		store.Sync(func(err error) {
 			if err != nil {
 				log.Error("wormtx: cannot make a vote's record durable; not voting", "tx", id, "err", err)

@@ -62,7 +62,7 @@ type Store interface {
 
 // MemStore is a Store in memory that models a disk: what a Sync made
 // durable survives Crash, records logged after the last Sync are lost,
-// as in a FileStore whose process dies before its next fsync. A
+// as in a JournalStore whose process dies before its next flush. A
 // restarted RM opened on it recovers.
 type MemStore struct {
 	mu      sync.Mutex
@@ -102,7 +102,10 @@ func (r memRecord) apply(bal map[string]int64, votes map[uint64]Prepared) {
 
 // NewMemStore returns a store holding balances.
 func NewMemStore(balances map[string]int64) *MemStore {
-	return &MemStore{bal: maps.Clone(balances), votes: map[uint64]Prepared{}, dbal: maps.Clone(balances), dvotes: map[uint64]Prepared{}}
+	s := &MemStore{bal: map[string]int64{}, votes: map[uint64]Prepared{}, dbal: map[string]int64{}, dvotes: map[uint64]Prepared{}}
+	maps.Copy(s.bal, balances)
+	maps.Copy(s.dbal, balances)
+	return s
 }
 
 func (s *MemStore) log(r memRecord) {
@@ -183,7 +186,7 @@ func (s *MemStore) Sync(done func(error)) {
 }
 
 // Crash drops what was logged since the last Sync, as a process crash
-// before its next fsync would, and returns the transactions whose
+// before its next flush would, and returns the transactions whose
 // applied commit was lost with it (their RM applies them again when it
 // recovers).
 func (s *MemStore) Crash() (lostCommits []uint64) {

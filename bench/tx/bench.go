@@ -102,7 +102,7 @@ const props = "Reliable,Fragment,RPC"
 type cluster struct {
 	nodes []*stack.Node
 	peers []*wormtx.Peer
-	files []*wormtx.FileStore
+	files []*wormtx.JournalStore
 	rms   []*wormtx.Peer
 	addrs []stack.Addr // the RMs' addresses (they Serve clients there)
 }
@@ -171,7 +171,7 @@ func startCluster(ctx context.Context, cfg Config, servers []stack.Addr, dir str
 			Timeout: 2 * time.Second, Learn: []uint64{1 << 38, 1<<38 | 1<<20, 1<<38 | 2<<20, 1<<38 | 3<<20}}
 		if i > 0 {
 			pc.ID = uint32(i - 1)
-			fs, err := wormtx.OpenFileStore(filepath.Join(dir, fmt.Sprintf("rm-%d", i-1)))
+			fs, err := wormtx.OpenJournalDir(filepath.Join(dir, fmt.Sprintf("rm-%d", i-1)), 0)
 			if err != nil {
 				c.close()
 				return nil, err
@@ -278,7 +278,7 @@ func Run(ctx context.Context, cfg Config) (*kit.Report, error) {
 	rep := kit.NewReport("tx", kit.Settings{"transfers": cfg.Transfers, "rounds": cfg.Rounds, "engine": cfg.Engine})
 	rep.System("strata", kit.Settings{
 		"wormservers":  fmt.Sprintf("3 `%s wor serve` processes (UDP on 127.0.0.1), persistent: fdatasync before every reply", filepath.Base(cfg.Strata)),
-		"peers":        "a TM and 3 RMs in this process (wormtx.Peer, UDP on 127.0.0.1), each RM's vote log a wormtx.FileStore: a vote's record fsynced before the vote is written, concurrent prepares sharing an fsync (group commit)",
+		"peers":        "a TM and 3 RMs in this process (wormtx.Peer, UDP on 127.0.0.1), each RM's vote log a wormtx.JournalStore (Strata's journal in a file: a vote's record durable, by a journal flush, before the vote is written; concurrent prepares share a flush)",
 		"transaction":  "Add -1 on an account of RM 0, Add +1 on one of RM 1, Get on one of RM 2, initiated at RM 0; one at a time",
 		"engine":       cfg.Engine,
 		"warm-up":      "a tenth of each cell (at least 5), not measured",

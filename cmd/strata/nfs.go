@@ -32,24 +32,11 @@ func nfsCmd() *cobra.Command {
 // openNFSDisk opens the file system's disk, creating and formatting it
 // (journal and file system) if the file does not exist.
 func openNFSDisk(path string, sizeMiB, inodes uint64, opt fs.Options, log *slog.Logger) (*journal.Journal, *fs.FS, error) {
-	d, err := disk.OpenFile(path)
-	created := false
-	if errors.Is(err, os.ErrNotExist) {
-		if sizeMiB < 16 {
-			return nil, nil, fmt.Errorf("--size %d MiB: at least 16 MiB", sizeMiB)
-		}
-		blocks := sizeMiB << 20 / disk.BlockSize
-		if d, err = disk.CreateFile(path, blocks, 2+journal.DefaultLogBlocks); err == nil {
-			err = journal.Format(d, 0)
-		}
-		created = true
+	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) && sizeMiB < 16 {
+		return nil, nil, fmt.Errorf("--size %d MiB: at least 16 MiB", sizeMiB)
 	}
+	j, created, err := journal.OpenFile(path, sizeMiB<<20/disk.BlockSize, journal.Options{})
 	if err != nil {
-		return nil, nil, fmt.Errorf("disk %s: %w", path, err)
-	}
-	j, err := journal.Open(d, journal.Options{})
-	if err != nil {
-		d.Close()
 		return nil, nil, fmt.Errorf("disk %s: %w", path, err)
 	}
 	if created {

@@ -81,7 +81,7 @@ func txServeCmd() *cobra.Command {
 		Use:   "serve",
 		Short: "Run an RM (--id N) or the TM (--id tm), until interrupted",
 		Long: `serve runs one WormTX peer: an RM (--id 0, 1, ...: its index in --rms; its
-accounts and vote log in --dir, fsynced) or the TM (--id -1: soft state only).
+accounts and vote log in a journal in --dir) or the TM (--id -1: soft state only).
 Each start takes a fresh vote segment (an incarnation counter in --dir).
 Prints "listening on ADDR".`,
 		Example: "  strata tx serve --id -1 --dir strata-data/tx-tm\n  strata tx serve --id 0 --dir strata-data/tx-0",
@@ -118,9 +118,9 @@ Prints "listening on ADDR".`,
 			defer enode.Close()
 			cfg := wormtx.Config{ID: uint32(max(id, 0)), RMs: rms, TM: stack.Addr(f.tm), Node: node, Engine: eng,
 				VoteSeg: txSegBase | index<<20 | incarnation, Timeout: f.timeout, Log: log}
-			var store *wormtx.FileStore
+			var store *wormtx.JournalStore
 			if id >= 0 {
-				if store, err = wormtx.OpenFileStore(dir); err != nil {
+				if store, err = wormtx.OpenJournalDir(dir, 0); err != nil {
 					return err
 				}
 				defer store.Close()

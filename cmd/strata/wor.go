@@ -23,7 +23,6 @@ import (
 	"strata/internal/freeport"
 	"strata/internal/memlimit"
 	"strata/journal"
-	"strata/journal/disk"
 	"strata/kv"
 	"strata/stack"
 	"strata/stack/layers"
@@ -133,22 +132,8 @@ func openWorJournal(dir string, blocks uint64) (*journal.Journal, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(dir, "wor.img")
-	d, err := disk.OpenFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		if d, err = disk.CreateFile(path, blocks, 2+journal.DefaultLogBlocks); err == nil {
-			err = journal.Format(d, 0)
-		}
-	}
-	if err != nil {
-		return nil, err
-	}
-	j, err := journal.Open(d, journal.Options{})
-	if err != nil {
-		d.Close()
-		return nil, err
-	}
-	return j, nil
+	j, _, err := journal.OpenFile(filepath.Join(dir, "wor.img"), blocks, journal.Options{})
+	return j, err
 }
 
 // worEngine is the engine the client commands use ("paxos" or "chain").
