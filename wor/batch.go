@@ -284,9 +284,11 @@ func addrOnly(notify func(uint64)) noteFunc {
 // value one message delay after the accepts, without the read a
 // Subscribe report needs; the servers report an accept only once it is
 // durable. Learn registers with the servers for ttl (call it again to
-// renew) and calls learned at most once per register, for registers of
-// seg accepted after the registration; a register whose reports were
-// lost is not learned (read it). cancel stops the calls.
+// renew) and calls learned once per register, for registers of seg
+// accepted after the registration (a report delayed while tens of
+// thousands of other registers are learned may learn one again, with the
+// same value: the learner's memory is bounded); a register whose reports
+// were lost is not learned (read it). cancel stops the calls.
 type Learner interface {
 	Learn(seg uint64, ttl time.Duration, learned func(addr uint64, value []byte), cb func(error)) (cancel func())
 }
@@ -301,26 +303,47 @@ func (c *Chain) Learn(seg uint64, ttl time.Duration, learned func(addr uint64, v
 	return subscribe(c.hub, c.node, c.chain, c.timeout, c.stamp(listenReq(seg, ttl)), seg, learnQuorum(c.chain[len(c.chain)-1:], 1, learned), cb)
 }
 
+// learnWindow bounds a learner's memory: it remembers the registers it
+// learned (so that late reports do not learn one twice) and those
+// reported but not yet learned, in two generations of at most
+// learnWindow entries each; the older is dropped when the newer fills.
+// A report delayed past two generations of other registers may learn a
+// register again, with the same value (registers are written once).
+const learnWindow = 1 << 15
+
 // learnQuorum counts reports per register and ballot from the servers
 // of voters, and calls learned when need of them report one ballot.
 // Its state is the registers reported but not yet learned, and the set
-// of registers learned (so that late reports do not learn twice).
+// of registers learned, both bounded (learnWindow).
 func learnQuorum(voters []stack.Addr, need int, learned func(uint64, []byte)) noteFunc {
+	return learnQuorumWindow(voters, need, learnWindow, learned)
+}
+
+func learnQuorumWindow(voters []stack.Addr, need, window int, learned func(uint64, []byte)) noteFunc {
 	var mu sync.Mutex
-	seen := map[uint64]map[uint64]map[stack.Addr]bool{} // addr -> ballot -> reporters
-	done := map[uint64]bool{}
+	type reports = map[uint64]map[stack.Addr]bool // ballot -> reporters
+	// Guarded by mu: the current and the previous generation.
+	seen, oldSeen := map[uint64]reports{}, map[uint64]reports{}
+	done, oldDone := map[uint64]bool{}, map[uint64]bool{}
 	return func(from stack.Addr, n notification) {
 		if !slices.Contains(voters, from) {
 			return
 		}
 		mu.Lock()
-		if done[n.Addr] {
+		if done[n.Addr] || oldDone[n.Addr] {
 			mu.Unlock()
 			return
 		}
 		byBallot := seen[n.Addr]
 		if byBallot == nil {
-			byBallot = map[uint64]map[stack.Addr]bool{}
+			if byBallot = oldSeen[n.Addr]; byBallot != nil {
+				delete(oldSeen, n.Addr)
+			} else {
+				byBallot = reports{}
+			}
+			if len(seen) >= window {
+				oldSeen, seen = seen, map[uint64]reports{}
+			}
 			seen[n.Addr] = byBallot
 		}
 		if byBallot[n.Ballot] == nil {
@@ -330,6 +353,9 @@ func learnQuorum(voters []stack.Addr, need int, learned func(uint64, []byte)) no
 		if len(byBallot[n.Ballot]) < need {
 			mu.Unlock()
 			return
+		}
+		if len(done) >= window {
+			oldDone, done = done, map[uint64]bool{}
 		}
 		done[n.Addr] = true
 		delete(seen, n.Addr)

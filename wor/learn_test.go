@@ -123,3 +123,55 @@ func TestLearnerTiming(t *testing.T) {
 		})
 	}
 }
+
+// A learner learns a register once from a quorum of reports, ignores
+// reports from servers outside its voters, and forgets old registers:
+// with a window of 4, a duplicate of a recent register is ignored, one
+// of a register learned two generations ago is learned again (so its
+// memory is bounded), and a register reported by a minority long ago
+// needs a full quorum of new reports once enough other registers are
+// pending.
+func TestLearnQuorumWindow(t *testing.T) {
+	voters := []stack.Addr{"a", "b", "c"}
+	got := map[uint64]int{}
+	note := learnQuorumWindow(voters, 2, 4, func(addr uint64, v []byte) {
+		got[addr]++
+		if string(v) != fmt.Sprint("v", addr) {
+			t.Fatalf("register %d learned %q", addr, v)
+		}
+	})
+	report := func(from stack.Addr, addr uint64) {
+		note(from, notification{Addr: addr, Ballot: 7, Value: []byte(fmt.Sprint("v", addr))})
+	}
+	report("a", 1)
+	report("x", 1) // not a voter
+	if got[1] != 0 {
+		t.Fatal("learned from one voter and a stranger")
+	}
+	report("b", 1)
+	report("c", 1) // a late report of a learned register
+	if got[1] != 1 {
+		t.Fatalf("register 1 learned %d times, want 1", got[1])
+	}
+	report("a", 100) // a minority report, never completed
+	for addr := uint64(2); addr < 20; addr++ {
+		report("a", addr)
+		report("b", addr)
+	}
+	report("c", 19)
+	if got[19] != 1 {
+		t.Fatalf("a recent register learned %d times, want 1", got[19])
+	}
+	report("c", 1)
+	report("a", 1)
+	if got[1] != 2 {
+		t.Fatalf("register 1, learned 18 registers ago with a window of 4: learned %d times, want 2 (forgotten, learned again)", got[1])
+	}
+	for addr := uint64(200); addr < 210; addr++ {
+		report("a", addr) // minorities: pending, never completed
+	}
+	report("b", 100)
+	if got[100] != 0 {
+		t.Fatal("a minority report forgotten long ago still counted")
+	}
+}
