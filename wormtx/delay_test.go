@@ -62,3 +62,45 @@ func TestMessageDelays(t *testing.T) {
 }
 
 func acct(i int) string { return "acct" + string(rune('a'+i/10)) + string(rune('0'+i%10)) }
+
+// A participant that has never learned the coordinator's vote segment
+// (it starts learning it when the prepare arrives, and the other votes
+// may be written before its registration reaches the servers) still
+// learns the outcome from the votes, reading those written before it
+// registered, rather than waiting for its timeout to resolve it.
+func TestFirstTransactionOfASegment(t *testing.T) {
+	const d = 10 * time.Millisecond
+	accounts := map[string]int64{}
+	for i := range 30 {
+		accounts[acct(i)] = 100
+	}
+	var keys []string
+	for r := uint32(0); r < 3; r++ {
+		for i := range 30 {
+			if Partition(acct(i), 3) == r {
+				keys = append(keys, acct(i))
+				break
+			}
+		}
+	}
+	for _, v := range []Variant{D4, E3} {
+		t.Run(v.String(), func(t *testing.T) {
+			c := newCluster(t, 1, sim.Link{Delay: d}, 3, "paxos", accounts, true)
+			c.primeAll()
+			ops := []Op{{Kind: Add, Key: keys[0], Delta: -5}, {Kind: Add, Key: keys[1], Delta: 5}, {Kind: Add, Key: keys[2], Delta: 0}}
+			start := c.net.Now()
+			c.rms[0].Submit(v, ops, func(Result, error) {})
+			applied := func() bool {
+				return c.rms[1].Balances()[keys[1]] == 105 && c.rms[2].lockCount() == 0 && c.rms[1].lockCount() == 0
+			}
+			if !c.net.RunUntil(applied, time.Minute) {
+				t.Fatal("the participants never applied the outcome")
+			}
+			took := c.net.Now() - start
+			t.Logf("%s: participants applied the outcome after %v (%d·d); their timeout is %v", v, took, took/d, c.timeout)
+			if took >= c.timeout {
+				t.Fatalf("%s: the participants waited for their timeout (%v) to learn the outcome of a new segment's first transaction", v, took)
+			}
+		})
+	}
+}

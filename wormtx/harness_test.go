@@ -35,11 +35,17 @@ type cluster struct {
 	// lost, if set, hears of the commits an RM's crash lost (applied
 	// but not yet durable: the RM applies them again on recovery).
 	lost func(rm int, txs []uint64)
+	// noLearn: peers start learning no segment (see newCluster).
+	noLearn bool
 }
 
 func quiet() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
 
-func newCluster(t *testing.T, seed uint64, link sim.Link, n int, engine string, balances map[string]int64) *cluster {
+// newCluster starts n RMs and a TM over 3 memory wormservers; every peer
+// learns the first vote segments from the start, unless noLearn (then a
+// peer learns a segment only when a prepare names it, as strata tx serve
+// does).
+func newCluster(t *testing.T, seed uint64, link sim.Link, n int, engine string, balances map[string]int64, noLearn ...bool) *cluster {
 	t.Helper()
 	net := sim.New(seed)
 	net.SetDefault(link)
@@ -47,7 +53,7 @@ func newCluster(t *testing.T, seed uint64, link sim.Link, n int, engine string, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	c := &cluster{t: t, net: net, engine: engine, specs: ch.Specs, timeout: 300 * time.Millisecond, rto: max(5*link.Delay, 5*time.Millisecond), tmAddr: "sim:tm"}
+	c := &cluster{t: t, net: net, engine: engine, specs: ch.Specs, timeout: 300 * time.Millisecond, rto: max(5*link.Delay, 5*time.Millisecond), tmAddr: "sim:tm", noLearn: len(noLearn) > 0 && noLearn[0]}
 	for i := range 3 {
 		a := stack.Addr(fmt.Sprintf("sim:w%d", i))
 		nd := c.node(a)
@@ -90,6 +96,9 @@ func rmSeg(i int, k uint64) uint64 { return 1000 + uint64(i)*100 + k }
 
 // segs are the vote segments every peer learns from the start.
 func (c *cluster) segs() []uint64 {
+	if c.noLearn {
+		return nil
+	}
 	segs := []uint64{tmSeg}
 	for i := range c.rmAddrs {
 		segs = append(segs, rmSeg(i, 0))

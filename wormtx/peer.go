@@ -261,9 +261,41 @@ func (p *Peer) learn(seg uint64) {
 		}, func(err error) {
 			if err != nil {
 				p.cfg.Log.Warn("wormtx: learner registration failed", "segment", seg, "err", err)
+				return
 			}
+			// Votes written before the servers had the registration
+			// were not reported: read those of the transactions of seg
+			// waiting for them (a vote chosen before a majority
+			// registered is seen by the read; one chosen after is
+			// reported by a majority).
+			p.run(func() { p.readVotes(seg) })
 		})
 	})
+}
+
+// readVotes reads the registers of the votes not yet known of seg's
+// undecided transactions (under the lock); unwritten ones are left to
+// the learner and the timeout.
+func (p *Peer) readVotes(seg uint64) {
+	for _, t := range p.txs {
+		if t.seg != seg || !t.located || t.decided {
+			continue
+		}
+		for _, r := range t.parts {
+			if _, ok := t.votes[r]; ok {
+				continue
+			}
+			addr := wor.Addr(seg, t.base+uint64(r))
+			e := p.cfg.Engine
+			p.do(func() {
+				e.Read(addr, func(v []byte, err error) {
+					if err == nil {
+						p.run(func() { p.learned(addr, v) })
+					}
+				})
+			})
+		}
+	}
 }
 
 // renew keeps the learner registrations alive.
