@@ -78,6 +78,10 @@ type Config struct {
 	OpTimeout   time.Duration // per request (default ycsb.DefaultOpTimeout)
 	Etcd        bool          // run the peer (else no ratios)
 	Failover    bool          // measure Strata's failover and recovery once per phase
+	// Drain bounds the wait after each load for the loaded system's
+	// background work (snapshots, compaction) to end before its cells:
+	// until its disk sync rate is back near its idle rate (0: no wait).
+	Drain time.Duration
 	// WorBlocks sizes each wormserver's journal in 4 KiB blocks (0: enough
 	// for four copies of the largest phase's data).
 	WorBlocks uint64
@@ -193,6 +197,11 @@ type Load struct {
 	Seconds   float64 `json:"seconds"`
 	OpsPerSec float64 `json:"ops_per_sec"`
 	Syncs     uint64  `json:"syncs"`
+	// DrainSeconds is the wait after the load for the system's
+	// background work to end (Config.Drain); Drained is false if it was
+	// still going when the wait ended.
+	DrainSeconds float64 `json:"drain_seconds"`
+	Drained      bool    `json:"drained"`
 }
 
 // Check is a ratio against a target of the issue.
@@ -312,6 +321,7 @@ func Run(ctx context.Context, cfg Config) (*kit.Report, error) {
 		"warmup":       cfg.Warmup.String(),
 		"measure":      cfg.Measure.String(),
 		"load_clients": cfg.LoadClients,
+		"drain":        fmt.Sprintf("after each load, up to %v until the loaded system's disk sync rate is within max(2x, +10/s) of its idle rate for %d one-second samples in a row (the same rule for every system; 0s: no wait)", cfg.Drain, drainCalm),
 		"seed":         cfg.Seed,
 		"op_timeout":   cfg.OpTimeout.String(),
 		"dir":          cfg.Dir,
@@ -421,8 +431,18 @@ func (h *harness) phase(ctx context.Context, target int64) {
 		}
 		h.records[s.Name()] = target
 		live[s.Name()] = true
-		h.res.Loads = append(h.res.Loads, Load{System: s.Name(), From: from, To: target, Seconds: lr.Seconds, OpsPerSec: lr.OpsPerSec, Syncs: syncs})
 		fmt.Fprintf(h.cfg.Progress, "%s: loaded %d records in %.1f s (%.0f inserts/s)\n", s.Name(), lr.Records, lr.Seconds, lr.OpsPerSec)
+		ld := Load{System: s.Name(), From: from, To: target, Seconds: lr.Seconds, OpsPerSec: lr.OpsPerSec, Syncs: syncs}
+		if h.cfg.Drain > 0 {
+			d, ok := h.drain(ctx, s, h.cfg.Drain)
+			ld.DrainSeconds, ld.Drained = d.Seconds(), ok
+			state := "ended"
+			if !ok {
+				state = "still going; measuring anyway"
+			}
+			fmt.Fprintf(h.cfg.Progress, "%s: background work after the load %s after %.0f s\n", s.Name(), state, d.Seconds())
+		}
+		h.res.Loads = append(h.res.Loads, ld)
 	}
 	byName := map[string]system{}
 	var names []string
@@ -658,7 +678,14 @@ func Print(w io.Writer, rep *kit.Report) {
 	if len(res.Loads) > 0 {
 		fmt.Fprintln(w, "\nloads:")
 		for _, l := range res.Loads {
-			fmt.Fprintf(w, "  %-6s records %d..%d: %.1f s, %.0f inserts/s\n", l.System, l.From, l.To-1, l.Seconds, l.OpsPerSec)
+			drain := ""
+			switch {
+			case l.Drained:
+				drain = fmt.Sprintf("; background work then ended after %.0f s", l.DrainSeconds)
+			case l.DrainSeconds > 0:
+				drain = fmt.Sprintf("; background work still going after %.0f s (measured anyway)", l.DrainSeconds)
+			}
+			fmt.Fprintf(w, "  %-6s records %d..%d: %.1f s, %.0f inserts/s%s\n", l.System, l.From, l.To-1, l.Seconds, l.OpsPerSec, drain)
 		}
 	}
 	if len(res.Failovers) > 0 {

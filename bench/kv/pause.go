@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"time"
 )
 
@@ -83,14 +84,62 @@ const (
 	idleSettle = time.Second
 	// idleWindow is how long the idle sync rate is counted.
 	idleWindow = 2 * time.Second
+	// drainStep is how often the sync rate is sampled after a load, and
+	// drainCalm how many samples in a row must be near the idle rate.
+	drainStep = time.Second
+	drainCalm = 3
 )
 
 // timing is the harness's health and idle timing.
 type timing struct {
-	healthLimit, probeTimeout, probeRetry, idleSettle, idleWindow time.Duration
+	healthLimit, probeTimeout, probeRetry, idleSettle, idleWindow, drainStep time.Duration
 }
 
-var defaultTiming = timing{healthLimit, probeTimeout, probeRetry, idleSettle, idleWindow}
+var defaultTiming = timing{healthLimit, probeTimeout, probeRetry, idleSettle, idleWindow, drainStep}
+
+// drain waits, after s's load, until s's background work is done: until
+// its disk sync rate, sampled every drainStep, has been within
+// max(2x, +10/s) of its idle rate drainCalm times in a row, or for at
+// most max. It returns the wait and whether s drained. The same rule
+// holds for every system; the wait is reported with the load.
+func (h *harness) drain(ctx context.Context, s system, max time.Duration) (time.Duration, bool) {
+	idle := -1.0
+	for _, i := range h.res.Idle {
+		if i.System == s.Name() {
+			idle = i.PerSec
+		}
+	}
+	if idle < 0 || max <= 0 {
+		return 0, false
+	}
+	limit := math.Max(2*idle, idle+10)
+	t0 := time.Now()
+	prev, err := s.Syncs(ctx)
+	if err != nil {
+		return 0, false
+	}
+	calm := 0
+	for time.Since(t0) < max {
+		t1 := time.Now()
+		if sleep(ctx, h.timing.drainStep) != nil {
+			return time.Since(t0), false
+		}
+		cur, err := s.Syncs(ctx)
+		if err != nil {
+			return time.Since(t0), false
+		}
+		rate := float64(cur-prev) / time.Since(t1).Seconds()
+		prev = cur
+		if rate > limit {
+			calm = 0
+			continue
+		}
+		if calm++; calm >= drainCalm {
+			return time.Since(t0), true
+		}
+	}
+	return time.Since(t0), false
+}
 
 // activate makes s the only system whose servers run: every other system
 // still running is probed (its view of the leadership before the pause)

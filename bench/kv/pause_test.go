@@ -139,7 +139,7 @@ func (f *fakeSystem) Syncs(context.Context) (uint64, error) {
 }
 
 func fastTiming() timing {
-	return timing{healthLimit: 2 * time.Second, probeTimeout: time.Second, probeRetry: time.Millisecond, idleSettle: time.Millisecond, idleWindow: 5 * time.Millisecond}
+	return timing{healthLimit: 2 * time.Second, probeTimeout: time.Second, probeRetry: time.Millisecond, idleSettle: time.Millisecond, idleWindow: 5 * time.Millisecond, drainStep: time.Millisecond}
 }
 
 func testHarness(w *world, records []int64, rounds int) *harness {
@@ -327,5 +327,44 @@ func TestInterruptedRunStops(t *testing.T) {
 	}
 	if len(h.res.Cells) != 0 {
 		t.Errorf("%d cells after the interrupt", len(h.res.Cells))
+	}
+}
+
+// drainSystem's disk syncs come at a rate that falls from busy to its
+// idle rate after a number of samples.
+type drainSystem struct {
+	fakeSystem
+	calls, busyFor int
+	total          uint64
+}
+
+func (d *drainSystem) Syncs(context.Context) (uint64, error) {
+	d.calls++
+	if d.calls <= d.busyFor {
+		d.total += 1000 // far above the idle rate, whatever the step
+	}
+	return d.total, nil
+}
+
+// After a load the harness waits while the system's sync rate stays
+// above its idle rate, ends the wait after three calm samples in a row,
+// and gives up (measuring anyway) at the bound.
+func TestDrainWaitsForBackgroundWork(t *testing.T) {
+	h := &harness{timing: fastTiming(), res: Results{Idle: []Idle{{System: "strata", PerSec: 1}}}}
+	h.timing.drainStep = time.Millisecond
+	busy := &drainSystem{fakeSystem: fakeSystem{name: "strata"}, busyFor: 5}
+	if _, ok := h.drain(context.Background(), busy, time.Minute); !ok {
+		t.Fatal("a system whose syncs calmed down did not drain")
+	}
+	if busy.calls != 5+3 {
+		t.Fatalf("%d samples, want the 5 busy ones and 3 calm ones", busy.calls)
+	}
+	never := &drainSystem{fakeSystem: fakeSystem{name: "strata"}, busyFor: 1 << 30}
+	if d, ok := h.drain(context.Background(), never, 20*time.Millisecond); ok || d < 20*time.Millisecond {
+		t.Fatalf("a system busy for ever: drained %v after %v, want false after the 20ms bound", ok, d)
+	}
+	other := &drainSystem{fakeSystem: fakeSystem{name: "etcd"}}
+	if d, ok := h.drain(context.Background(), other, time.Minute); ok || d != 0 {
+		t.Fatal("a system without an idle rate was waited for")
 	}
 }

@@ -18,7 +18,7 @@ func benchKVCmd() *cobra.Command {
 	var (
 		quick, asJSON, noEtcd, noFailover        bool
 		clientsFlag, recordsFlag, workloads, dir string
-		dur, warmup, timeout                     time.Duration
+		dur, warmup, timeout, drain              time.Duration
 		rounds, valueSize, loadClients           int
 		seed, worBlocks                          uint64
 	)
@@ -45,7 +45,12 @@ the measurement.
 For each record count of --records (a phase): load both systems to it
 (--load-clients), then --rounds rounds; each round runs every workload with
 every client count on both systems (closed-loop clients, a --warmup, then a
---duration window), the system that goes first alternating. Only one system
+--duration window), the system that goes first alternating. After each load
+the loaded system keeps running alone until its background work has ended
+(its disk sync rate back near its idle rate, at most --drain; the same rule
+for both systems, the wait reported with the load): a bulk load leaves a
+snapshot being written (Strata) or a backend being committed (etcd), and the
+cells measure the database, not the load's tail. Only one system
 runs at a time: while one system's cells, loads and trials run, the other's
 server processes are stopped with SIGSTOP (an idle Strata leader writes a
 heartbeat entry every 50 ms, a journal fdatasync at each wormserver); before
@@ -80,7 +85,7 @@ not start (--no-etcd skips etcd) or a Strata cell fails.`,
 				}
 			}
 			cfg := kvbench.Config{Dir: dir, Measure: dur, Warmup: warmup, Rounds: rounds, ValueSize: valueSize, LoadClients: loadClients,
-				Seed: seed, OpTimeout: timeout, Etcd: !noEtcd, Failover: !noFailover, WorBlocks: worBlocks, Progress: cmd.ErrOrStderr(),
+				Seed: seed, OpTimeout: timeout, Etcd: !noEtcd, Failover: !noFailover, Drain: drain, WorBlocks: worBlocks, Progress: cmd.ErrOrStderr(),
 				Workloads: commaList(workloads)}
 			var err error
 			if cfg.Clients, err = parseInts("--clients", clientsFlag, 1, 1024); err != nil {
@@ -146,5 +151,6 @@ not start (--no-etcd skips etcd) or a Strata cell fails.`,
 	f.Uint64Var(&worBlocks, "wor-blocks", 0, "journal size of each wormserver in 4 KiB blocks (0: four copies of the largest phase's data)")
 	f.BoolVar(&noEtcd, "no-etcd", false, "skip the etcd peer (3 members built from bench/etcd, go.etcd.io/etcd v3.6.16): no ratios")
 	f.BoolVar(&noFailover, "no-failover", false, "skip Strata's failover and recovery trials")
+	f.DurationVar(&drain, "drain", 5*time.Minute, "after each load, wait up to this long for the loaded system's background work (disk syncs back near its idle rate; same rule for both) before its cells (0: measure at once)")
 	return c
 }
