@@ -21,7 +21,6 @@ import (
 	"strata/kv"
 	"strata/smr"
 	"strata/stack"
-	"strata/stack/layers"
 	"strata/wor"
 )
 
@@ -47,6 +46,7 @@ writes to the leader. Keys are 1 to 4096 bytes, values up to 256 KiB (a
 value larger than a log register is written as parts: see docs/kv.md).`,
 	}
 	c.AddCommand(kvServeCmd(), kvPutCmd(), kvGetCmd(), kvDeleteCmd(), kvCASCmd(), kvScanCmd(), kvWatchCmd(), kvStatusCmd())
+	addWANFlags(c, true)
 	return c
 }
 
@@ -80,7 +80,7 @@ up.`,
 			if err != nil {
 				return err
 			}
-			n, err := layers.Listen(listen, kv.Props)
+			n, err := listenNode(listen, kv.Props)
 			if err != nil {
 				return err
 			}
