@@ -47,7 +47,7 @@ writes to the leader. Keys are 1 to 4096 bytes, values up to 256 KiB (a
 value larger than a log register is written as parts: see docs/kv.md).`,
 	}
 	c.AddCommand(kvServeCmd(), kvPutCmd(), kvGetCmd(), kvDeleteCmd(), kvCASCmd(), kvScanCmd(), kvWatchCmd(), kvStatusCmd())
-	addWANFlags(c, true)
+	addWANFlags(c)
 	return c
 }
 

@@ -49,7 +49,7 @@ both the log servers and the wormservers' cluster file. Entries are up to
 ` + strconv.Itoa(wormlog.MaxEntry) + ` bytes.`,
 	}
 	c.AddCommand(logServeCmd(), logAppendCmd(), logReadCmd(), logTailCmd(), logStatusCmd(), logSubscribeCmd(), logTrimCmd())
-	addWANFlags(c, true)
+	addWANFlags(c)
 	return c
 }
 

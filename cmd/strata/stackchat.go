@@ -57,7 +57,7 @@ kill -9 makes the others suspect and remove this member after --suspect.`,
 	f.StringVar(&props, "props", "Total,Membership", "stack properties (must include Membership)")
 	f.DurationVar(&heartbeat, "heartbeat", 100*time.Millisecond, "heartbeat interval")
 	f.DurationVar(&suspect, "suspect", 2*time.Second, "silence after which a member is removed")
-	addWANFlags(c, true)
+	addWANFlags(c)
 	return c
 }
 

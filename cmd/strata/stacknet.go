@@ -56,7 +56,7 @@ metrics (per-layer counters) on --metrics if given.`,
 	c.Flags().StringVar(&props, "props", "Reliable,Fragment,RPC", "required properties")
 	c.Flags().StringVar(&metrics, "metrics", "", "serve Prometheus metrics on this HOST:PORT")
 	c.Flags().DurationVar(&busyPoll, "busy-poll", 0, busyPollHelp)
-	addWANFlags(c, true)
+	addWANFlags(c)
 	return c
 }
 
@@ -124,6 +124,6 @@ func stackCallCmd() *cobra.Command {
 	c.Flags().DurationVar(&timeout, "timeout", 5*time.Second, "deadline per call")
 	c.Flags().BoolVar(&oneway, "oneway", false, "send one-way messages instead of RPCs")
 	c.Flags().DurationVar(&busyPoll, "busy-poll", 0, busyPollHelp)
-	addWANFlags(c, true)
+	addWANFlags(c)
 	return c
 }

@@ -46,7 +46,7 @@ killed and restarted (its log is in its --dir), and a transaction it was in
 ends without it.`,
 	}
 	c.AddCommand(txServeCmd(), txTransferCmd(), txDepositCmd(), txBalanceCmd())
-	addWANFlags(c, true)
+	addWANFlags(c)
 	return c
 }
 

@@ -33,12 +33,17 @@ const (
 	wanSiteHelp = "this process's site with --wan, when its address is in no site of the file (default $" + wanSiteEnv + ")"
 )
 
-// addWANFlags gives a command (and its subcommands) --wan and --wan-site.
-func addWANFlags(c *cobra.Command, site bool) {
+// addWANFlags gives a command that runs a node (and its subcommands)
+// --wan and --wan-site.
+func addWANFlags(c *cobra.Command) {
 	c.PersistentFlags().StringVar(&wanFile, "wan", "", wanFlagHelp)
-	if site {
-		c.PersistentFlags().StringVar(&wanSite, "wan-site", "", wanSiteHelp)
-	}
+	c.PersistentFlags().StringVar(&wanSite, "wan-site", "", wanSiteHelp)
+}
+
+// addWANChildFlag gives a command that starts servers (up) --wan, which
+// it passes on to them (wanChildEnv).
+func addWANChildFlag(c *cobra.Command) {
+	c.Flags().StringVar(&wanFile, "wan", "", "emulate a wide-area network between the servers: pass them this WAN file, each server in the site its address is listed in (see docs/wan.md; default: they inherit $"+wanFileEnv+")")
 }
 
 // wanSettings returns the WAN file and site in force: the flags', else the
@@ -93,17 +98,18 @@ func listenNodeOpts(listen, props string, o transport.Options) (*stack.Node, err
 }
 
 // wanChildEnv is what a parent passes to the servers it starts: the WAN
-// file given by flag (its absolute path: a child may run elsewhere).
-// Not the site: each server's site is the one its address is listed in.
+// file in force (its absolute path: a child may run elsewhere), and an
+// empty STRATA_WAN_SITE, because each server's site is the one its address
+// is listed in, not a site the parent's environment names.
 func wanChildEnv() []string {
-	if wanFile == "" {
-		return nil // a STRATA_WAN of the parent's is inherited anyway
+	file, _ := wanSettings()
+	if file == "" {
+		return nil
 	}
-	p, err := filepath.Abs(wanFile)
-	if err != nil {
-		p = wanFile
+	if p, err := filepath.Abs(file); err == nil {
+		file = p
 	}
-	return []string{wanFileEnv + "=" + p}
+	return []string{wanFileEnv + "=" + file, wanSiteEnv + "="}
 }
 
 func wanCmd() *cobra.Command {
@@ -168,7 +174,7 @@ func wanShowCmd() *cobra.Command {
 			return tw.Flush()
 		},
 	}
-	addWANFlags(c, false)
+	c.Flags().StringVar(&wanFile, "wan", "", "the WAN file to show (default $"+wanFileEnv+")")
 	return c
 }
 

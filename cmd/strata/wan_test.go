@@ -140,3 +140,21 @@ func TestWANErrors(t *testing.T) {
 		}
 	}
 }
+
+// up passes the WAN file to its servers by absolute path, and clears a
+// site its own environment names (each server's is its address's).
+func TestWANChildEnv(t *testing.T) {
+	t.Setenv(wanFileEnv, "")
+	t.Setenv(wanSiteEnv, "az_eastus")
+	wanFile = ""
+	if env := wanChildEnv(); env != nil {
+		t.Errorf("no WAN: child env %q", env)
+	}
+	wanFile = "wan.json"
+	defer func() { wanFile = "" }()
+	abs, _ := filepath.Abs("wan.json")
+	env := wanChildEnv()
+	if len(env) != 2 || env[0] != wanFileEnv+"="+abs || env[1] != wanSiteEnv+"=" {
+		t.Errorf("child env %q", env)
+	}
+}

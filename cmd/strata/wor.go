@@ -37,7 +37,7 @@ func worCmd() *cobra.Command {
 		Short: "Write-once registers (WormSpace): servers and client commands",
 	}
 	c.AddCommand(worServeCmd(), worAllocCmd(), worPutCmd(), worGetCmd(), worTrimCmd(), worReconfigureCmd(), worStatusCmd(), worListenCmd())
-	addWANFlags(c, true)
+	addWANFlags(c)
 	c.PersistentFlags().StringVar(&worEngine, "engine", "paxos", "client engine with --servers: paxos (majority quorums) or chain (chain replication, head first in --servers)")
 	c.PersistentFlags().StringVar(&worCluster, "cluster", "", "cluster configuration file (JSON: engine, directory, partitions); default: "+defaultClusterFile+" if it exists and --servers is not given")
 	return c
@@ -489,7 +489,7 @@ everything from the journals.`,
 	c.Flags().IntVar(&base, "port", 7101, "first UDP port (0: any free ports, and a cluster file for this run only)")
 	c.Flags().IntVar(&nfsPort, "nfs-port", 20049, "NFS port (MOUNT uses the next one); 0: no NFS export")
 	c.Flags().IntVar(&nfsSize, "nfs-size", 1024, "size in MiB of a new NFS disk")
-	addWANFlags(c, false) // passed on to the servers (wanChildEnv)
+	addWANChildFlag(c)
 	return c
 }
 
