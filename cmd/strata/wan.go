@@ -130,7 +130,8 @@ FILE is JSON:
 
 A key is a transport address, or a bare host that stands for every address
 on it. A process's own site is the one its address is in, or --wan-site.
-Datagrams to an address in no site are not delayed. See docs/wan.md.`,
+Datagrams to an address in no site are not delayed (beyond the jitter).
+See docs/wan.md.`,
 	}
 	c.AddCommand(wanShowCmd(), wanRegionsCmd())
 	return c

@@ -15,7 +15,8 @@
 // Guarantees: a configuration that loads names only known sites, only
 // well-formed addresses and only site pairs the matrix has a latency for;
 // bad input is an error that says what is wrong, never a panic. A
-// destination whose address is in no site is sent to without delay.
+// destination whose address is in no site is sent to without delay (only
+// the jitter, if any, applies to every datagram).
 package wan
 
 import (
