@@ -226,7 +226,7 @@ func kvDialWAN(servers []string) (c *kv.Client, closeNode func(), err error) {
 	// Bound as kv.Dial binds: to loopback if the first server is on it.
 	network, hostport, err := transport.Parse(addrs[0])
 	if err != nil {
-		return nil, nil, fmt.Errorf("kv: server %w", err)
+		return nil, nil, fmt.Errorf("kv: server address %q: want udp:HOST:PORT or tcp:HOST:PORT (%w)", addrs[0], err)
 	}
 	bind := "0.0.0.0"
 	if host, _, _ := net.SplitHostPort(hostport); host == "localhost" || net.ParseIP(host) != nil && net.ParseIP(host).IsLoopback() {
