@@ -118,8 +118,8 @@ func wanCmd() *cobra.Command {
 		Short: "Emulated wide-area network: show the delays a WAN file sets, list site names",
 		Long: `Strata can emulate a wide-area network between processes on one machine:
 with --wan FILE (or STRATA_WAN=FILE) every command that runs a node (stack
-serve/call/chat, wor, kv, log, tx, up) holds each datagram it sends for the
-one-way delay between its own site and the destination's, taken from the
+serve/call/chat, wor, kv, log, tx, and the servers "strata up --wan FILE"
+starts) holds each datagram it sends for the one-way delay between its own site and the destination's, taken from the
 geo latency matrix (half the measured round trip), plus optional jitter.
 FILE is JSON:
 
