@@ -271,3 +271,36 @@ func TestDelayedUDP(t *testing.T) {
 		t.Fatalf("ListenOpts with a failing Wrap: %v", err)
 	}
 }
+
+// Over TCP with jitter, frames arrive in the order they were sent, as TCP
+// transport users expect.
+func TestDelayedTCPKeepsOrder(t *testing.T) {
+	leakCheck(t)
+	wrap := func(tr stack.Transport) (stack.Transport, error) {
+		return Delayed(tr, func(stack.Addr) time.Duration { return 2 * time.Millisecond }, 10*time.Millisecond, 3), nil
+	}
+	a, err := ListenOpts("tcp:127.0.0.1:0", Options{Wrap: wrap})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := ListenOpts("tcp:127.0.0.1:0", Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	var in inbox
+	b.SetReceiver(in.recv)
+	const n = 100
+	for i := range n {
+		if err := a.Send(b.Local(), [][]byte{fmt.Appendf(nil, "%d", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "every frame", func() bool { return in.len() == n })
+	for i, m := range in.all() {
+		if want := fmt.Sprint(i); string(m.data) != want {
+			t.Fatalf("frame %d is %q: reordered", i, m.data)
+		}
+	}
+}
