@@ -18,7 +18,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"strata/stack"
-	"strata/stack/layers"
 	"strata/wor"
 	"strata/wormlog"
 )
@@ -50,6 +49,7 @@ both the log servers and the wormservers' cluster file. Entries are up to
 ` + strconv.Itoa(wormlog.MaxEntry) + ` bytes.`,
 	}
 	c.AddCommand(logServeCmd(), logAppendCmd(), logReadCmd(), logTailCmd(), logStatusCmd(), logSubscribeCmd(), logTrimCmd())
+	addWANFlags(c)
 	return c
 }
 
@@ -156,7 +156,7 @@ func logWORClient(cluster, addr string, timeout time.Duration) (*wor.Client, *st
 	if err != nil {
 		return nil, nil, err
 	}
-	n, err := layers.Listen(addr, logProps)
+	n, err := listenNode(addr, logProps)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -100,6 +100,6 @@ Start with:  strata up`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(upCmd(), journalCmd(), stackCmd(), worCmd(), kvCmd(), logCmd(), txCmd(), nfsCmd(), mpcalCmd(), benchCmd(), geoCmd())
+	root.AddCommand(upCmd(), journalCmd(), stackCmd(), worCmd(), kvCmd(), logCmd(), txCmd(), nfsCmd(), mpcalCmd(), benchCmd(), geoCmd(), wanCmd())
 	return root
 }

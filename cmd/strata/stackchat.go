@@ -15,6 +15,7 @@ import (
 
 	"strata/stack"
 	"strata/stack/group"
+	"strata/stack/transport"
 )
 
 func stackChatCmd() *cobra.Command {
@@ -38,7 +39,11 @@ kill -9 makes the others suspect and remove this member after --suspect.`,
 			defer stop()
 			jctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 			defer cancel()
-			m, err := group.Join(jctx, args[0], group.Options{Listen: listen, Contact: join, Props: props, Heartbeat: heartbeat, SuspectAfter: suspect})
+			to, err := withWAN(transport.Options{})
+			if err != nil {
+				return err
+			}
+			m, err := group.Join(jctx, args[0], group.Options{Listen: listen, Contact: join, Props: props, Heartbeat: heartbeat, SuspectAfter: suspect, Transport: to})
 			if err != nil {
 				return err
 			}
@@ -52,6 +57,7 @@ kill -9 makes the others suspect and remove this member after --suspect.`,
 	f.StringVar(&props, "props", "Total,Membership", "stack properties (must include Membership)")
 	f.DurationVar(&heartbeat, "heartbeat", 100*time.Millisecond, "heartbeat interval")
 	f.DurationVar(&suspect, "suspect", 2*time.Second, "silence after which a member is removed")
+	addWANFlags(c)
 	return c
 }
 

@@ -14,7 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"strata/stack"
-	"strata/stack/layers"
 	"strata/stack/transport"
 )
 
@@ -31,7 +30,7 @@ metrics (per-layer counters) on --metrics if given.`,
 		Example: "  strata stack serve --listen udp:127.0.0.1:7000 --metrics 127.0.0.1:9100",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			n, err := layers.ListenOpts(listen, props, transport.Options{BusyPoll: busyPoll})
+			n, err := listenNodeOpts(listen, props, transport.Options{BusyPoll: busyPoll})
 			if err != nil {
 				return err
 			}
@@ -57,6 +56,7 @@ metrics (per-layer counters) on --metrics if given.`,
 	c.Flags().StringVar(&props, "props", "Reliable,Fragment,RPC", "required properties")
 	c.Flags().StringVar(&metrics, "metrics", "", "serve Prometheus metrics on this HOST:PORT")
 	c.Flags().DurationVar(&busyPoll, "busy-poll", 0, busyPollHelp)
+	addWANFlags(c)
 	return c
 }
 
@@ -87,7 +87,7 @@ func stackCallCmd() *cobra.Command {
 					listen = kind + ":[::1]:0"
 				}
 			}
-			node, err := layers.ListenOpts(listen, props, transport.Options{BusyPoll: busyPoll})
+			node, err := listenNodeOpts(listen, props, transport.Options{BusyPoll: busyPoll})
 			if err != nil {
 				return err
 			}
@@ -124,5 +124,6 @@ func stackCallCmd() *cobra.Command {
 	c.Flags().DurationVar(&timeout, "timeout", 5*time.Second, "deadline per call")
 	c.Flags().BoolVar(&oneway, "oneway", false, "send one-way messages instead of RPCs")
 	c.Flags().DurationVar(&busyPoll, "busy-poll", 0, busyPollHelp)
+	addWANFlags(c)
 	return c
 }

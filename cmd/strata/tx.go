@@ -17,7 +17,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"strata/stack"
-	"strata/stack/layers"
 	"strata/wor"
 	"strata/wormtx"
 )
@@ -47,6 +46,7 @@ killed and restarted (its log is in its --dir), and a transaction it was in
 ends without it.`,
 	}
 	c.AddCommand(txServeCmd(), txTransferCmd(), txDepositCmd(), txBalanceCmd())
+	addWANFlags(c)
 	return c
 }
 
@@ -106,7 +106,7 @@ Prints "listening on ADDR".`,
 			if err != nil {
 				return err
 			}
-			node, err := layers.Listen(string(listen), worProps)
+			node, err := listenNode(string(listen), worProps)
 			if err != nil {
 				return err
 			}
@@ -199,7 +199,7 @@ func txEngine(f txFlags, near stack.Addr) (wormtx.Engine, *stack.Node, error) {
 		return nil, nil, errors.New("--servers is empty")
 	}
 	kind, _, _ := strings.Cut(string(near), ":")
-	n, err := layers.Listen(kind+":127.0.0.1:0", worProps)
+	n, err := listenNode(kind+":127.0.0.1:0", worProps)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -243,7 +243,7 @@ func runTx(cmd *cobra.Command, f txClientFlags, ops []wormtx.Op, readOnly bool) 
 		return wormtx.Result{}, errors.New("--rms is empty")
 	}
 	kind, _, _ := strings.Cut(string(rms[0]), ":")
-	n, err := layers.Listen(kind+":127.0.0.1:0", worProps)
+	n, err := listenNode(kind+":127.0.0.1:0", worProps)
 	if err != nil {
 		return wormtx.Result{}, err
 	}

@@ -25,7 +25,6 @@ import (
 	"strata/journal"
 	"strata/kv"
 	"strata/stack"
-	"strata/stack/layers"
 	"strata/wor"
 )
 
@@ -38,6 +37,7 @@ func worCmd() *cobra.Command {
 		Short: "Write-once registers (WormSpace): servers and client commands",
 	}
 	c.AddCommand(worServeCmd(), worAllocCmd(), worPutCmd(), worGetCmd(), worTrimCmd(), worReconfigureCmd(), worStatusCmd(), worListenCmd())
+	addWANFlags(c)
 	c.PersistentFlags().StringVar(&worEngine, "engine", "paxos", "client engine with --servers: paxos (majority quorums) or chain (chain replication, head first in --servers)")
 	c.PersistentFlags().StringVar(&worCluster, "cluster", "", "cluster configuration file (JSON: engine, directory, partitions); default: "+defaultClusterFile+" if it exists and --servers is not given")
 	return c
@@ -93,7 +93,7 @@ partition's state on it.`,
 			if join {
 				srv.Join()
 			}
-			n, err := layers.Listen(listen, worProps)
+			n, err := listenNode(listen, worProps)
 			if err != nil {
 				return err
 			}
@@ -173,7 +173,7 @@ func clusterClient(file string, timeout time.Duration) (*wor.Cluster, *stack.Nod
 		return nil, nil, err
 	}
 	kind, _, _ := strings.Cut(cfg.Directory[0], ":")
-	n, err := layers.Listen(kind+":127.0.0.1:0", worProps)
+	n, err := listenNode(kind+":127.0.0.1:0", worProps)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -205,7 +205,7 @@ func worClient(file, servers string, timeout time.Duration) (*wor.Client, *stack
 		return nil, nil, errors.New("--servers is empty")
 	}
 	kind, _, _ := strings.Cut(string(reps[0]), ":")
-	n, err := layers.Listen(kind+":127.0.0.1:0", worProps)
+	n, err := listenNode(kind+":127.0.0.1:0", worProps)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -515,6 +515,7 @@ everything from the journals.`,
 	c.Flags().IntVar(&base, "port", 7101, "first UDP port (0: any free ports, and a cluster file for this run only)")
 	c.Flags().IntVar(&nfsPort, "nfs-port", 20049, "NFS port (MOUNT uses the next one); 0: no NFS export")
 	c.Flags().IntVar(&nfsSize, "nfs-size", 1024, "size in MiB of a new NFS disk")
+	addWANChildFlag(c)
 	return c
 }
 
@@ -534,6 +535,7 @@ const (
 // the first line of its output, which must start with prefix.
 func startChild(cmd *cobra.Command, procs *[]*exec.Cmd, prefix string, env []string, name string, args ...string) (string, error) {
 	p := exec.Command(name, args...)
+	env = append(env, wanChildEnv()...)
 	if len(env) > 0 {
 		p.Env = append(os.Environ(), env...)
 	}

@@ -34,6 +34,9 @@ type Options struct {
 	Props        string        // stack properties; default "Total,Membership"
 	Heartbeat    time.Duration // default 100 ms
 	SuspectAfter time.Duration // default 2 s; at least two heartbeats
+	// Transport are the options of the member's transport (e.g. Wrap, to
+	// emulate a wide-area network).
+	Transport transport.Options
 }
 
 // ErrBadOptions is returned by Join for options no group can run with.
@@ -109,7 +112,7 @@ func Join(ctx context.Context, group string, opt Options) (*Member, error) {
 	if !contains(ch.Provides, stack.Membership) {
 		return nil, fmt.Errorf("group: properties %q do not include Membership", opt.Props)
 	}
-	tr, err := transport.Listen(opt.Listen)
+	tr, err := transport.ListenOpts(opt.Listen, opt.Transport)
 	if err != nil {
 		return nil, err
 	}

@@ -393,16 +393,36 @@ type Options struct {
 	// BusyPoll: a reader that finds nothing to read keeps polling for
 	// this long before it sleeps (TCPOptions.BusyPoll, UDPOptions.BusyPoll).
 	BusyPoll time.Duration
+	// Wrap, if set, is given the opened transport and returns the one
+	// ListenOpts returns, e.g. Delayed (an emulated wide-area network):
+	// it runs once the local address is known. If it fails, ListenOpts
+	// closes the transport and returns its error.
+	Wrap func(stack.Transport) (stack.Transport, error)
 }
 
 // ListenOpts is Listen with options.
 func ListenOpts(a string, o Options) (stack.Transport, error) {
+	var tr stack.Transport
+	var err error
 	network, hostport, ok := strings.Cut(a, ":")
 	switch {
 	case ok && network == "udp":
-		return ListenUDPOpts(hostport, UDPOptions{BusyPoll: o.BusyPoll})
+		tr, err = ListenUDPOpts(hostport, UDPOptions{BusyPoll: o.BusyPoll})
 	case ok && network == "tcp":
-		return ListenTCPOpts(hostport, TCPOptions{BusyPoll: o.BusyPoll})
+		tr, err = ListenTCPOpts(hostport, TCPOptions{BusyPoll: o.BusyPoll})
+	default:
+		return nil, fmt.Errorf("transport: address %q: want udp:HOST:PORT or tcp:HOST:PORT", a)
 	}
-	return nil, fmt.Errorf("transport: address %q: want udp:HOST:PORT or tcp:HOST:PORT", a)
+	if err != nil {
+		return nil, err // not tr: a nil *UDP or *TCP in a non-nil interface
+	}
+	if o.Wrap == nil {
+		return tr, nil
+	}
+	w, err := o.Wrap(tr)
+	if err != nil {
+		tr.Close()
+		return nil, err
+	}
+	return w, nil
 }

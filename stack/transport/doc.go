@@ -58,6 +58,11 @@
 // Stats.BadFrames. The announced address is not authenticated: any
 // process that can connect can claim any sender address.
 //
+// Delayed wraps either transport to emulate a wide-area network on one
+// machine: each datagram leaves a per-destination delay (plus optional
+// jitter) after Send, in order per destination; Options.Wrap applies it
+// in ListenOpts.
+//
 // Assumptions: peers run this package (same framing, same MTU); the
 // receiver does not block for long; Send may block for up to the dial or
 // write timeout when a TCP peer is unreachable or does not read.
