@@ -173,7 +173,9 @@ func TestDelayedDestinationsIndependent(t *testing.T) {
 	if err := tr.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if st := tr.(*DelayTransport).Stats(); len(r.to("far")) == 0 && st.Dropped != 1 {
+	// far's datagram is dropped; stuck's too if Close came before its
+	// sender reached the inner Send (its delay is only 1 ms).
+	if st := tr.(*DelayTransport).Stats(); len(r.to("far")) == 0 && (st.Dropped < 1 || st.Dropped > 2) {
 		t.Errorf("stats %+v: far's held datagram not counted as dropped", st)
 	}
 }
