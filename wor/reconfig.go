@@ -219,7 +219,7 @@ func mergeAcceptor(a, b acceptor) acceptor {
 	out.part = b.part
 	out.promised = max(a.promised, b.promised)
 	if b.has && (!a.has || b.accBallot > a.accBallot) {
-		out.has, out.accBallot, out.value = true, b.accBallot, b.value
+		out.has, out.accBallot, out.value, out.chosen = true, b.accBallot, b.value, b.chosen
 	}
 	return out
 }
