@@ -199,6 +199,9 @@ func decodeRecords(b []byte) ([]record, error) {
 		}
 		r.a.has = b[28]&flagHas != 0
 		if b[28]&flagChosen != 0 {
+			if r.a.accBallot == 0 {
+				return nil, fmt.Errorf("%w: record chosen at ballot 0", ErrMalformed)
+			}
 			r.a.chosen = r.a.accBallot
 		}
 		n := binary.BigEndian.Uint32(b[29:])
