@@ -32,10 +32,40 @@ func TestClusterConfigFile(t *testing.T) {
 		{`{"directory": ["a"], "partitions": [["a", "a"]]}`, "twice"},
 		{`{"directory": ["a"], "partitions": [["a"]]} {}`, "trailing"},
 		{`{"directory": "a"}`, "cannot unmarshal"},
+		{`{"directory": ["a"], "partitions": [["a"]], "plan": {"k": 1, "r": 0, "q1a": 1, "q1b": 1, "q2": 1}}`, "a plan is for engine ec"},
+		{`{"engine": "ec", "directory": ["a"], "partitions": [["a", "b", "c", "d", "e"]], "plan": {"k": 3, "r": 2, "q1a": 3, "q1b": 3, "q2": 4}}`, RuleQ1bQ2},
+		{`{"engine": "ec", "directory": ["a"], "partitions": [["a", "b", "c", "d", "e"], ["f", "g", "h"]], "plan": {"k": 3, "r": 2, "q1a": 3, "q1b": 4, "q2": 4}}`, "partition 1: wor: bad ec plan k=3 r=2 q1a=3 q1b=4 q2=4 for 3 servers: breaks rule k+r=n"},
 	} {
 		if _, err := ParseClusterConfig([]byte(bad.text)); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%s: error %v, want one mentioning %q", bad.text, err, bad.want)
 		}
+	}
+}
+
+// An ec cluster file takes a plan as strata geo plan --json prints it
+// (extra fields and all), or none (the default plan per partition).
+func TestClusterConfigECPlan(t *testing.T) {
+	geoOut := `{"protocol": "pando", "f": 1, "sites": ["a", "b", "c", "d", "e"], "k": 2, "r": 3, "q1a": 2, "q1b": 3, "q2": 4,
+	  "front_ends": [{"name": "a", "read_ms": 10, "write_ms": 20}], "read_ms": 10, "write_ms": 20, "storage_overhead": 2.5}`
+	cfg := `{"engine": "ec", "directory": ["d1"], "partitions": [["a", "b", "c", "d", "e"]], "plan": ` + geoOut + `}`
+	c, err := ParseClusterConfig([]byte(cfg))
+	if err != nil || c.Plan == nil || *c.Plan != (ECPlan{K: 2, R: 3, Q1a: 2, Q1b: 3, Q2: 4}) {
+		t.Fatalf("ec config with a geo plan: %+v, %v", c, err)
+	}
+	c, err = ParseClusterConfig([]byte(`{"engine": "ec", "directory": ["d1"], "partitions": [["a", "b", "c", "d", "e"], ["f", "g", "h"]]}`))
+	if err != nil || c.Plan != nil {
+		t.Fatalf("ec config without a plan: %+v, %v", c, err)
+	}
+	if p, err := c.ecPlan(5); err != nil || p != (ECPlan{K: 3, R: 2, Q1a: 3, Q1b: 4, Q2: 4}) {
+		t.Fatalf("default plan for 5: %+v, %v", p, err)
+	}
+	_, mk := realCluster(t, 0)
+	cl, err := NewCluster(mk(), c, 1, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := cl.Reconfigure(context.Background(), 0, []string{"x", "y", "z"}); err == nil || !strings.Contains(err.Error(), "ec engine cannot be reconfigured") {
+		t.Fatalf("reconfiguring an ec partition: %v", err)
 	}
 }
 

@@ -69,11 +69,12 @@ func (e *PlanError) Is(target error) bool { return target == ErrBadPlan }
 func (p ECPlan) Validate(n int) error {
 	bad := func(rule string) error { return &PlanError{Plan: p, N: n, Rule: rule} }
 	switch {
-	case n < 1 || n > maxServers || p.K < 1 || p.R < 0 ||
-		p.Q1a < 1 || p.Q1b < 1 || p.Q2 < 1 || p.Q1a > n || p.Q1b > n || p.Q2 > n:
+	case n < 1 || n > maxServers || p.K < 1 || p.R < 0:
 		return bad(RuleSizes)
-	case p.K+p.R != n:
+	case p.K+p.R != n: // before the quorums: a plan for another number of servers
 		return bad(RuleKRN)
+	case p.Q1a < 1 || p.Q1b < 1 || p.Q2 < 1 || p.Q1a > n || p.Q1b > n || p.Q2 > n:
+		return bad(RuleSizes)
 	case p.Q1a < p.K:
 		return bad(RuleQ1aK)
 	case p.Q1a+p.Q2 <= n:
@@ -132,10 +133,16 @@ func defaultECFaults(n int) int {
 // is "pando" is taken. It does not validate the plan (that needs the
 // number of servers: see Validate).
 func ParseECPlan(b []byte) (ECPlan, error) {
+	// Its own type: ECPlan's UnmarshalJSON calls this.
 	type geoPlan struct {
 		Protocol string `json:"protocol"`
-		ECPlan
+		K        int    `json:"k"`
+		R        int    `json:"r"`
+		Q1a      int    `json:"q1a"`
+		Q1b      int    `json:"q1b"`
+		Q2       int    `json:"q2"`
 	}
+	plan := func(g geoPlan) ECPlan { return ECPlan{K: g.K, R: g.R, Q1a: g.Q1a, Q1b: g.Q1b, Q2: g.Q2} }
 	b = bytes.TrimSpace(b)
 	if len(b) > 0 && b[0] == '[' {
 		var ps []geoPlan
@@ -144,7 +151,7 @@ func ParseECPlan(b []byte) (ECPlan, error) {
 		}
 		for _, p := range ps {
 			if p.Protocol == "pando" {
-				return p.ECPlan, nil
+				return plan(p), nil
 			}
 		}
 		return ECPlan{}, fmt.Errorf("%w: a list of %d plans without a pando one", ErrBadPlan, len(ps))
@@ -153,5 +160,16 @@ func ParseECPlan(b []byte) (ECPlan, error) {
 	if err := json.Unmarshal(b, &p); err != nil {
 		return ECPlan{}, fmt.Errorf("wor: ec plan: %w", err)
 	}
-	return p.ECPlan, nil
+	return plan(p), nil
+}
+
+// UnmarshalJSON reads a plan as ParseECPlan does, so that a cluster file
+// (whose decoder refuses unknown fields) takes a geo plan pasted whole.
+func (p *ECPlan) UnmarshalJSON(b []byte) error {
+	got, err := ParseECPlan(b)
+	if err != nil {
+		return err
+	}
+	*p = got
+	return nil
 }
