@@ -134,15 +134,26 @@ func (r *ecRun) answer(a ecAnswer) {
 	}
 }
 
-// unavailable describes a round that could not gather its quorum.
-func unavailable(what string, as []ecAnswer, need int) error {
+// unavailable describes a round that could not gather its quorum: how
+// many servers did not answer, and how many answered with a split that
+// failed its checks (damaged, or of another plan: data written under
+// one plan is not readable under another).
+func (e *EC) unavailable(what string, as []ecAnswer, need int) error {
 	var last error
+	down, refused := 0, 0
 	for _, a := range as {
-		if a.err != nil {
+		switch {
+		case a.err != nil:
+			down++
 			last = a.err
+		case a.resp.Status == stOK && a.resp.Has:
+			if _, ok := e.codec.state(a.from, 0, 0, true, false, a.resp.Value); !ok {
+				refused++
+			}
 		}
 	}
-	return fmt.Errorf("%w: %s needed %d servers (last error: %v)", ErrUnavailable, what, need, last)
+	return fmt.Errorf("%w: %s needed %d of %d servers: %d did not answer (last error: %v), %d splits refused as damaged or of another plan",
+		ErrUnavailable, what, need, len(e.servers), down+len(e.servers)-len(as), last, refused)
 }
 
 // Capture runs Phase 1 for addr with a new ballot; a ballot below one a
@@ -170,7 +181,7 @@ func (e *EC) capture(addr uint64, tries int, cb func(CaptureID, error)) {
 				cb(0, ErrPreempted)
 			}
 		case p1Unavailable:
-			return true, func() { cb(0, unavailable("phase 1", as, e.plan.Q1b)) }
+			return true, func() { cb(0, e.unavailable("phase 1", as, e.plan.Q1b)) }
 		}
 		return false, nil
 	}, func(err error) { cb(0, err) })
@@ -224,7 +235,7 @@ func (e *EC) writeAt(addr, b uint64, v []byte, written bool, cb func(error)) {
 				cb(ErrPreempted)
 			}
 		case p2Unavailable:
-			return true, func() { cb(unavailable("phase 2", as, e.plan.Q2)) }
+			return true, func() { cb(e.unavailable("phase 2", as, e.plan.Q2)) }
 		}
 		return false, nil
 	}, cb)
@@ -257,7 +268,7 @@ func (e *EC) read(addr uint64, tries int, cb func([]byte, error)) {
 				complete(e, addr, v, tries, func() { e.read(addr, tries-1, cb) }, cb)
 			}
 		case readUnavailable:
-			return true, func() { cb(nil, unavailable("read", as, e.plan.Q1b)) }
+			return true, func() { cb(nil, e.unavailable("read", as, e.plan.Q1b)) }
 		}
 		return false, nil
 	}, func(err error) { cb(nil, err) })

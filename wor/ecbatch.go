@@ -87,7 +87,7 @@ func (e *EC) segCapture(seg, start, end uint64, tries int, cb func(CaptureID, er
 					cb(0, ErrPreempted)
 				}
 			case p1Unavailable:
-				return true, func() { cb(0, unavailable("segment phase 1", as, e.plan.Q1b)) }
+				return true, func() { cb(0, e.unavailable("segment phase 1", per[j], e.plan.Q1b)) }
 			}
 			captured = false
 		}
@@ -161,7 +161,7 @@ func (e *EC) segWriteAt(seg, start, b uint64, vals [][]byte, cb func(error)) {
 				cb(ErrPreempted)
 			}
 		case p2Unavailable:
-			return true, func() { cb(unavailable("segment phase 2", as, e.plan.Q2)) }
+			return true, func() { cb(e.unavailable("segment phase 2", flat, e.plan.Q2)) }
 		}
 		return false, nil
 	}, cb)

@@ -38,8 +38,10 @@ func worCmd() *cobra.Command {
 		Short: "Write-once registers (WormSpace): servers and client commands",
 	}
 	c.AddCommand(worServeCmd(), worAllocCmd(), worPutCmd(), worGetCmd(), worTrimCmd(), worReconfigureCmd(), worStatusCmd(), worListenCmd())
-	c.PersistentFlags().StringVar(&worEngine, "engine", "paxos", "client engine with --servers: paxos (majority quorums) or chain (chain replication, head first in --servers)")
-	c.PersistentFlags().StringVar(&worCluster, "cluster", "", "cluster configuration file (JSON: engine, directory, partitions); default: "+defaultClusterFile+" if it exists and --servers is not given")
+	c.PersistentFlags().StringVar(&worEngine, "engine", "paxos", "client engine with --servers: paxos (majority quorums), chain (chain replication, head first in --servers) or ec (Pando's erasure-coded Paxos: server i of --servers holds split i; default plan: one failure tolerated from 3 servers on, e.g. k=3 of 5)")
+	c.PersistentFlags().IntVar(&worECK, "ec-k", 0, "with --engine ec: data splits per value (k); quorums are the smallest the rules allow for --servers")
+	c.PersistentFlags().StringVar(&worPlanFile, "plan", "", "with --engine ec: the plan (JSON with k, r, q1a, q1b, q2, as 'strata geo plan --json' prints it); refused if it breaks a quorum rule")
+	c.PersistentFlags().StringVar(&worCluster, "cluster", "", "cluster configuration file (JSON: engine, directory, partitions, and for engine ec an optional plan); default: "+defaultClusterFile+" if it exists and --servers is not given")
 	return c
 }
 
@@ -150,8 +152,43 @@ func openWorJournal(dir string, blocks uint64) (*journal.Journal, error) {
 	return j, nil
 }
 
-// worEngine is the engine the client commands use ("paxos" or "chain").
-var worEngine = "paxos"
+// worEngine is the engine the client commands use ("paxos", "chain" or
+// "ec"); worECK and worPlanFile choose the ec engine's plan.
+var (
+	worEngine   = "paxos"
+	worECK      int
+	worPlanFile string
+)
+
+// ecPlanFlag returns the plan --ec-k or --plan chose for n servers, or
+// ok false if neither was given (the engine's default plan then).
+func ecPlanFlag(n int) (plan wor.ECPlan, ok bool, err error) {
+	switch {
+	case worECK == 0 && worPlanFile == "":
+		return wor.ECPlan{}, false, nil
+	case worEngine != "ec":
+		return wor.ECPlan{}, false, fmt.Errorf("--ec-k and --plan are for --engine ec, not %s", worEngine)
+	case worECK != 0 && worPlanFile != "":
+		return wor.ECPlan{}, false, errors.New("give --ec-k or --plan, not both")
+	case worECK != 0:
+		plan, err = wor.ECPlanFor(n, worECK)
+		if err != nil {
+			return plan, false, fmt.Errorf("--ec-k %d with %d servers: %w", worECK, n, err)
+		}
+		return plan, true, nil
+	}
+	b, err := os.ReadFile(worPlanFile)
+	if err != nil {
+		return plan, false, fmt.Errorf("--plan: %w", err)
+	}
+	if plan, err = wor.ParseECPlan(b); err != nil {
+		return plan, false, fmt.Errorf("--plan %s: %w", worPlanFile, err)
+	}
+	if err := plan.Validate(n); err != nil {
+		return plan, false, fmt.Errorf("--plan %s with %d servers: %w", worPlanFile, n, err)
+	}
+	return plan, true, nil
+}
 
 // clusterFile is the cluster file the client commands use, or "" to use
 // --servers: --cluster if given, else the default file if it exists and
@@ -218,12 +255,21 @@ func worClient(file, servers string, timeout time.Duration) (*wor.Client, *stack
 	if len(reps) == 0 {
 		return nil, nil, errors.New("--servers is empty")
 	}
+	plan, withPlan, err := ecPlanFlag(len(reps))
+	if err != nil {
+		return nil, nil, err
+	}
 	kind, _, _ := strings.Cut(string(reps[0]), ":")
 	n, err := layers.Listen(kind+":127.0.0.1:0", worProps)
 	if err != nil {
 		return nil, nil, err
 	}
-	e, err := wor.NewEngine(worEngine, n, reps, 1+rand.Uint64N(1<<32-1), timeout)
+	var e wor.Engine
+	if withPlan {
+		e, err = wor.NewEC(n, reps, 1+rand.Uint64N(1<<32-1), timeout, plan)
+	} else {
+		e, err = wor.NewEngine(worEngine, n, reps, 1+rand.Uint64N(1<<32-1), timeout)
+	}
 	if err != nil {
 		n.Close()
 		return nil, nil, fmt.Errorf("--engine: %w", err)
