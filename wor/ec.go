@@ -42,6 +42,9 @@ type EC struct {
 	conf
 	*ballots
 	hub *notifyHub
+
+	lmu    sync.Mutex
+	leader stack.Addr // guarded by lmu: where preempted writes go (SetLeader); "" for none
 }
 
 var (
@@ -208,8 +211,25 @@ func (e *EC) encode(v []byte) ([][]byte, error) {
 	return e.codec.encode(v)
 }
 
-// writeAt runs Phase 2 for v at ballot b, then Phase 3.
+// writeAt runs Phase 2 for v at ballot b, then Phase 3; if Phase 2 is
+// preempted and e has a leader, the write goes to the leader instead.
 func (e *EC) writeAt(addr, b uint64, v []byte, written bool, cb func(error)) {
+	leader := e.leaderAddr()
+	if leader == "" {
+		e.phase2(addr, b, v, written, cb)
+		return
+	}
+	e.phase2(addr, b, v, written, func(err error) {
+		if errors.Is(err, ErrPreempted) {
+			e.viaLeader(leader, addr, v, written, cb)
+			return
+		}
+		cb(err)
+	})
+}
+
+// phase2 runs Phase 2 for v at ballot b, then Phase 3.
+func (e *EC) phase2(addr, b uint64, v []byte, written bool, cb func(error)) {
 	splits, err := e.encode(v)
 	if err != nil {
 		cb(err)

@@ -7,8 +7,10 @@ import (
 	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
 	"strata/geo"
+	"strata/stack"
 )
 
 // TestECPlanValidate: each rule, broken alone, is named in the error.
@@ -385,4 +387,110 @@ func TestECPhaseRules(t *testing.T) {
 	if out, _ := plan.read(c, []ecAnswer{empty(0), empty(1), down(2), down(3), down(4)}, 0); out != readUnavailable {
 		t.Fatalf("read with 3 down: %v", out)
 	}
+}
+
+// TestECLeaderFallback: a write preempted by another client's capture is
+// handed to the leader, which writes it (the writer gets success); the
+// other client's write, preempted in turn by the leader, is handed over
+// too and finds the first value chosen (*WrittenError). Both read it.
+func TestECLeaderFallback(t *testing.T) {
+	net, mk, replicas := learnNet(t, time.Millisecond, 5)
+	plan := ECPlan{K: 3, R: 2, Q1a: 3, Q1b: 4, Q2: 4}
+	newEC := func(a stack.Addr, id uint64) *EC {
+		e, err := NewEC(mk(a), replicas, id, time.Second, plan)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return e
+	}
+	leaderNode := mk("sim:leader")
+	le, err := NewEC(leaderNode, replicas, 9, time.Second, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := 0
+	leaderNode.HandleAsync(func(from stack.Addr, body []byte, respond func([]byte)) {
+		served++
+		serveLeader(le)(from, body, respond)
+	})
+	a, b := newEC("sim:a", 1), newEC("sim:b", 2)
+	a.SetLeader("sim:leader")
+	b.SetLeader("sim:leader")
+	addr := Addr(3, 0)
+	capture := func(e *EC) CaptureID {
+		var cid CaptureID
+		done := false
+		e.Capture(addr, func(c CaptureID, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			cid, done = c, true
+		})
+		if !net.RunUntil(func() bool { return done }, time.Minute) {
+			t.Fatal("capture did not finish")
+		}
+		return cid
+	}
+	write := func(e *EC, v string, cid CaptureID) error {
+		var out error
+		done := false
+		e.Write(addr, []byte(v), cid, func(err error) { out, done = err, true })
+		if !net.RunUntil(func() bool { return done }, time.Minute) {
+			t.Fatal("write did not finish")
+		}
+		return out
+	}
+	ca, cb := capture(a), capture(b) // b's capture preempts a's
+	if err := write(a, "from-a", ca); err != nil || served != 1 {
+		t.Fatalf("a's preempted write: %v, %d handed to the leader", err, served)
+	}
+	var we *WrittenError
+	if err := write(b, "from-b", cb); !errors.As(err, &we) || string(we.Value) != "from-a" || served != 2 {
+		t.Fatalf("b's preempted write: %v, %d handed to the leader", err, served)
+	}
+	for _, e := range []*EC{a, b, le} {
+		var got []byte
+		done := false
+		e.Read(addr, func(v []byte, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, done = v, true
+		})
+		if !net.RunUntil(func() bool { return done }, time.Minute) || string(got) != "from-a" {
+			t.Fatalf("read %q", got)
+		}
+	}
+	// Without a leader, the same conflict is ErrPreempted.
+	c, d := newEC("sim:c", 3), newEC("sim:d", 4)
+	addr = Addr(3, 1)
+	cc := capture(c)
+	capture(d)
+	if err := write(c, "x", cc); !errors.Is(err, ErrPreempted) {
+		t.Fatalf("preempted write without a leader: %v", err)
+	}
+}
+
+// FuzzDecodeLeader: the leader's messages decode garbage to ErrMalformed
+// and round-trip what they accept; the leader answers anything.
+func FuzzDecodeLeader(f *testing.F) {
+	f.Add(leaderReq{Addr: 7, Value: []byte("v")}.encode())
+	f.Add(leaderResp{Status: leaderWritten, Value: []byte("w")}.encode())
+	f.Add([]byte{})
+	f.Fuzz(func(t *testing.T, b []byte) {
+		if r, err := decodeLeaderReq(b); err == nil {
+			if !bytes.Equal(r.encode(), b) {
+				t.Fatal("leader request does not round-trip")
+			}
+		} else if !errors.Is(err, ErrMalformed) {
+			t.Fatal(err)
+		}
+		if r, err := decodeLeaderResp(b); err == nil {
+			if !bytes.Equal(r.encode(), b) {
+				t.Fatal("leader reply does not round-trip")
+			}
+		} else if !errors.Is(err, ErrMalformed) {
+			t.Fatal(err)
+		}
+	})
 }

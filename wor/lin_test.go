@@ -127,6 +127,10 @@ type linOpts struct {
 	corrupt   int
 	// outcomes, if not nil, counts the operations by outcome kind.
 	outcomes map[string]int
+	// leader: the ec clients hand preempted writes to a leader node
+	// (leader fallback); leaderServed counts the writes it was handed.
+	leader       bool
+	leaderServed *int
 }
 
 // corruptReply damages the split in a reply, as a faulty disk or
@@ -261,6 +265,27 @@ func linRunWith(t *testing.T, seed uint64, o linOpts) (int, error) {
 	}
 	var history []rec
 	nclients := 2 + rng.IntN(4)
+	var leaderAddr stack.Addr
+	if o.leader && engine == "ec" {
+		leaderAddr = "sim:leader"
+		nd, err := mk(leaderAddr)
+		if err != nil {
+			return 0, err
+		}
+		le, err := NewEC(nd, replicas, 1000, 100*time.Millisecond, o.plan)
+		if err != nil {
+			return 0, err
+		}
+		ServeECLeader(nd, le)
+		if o.leaderServed != nil {
+			// Count the writes handed over: wrap the handler.
+			served := o.leaderServed
+			nd.HandleAsync(func(from stack.Addr, body []byte, respond func([]byte)) {
+				*served++ // the simulator runs one event at a time
+				serveLeader(le)(from, body, respond)
+			})
+		}
+	}
 	for k := 0; k < nclients; k++ {
 		nd, err := mk(stack.Addr(fmt.Sprintf("sim:c%d", k)))
 		if err != nil {
@@ -276,6 +301,9 @@ func linRunWith(t *testing.T, seed uint64, o linOpts) (int, error) {
 			c, err = NewEC(nd, replicas, uint64(k+1), 100*time.Millisecond, o.plan)
 		default:
 			c, err = NewPaxos(nd, replicas, uint64(k+1), 100*time.Millisecond)
+		}
+		if ec, ok := c.(*EC); ok && leaderAddr != "" {
+			ec.SetLeader(leaderAddr)
 		}
 		if err != nil {
 			return 0, err
@@ -337,7 +365,11 @@ func linRunWith(t *testing.T, seed uint64, o linOpts) (int, error) {
 	net.AfterFunc(time.Duration(20+rng.IntN(40))*time.Millisecond, func() {
 		iso := replicas[rng.IntN(nservers)]
 		var rest []stack.Addr
-		for _, a := range append(replicas, clientAddrs(nclients)...) {
+		others := append(append([]stack.Addr(nil), replicas...), clientAddrs(nclients)...)
+		if leaderAddr != "" {
+			others = append(others, leaderAddr)
+		}
+		for _, a := range others {
 			if a != iso {
 				rest = append(rest, a)
 			}
