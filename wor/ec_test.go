@@ -494,3 +494,94 @@ func FuzzDecodeLeader(f *testing.F) {
 		}
 	})
 }
+
+// TestECReadRounds: with every link taking d, a read of a register whose
+// Phase 3 reached the servers takes one round (2d); so does one written
+// by a segment batch (no Phase 3, but a Phase 2 quorum at one ballot is
+// among the first answers); a register only K servers accepted (not
+// chosen, nothing marked) is written back first: read, capture, write
+// (6d); an unwritten one takes one round.
+func TestECReadRounds(t *testing.T) {
+	const d = 5 * time.Millisecond
+	net, mk, replicas := learnNet(t, d, 5)
+	e, err := NewEC(mk("sim:w"), replicas, 1, time.Second, ECPlan{K: 3, R: 2, Q1a: 3, Q1b: 4, Q2: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	run := func(what string, start func(done func())) time.Duration {
+		t.Helper()
+		t0, finished := net.Now(), false
+		start(func() { finished = true })
+		if !net.RunUntil(func() bool { return finished }, time.Minute) {
+			t.Fatalf("%s did not finish", what)
+		}
+		took := net.Now() - t0
+		net.Run(10 * d) // let Phase 3 land
+		return took
+	}
+	read := func(addr uint64, want string) time.Duration {
+		t.Helper()
+		return run("read", func(done func()) {
+			e.Read(addr, func(v []byte, err error) {
+				if (want == "" && !errors.Is(err, ErrUnwritten)) || (want != "" && (err != nil || string(v) != want)) {
+					t.Errorf("read %#x: %q, %v; want %q", addr, v, err, want)
+				}
+				done()
+			})
+		})
+	}
+	put := func(addr uint64, v string) {
+		run("put", func(done func()) {
+			e.Capture(addr, func(cid CaptureID, err error) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				e.Write(addr, []byte(v), cid, func(err error) {
+					if err != nil {
+						t.Fatal(err)
+					}
+					done()
+				})
+			})
+		})
+	}
+	put(Addr(1, 0), "chosen")
+	if took := read(Addr(1, 0), "chosen"); took != 2*d {
+		t.Errorf("read of a committed register took %v, want %v", took, 2*d)
+	}
+	run("segment write", func(done func()) {
+		e.SegCapture(1, 10, 12, func(cid CaptureID, err error) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			e.SegWrite(1, 10, [][]byte{[]byte("s10"), []byte("s11")}, cid, func(_ [][]byte, err error) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				done()
+			})
+		})
+	})
+	if took := read(Addr(1, 11), "s11"); took != 2*d {
+		t.Errorf("read of a segment-written register took %v, want %v", took, 2*d)
+	}
+	// Accepted by servers 0-2 only, at ballot 7: K splits, not chosen.
+	c, _ := newSplitCodec(5, 3)
+	splits, _ := c.encode([]byte("partial"))
+	x := mk("sim:x")
+	for i := range 3 {
+		if _, err := x.CallAsync(replicas[i], request{Op: opAccept, Addr: Addr(1, 20), Ballot: 7, Value: splits[i]}.encode(), time.Second, func([]byte, error) {}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	net.Run(10 * d)
+	if took := read(Addr(1, 20), "partial"); took != 6*d {
+		t.Errorf("read of a half-written register took %v, want %v (read, capture, write)", took, 6*d)
+	}
+	if took := read(Addr(1, 20), "partial"); took != 2*d {
+		t.Errorf("second read took %v, want %v", took, 2*d)
+	}
+	if took := read(Addr(1, 30), ""); took != 2*d {
+		t.Errorf("read of an unwritten register took %v, want %v", took, 2*d)
+	}
+}
