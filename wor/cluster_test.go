@@ -1,6 +1,7 @@
 package wor
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -59,12 +60,64 @@ func TestClusterConfigECPlan(t *testing.T) {
 	if p, err := c.ecPlan(5); err != nil || p != (ECPlan{K: 3, R: 2, Q1a: 3, Q1b: 4, Q2: 4}) {
 		t.Fatalf("default plan for 5: %+v, %v", p, err)
 	}
-	_, mk := realCluster(t, 0)
+	// Through a cluster of five real servers (the directory on three of
+	// them): writes and reads go through the ec engine.
+	servers, mk, srvs := realClusterServers(t, 5)
+	var ss []string
+	for _, a := range servers {
+		ss = append(ss, string(a))
+	}
+	c = &ClusterConfig{Engine: "ec", Directory: ss[:3], Partitions: [][]string{ss}}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
 	cl, err := NewCluster(mk(), c, 1, time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := cl.Reconfigure(context.Background(), 0, []string{"x", "y", "z"}); err == nil || !strings.Contains(err.Error(), "ec engine cannot be reconfigured") {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := NewClient(cl)
+	if err := client.Alloc(ctx, 2, []byte("meta")); err != nil {
+		t.Fatal(err)
+	}
+	cid, err := client.Capture(ctx, 2, 0)
+	if err == nil {
+		err = client.Write(ctx, 2, 0, []byte("coded"), cid)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := NewCluster(mk(), c, 2, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := NewClient(other).Read(ctx, 2, 0); err != nil || string(v) != "coded" {
+		t.Fatalf("read through another cluster client: %q, %v", v, err)
+	}
+	// Each server that accepted holds its own split, not the value.
+	codec, _ := newSplitCodec(5, 3)
+	holders := 0
+	for i, srv := range srvs {
+		srv.mu.Lock()
+		a := srv.accs[Addr(2, 0)]
+		var v []byte
+		if a != nil && a.has {
+			v = bytes.Clone(a.value)
+		}
+		srv.mu.Unlock()
+		if v == nil {
+			continue
+		}
+		if _, err := codec.decodeSplit(v, i); err != nil || bytes.Contains(v, []byte("coded")) {
+			t.Fatalf("server %d holds %q (%v), not its split", i, v, err)
+		}
+		holders++
+	}
+	if holders < 4 {
+		t.Fatalf("%d servers hold a split, want a Phase 2 quorum", holders)
+	}
+	if _, err := cl.Reconfigure(ctx, 0, ss[:3]); err == nil || !strings.Contains(err.Error(), "ec engine cannot be reconfigured") {
 		t.Fatalf("reconfiguring an ec partition: %v", err)
 	}
 }
