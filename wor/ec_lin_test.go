@@ -15,7 +15,7 @@ import (
 // damaged split (a flipped byte, a wrong index or a truncation): reads
 // and captures must ignore it and still return only chosen values.
 // In "ec-leader" the clients hand preempted writes to a leader node.
-// Fresh seeds each run (320 in all, about 35 s under -race on 2 cores);
+// Fresh seeds each run (320 in all, about 35 s of CPU under -race);
 // STRATA_SEEDS=K runs K per variant for a soak.
 func TestECLinearizableUnderFaults(t *testing.T) {
 	k3 := ECPlan{K: 3, R: 2, Q1a: 3, Q1b: 4, Q2: 4}
