@@ -10,8 +10,8 @@ import (
 )
 
 // Engine is how registers are made durable and agreed on: the paxos engine
-// (majority quorums), later chain replication and Pando's erasure-coded
-// Paxos. Applications use Client, never an engine directly, so they do not
+// (majority quorums), chain replication and Pando's erasure-coded Paxos
+// (EC). Applications use Client, never an engine directly, so they do not
 // change when the engine does.
 //
 // Every method returns at once and calls its callback exactly once, from
@@ -26,9 +26,9 @@ import (
 //   - Read returns the chosen value, or ErrUnwritten; a value returned is
 //     chosen for good.
 //
-// An engine that stores coded fragments instead of whole values (Pando)
-// fits: Capture and Write carry the quorum logic and Read reassembles; the
-// contract above is about values, not about what each server keeps.
+// An engine that stores coded fragments instead of whole values fits, as
+// EC shows: Capture and Write carry the quorum logic and Read reassembles;
+// the contract above is about values, not about what each server keeps.
 type Engine interface {
 	Capture(addr uint64, cb func(CaptureID, error))
 	Write(addr uint64, value []byte, cid CaptureID, cb func(error))
