@@ -124,7 +124,7 @@ func (c *ClusterConfig) Validate() error {
 // ecPlan is the plan of an ec partition of n servers.
 func (c *ClusterConfig) ecPlan(n int) (ECPlan, error) {
 	if c.Plan == nil {
-		return DefaultECPlan(n, defaultECFaults(n))
+		return EngineECPlan(n)
 	}
 	return *c.Plan, c.Plan.Validate(n)
 }

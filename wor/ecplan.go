@@ -117,13 +117,15 @@ func DefaultECPlan(n, f int) (ECPlan, error) {
 	return ECPlanFor(n, n-2*f)
 }
 
-// defaultECFaults is the f NewEngine's ec engine tolerates: one server
-// down from three servers on, none below.
-func defaultECFaults(n int) int {
+// EngineECPlan is the plan NewEngine gives the ec engine over n servers
+// (and a cluster file's ec partition without a plan): DefaultECPlan
+// tolerating one server down from three servers on, none below.
+func EngineECPlan(n int) (ECPlan, error) {
+	f := 0
 	if n >= 3 {
-		return 1
+		f = 1
 	}
-	return 0
+	return DefaultECPlan(n, f)
 }
 
 // ParseECPlan reads a plan from JSON: an object with the fields k, r,

@@ -216,7 +216,7 @@ func NewEngine(kind string, node *stack.Node, servers []stack.Addr, id uint64, t
 	case "chain":
 		return NewChain(node, servers, id, timeout)
 	case "ec":
-		plan, err := DefaultECPlan(len(servers), defaultECFaults(len(servers)))
+		plan, err := EngineECPlan(len(servers))
 		if err != nil {
 			return nil, err
 		}

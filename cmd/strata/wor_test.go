@@ -1,8 +1,10 @@
 package main
 
 import (
+	"bufio"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -56,5 +58,49 @@ func TestWorECCommandLine(t *testing.T) {
 	}
 	if _, err := run(t, "wor", "--engine", "paxos", "--ec-k", "3", "get", "1", "0", "--servers", servers); err == nil || !strings.Contains(err.Error(), "--engine ec") {
 		t.Fatalf("--ec-k with paxos: %v", err)
+	}
+}
+
+// strata wor ec-leader serves the leader fallback: clients started with
+// --ec-leader still write and read (the leader is only used on a
+// conflict, which wor's TestECLeaderFallback forces); --ec-leader
+// without --engine ec is refused.
+func TestWorECLeaderCommand(t *testing.T) {
+	dir := t.TempDir()
+	var addrs []string
+	for i := range 5 {
+		p, a := startServe(t, "udp:127.0.0.1:0", filepath.Join(dir, fmt.Sprint(i)))
+		t.Cleanup(func() { p.Process.Kill(); p.Wait() })
+		addrs = append(addrs, a)
+	}
+	servers := strings.Join(addrs, ",")
+	p := exec.Command(os.Args[0], "wor", "ec-leader", "--listen", "udp:127.0.0.1:0", "--servers", servers)
+	p.Env = append(os.Environ(), "STRATA_TEST_AS_CLI=1")
+	out, err := p.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Process.Kill(); p.Wait() })
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "listening on ") {
+		t.Fatalf("leader did not start: %q %v", line, err)
+	}
+	leader := strings.TrimSpace(strings.TrimPrefix(line, "listening on "))
+	ec := func(extra ...string) []string {
+		return append(append([]string{"wor", "--engine", "ec", "--ec-leader", leader}, extra...), "--servers", servers)
+	}
+	for _, args := range [][]string{ec("alloc", "1"), ec("put", "1", "0", "led"), ec("get", "1", "0")} {
+		if out, err := run(t, args...); err != nil {
+			t.Fatalf("strata %s: %v\n%s", strings.Join(args, " "), err, out)
+		}
+	}
+	if out, _ := run(t, ec("get", "1", "0")...); !strings.Contains(out, "led") {
+		t.Fatalf("get: %s", out)
+	}
+	if _, err := run(t, "wor", "--ec-leader", leader, "get", "1", "0", "--servers", servers); err == nil || !strings.Contains(err.Error(), "--engine ec") {
+		t.Fatalf("--ec-leader with paxos: %v", err)
 	}
 }
