@@ -36,10 +36,10 @@ func TestECLinearizableUnderFaults(t *testing.T) {
 		t.Run(v.name, func(t *testing.T) {
 			total := 0
 			outcomes := map[string]int{}
-			served := 0
+			served, corrupted := 0, 0
 			for seed := range testseed.Each(t, testseed.Fresh(v.seeds)...) {
 				o := linOpts{engine: "ec", persistent: v.persistent, plan: v.plan, corrupt: -1, outcomes: outcomes,
-					leader: v.name == "ec-leader", leaderServed: &served}
+					leader: v.name == "ec-leader", leaderServed: &served, corrupted: &corrupted}
 				if v.corrupt {
 					o.corrupt = int(seed % uint64(v.plan.N()))
 				}
@@ -50,6 +50,12 @@ func TestECLinearizableUnderFaults(t *testing.T) {
 				total += n
 			}
 			t.Logf("%s: %d operations checked: %v", v.name, total, outcomes)
+			if v.corrupt {
+				t.Logf("%d replies carried a damaged split", corrupted)
+				if corrupted == 0 {
+					t.Error("no reply was damaged: the fault was not injected")
+				}
+			}
 			if v.name == "ec-leader" {
 				// Duelling writers hand their writes over instead of
 				// failing: far fewer unknown outcomes than without.

@@ -125,6 +125,7 @@ type linOpts struct {
 	plan      ECPlan
 	unchecked bool
 	corrupt   int
+	corrupted *int // if not nil, counts the replies damaged
 	// outcomes, if not nil, counts the operations by outcome kind.
 	outcomes map[string]int
 	// leader: the ec clients hand preempted writes to a leader node
@@ -218,7 +219,14 @@ func linRunWith(t *testing.T, seed uint64, o linOpts) (int, error) {
 		}
 		if i == o.corrupt && engine == "ec" {
 			crng := rand.New(rand.NewPCG(seed, 99))
-			nd.Handle(func(from stack.Addr, req []byte) []byte { return corruptReply(crng, s.Handle(from, req)) })
+			nd.Handle(func(from stack.Addr, req []byte) []byte {
+				resp := s.Handle(from, req)
+				bad := corruptReply(crng, resp)
+				if o.corrupted != nil && !bytes.Equal(bad, resp) {
+					*o.corrupted++ // the simulator runs one event at a time
+				}
+				return bad
+			})
 		} else {
 			nd.Handle(s.Handle)
 		}
