@@ -111,7 +111,7 @@ func TestLinearizableUnderFaults(t *testing.T) {
 }
 
 func linRun(t *testing.T, seed uint64, engine string, persistent bool) (int, error) {
-	return linRunWith(t, seed, linOpts{engine: engine, persistent: persistent})
+	return linRunWith(t, seed, linOpts{engine: engine, persistent: persistent, corrupt: -1})
 }
 
 // linOpts are a campaign run's parameters beyond the seed.
