@@ -8,7 +8,11 @@ type acceptor struct {
 	accBallot uint64
 	has       bool
 	value     []byte
-	part      uint32 // the partition it belongs to (from the requests that made it)
+	// chosen is accBallot once a proposer reported the value accepted at
+	// it chosen (the ec engine's Phase 3), else 0: always 0 or accBallot.
+	// Only the ec engine sends the report; the others leave it 0.
+	chosen uint64
+	part   uint32 // the partition it belongs to (from the requests that made it)
 	// spilled: the accepted value is not in memory but in the register's
 	// journal slot (persistent mode; see Server.spill). Only the server's
 	// map holds spilled states: Server.loaded restores the value before
@@ -40,6 +44,10 @@ type stepped struct {
 //     value but because a proposer whose prepare found one writes that
 //     one (ballots.take): so every accept at a ballot above the one that
 //     chose a value carries that value.
+//   - commit (the ec engine's Phase 3): the value accepted at ballot is
+//     chosen; recorded (chosen = ballot) only if ballot is the accepted
+//     ballot here, so chosen always names the split this server holds.
+//     It needs no promise: it reports a fact, it does not vote.
 //   - read: the state unchanged.
 //
 // value is copied: the request's buffer is not kept.
@@ -58,12 +66,24 @@ func (a acceptor) step(op byte, part uint32, ballot uint64, value []byte) steppe
 		if ballot < a.promised {
 			return stepped{next: a, status: stNack}
 		}
+		same := a.has && ballot == a.accBallot
+		next := acceptor{promised: ballot, accBallot: ballot, has: true, value: append([]byte(nil), value...), part: part}
+		if same && bytes.Equal(a.value, value) {
+			next.chosen = a.chosen // a duplicate accept does not unlearn
+		}
 		return stepped{
-			next:     acceptor{promised: ballot, accBallot: ballot, has: true, value: append([]byte(nil), value...), part: part},
+			next:     next,
 			status:   stOK,
 			changed:  true,
-			conflict: a.has && ballot == a.accBallot && !bytes.Equal(a.value, value),
+			conflict: same && !bytes.Equal(a.value, value),
 		}
+	case opCommit:
+		if !a.has || ballot != a.accBallot || a.chosen == ballot {
+			return stepped{next: a, status: stOK}
+		}
+		next := a
+		next.chosen = ballot
+		return stepped{next: next, status: stOK, changed: true}
 	}
 	return stepped{next: a, status: stErr}
 }
@@ -71,7 +91,7 @@ func (a acceptor) step(op byte, part uint32, ballot uint64, value []byte) steppe
 // reply is the answer to a register request: its status and the state
 // after it.
 func (a *acceptor) reply(status byte) response {
-	return response{Status: status, Promised: a.promised, AccBallot: a.accBallot, Has: a.has, Value: a.value}
+	return response{Status: status, Promised: a.promised, AccBallot: a.accBallot, Has: a.has, Chosen: a.chosen != 0, Value: a.value}
 }
 
 // admit is the configuration check every request on a partition's

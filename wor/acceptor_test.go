@@ -15,6 +15,8 @@ func TestAcceptorStep(t *testing.T) {
 	fresh := acceptor{}
 	promised := acceptor{promised: 5, part: 2}
 	accepted := acceptor{promised: 7, accBallot: 5, has: true, value: []byte("x"), part: 2}
+	chosenX := acceptor{promised: 7, accBallot: 5, has: true, value: []byte("x"), chosen: 5, part: 2}
+	chosenAt5 := acceptor{promised: 5, accBallot: 5, has: true, value: []byte("x"), chosen: 5, part: 2}
 	for _, c := range []struct {
 		name     string
 		cur      acceptor
@@ -45,6 +47,17 @@ func TestAcceptorStep(t *testing.T) {
 		{"read of a fresh register", fresh, opRead, 0, "", fresh, stOK, false, false},
 		{"read reports the accepted value, whatever its ballot", accepted, opRead, 1, "", accepted, stOK, false, false},
 		{"not a register request", accepted, opTrim, 9, "", accepted, stErr, false, false},
+		// The chosen marker (the ec engine's Phase 3).
+		{"commit at the accepted ballot marks it chosen", accepted, opCommit, 5, "", chosenX, stOK, true, false},
+		{"commit of another ballot is ignored", accepted, opCommit, 6, "", accepted, stOK, false, false},
+		{"commit of a register with nothing accepted is ignored", promised, opCommit, 5, "", promised, stOK, false, false},
+		{"commit again changes nothing", chosenX, opCommit, 5, "", chosenX, stOK, false, false},
+		{"commit below the promise still marks (it reports a fact, not a vote)", acceptor{promised: 9, accBallot: 5, has: true, value: []byte("x"), part: 2}, opCommit, 5, "", acceptor{promised: 9, accBallot: 5, has: true, value: []byte("x"), chosen: 5, part: 2}, stOK, true, false},
+		{"prepare keeps the marker", chosenX, opPrepare, 9, "", acceptor{promised: 9, accBallot: 5, has: true, value: []byte("x"), chosen: 5, part: 2}, stOK, true, false},
+		{"a duplicate accept keeps the marker", chosenAt5, opAccept, 5, "x", acceptor{promised: 5, accBallot: 5, has: true, value: []byte("x"), chosen: 5, part: 2}, stOK, true, false},
+		{"an accept at a higher ballot clears the marker (it names the split held)", chosenX, opAccept, 8, "x", acceptor{promised: 8, accBallot: 8, has: true, value: []byte("x"), part: 2}, stOK, true, false},
+		{"another value at the marked ballot clears it (a client bug)", chosenAt5, opAccept, 5, "y", acceptor{promised: 5, accBallot: 5, has: true, value: []byte("y"), part: 2}, stOK, true, true},
+		{"read reports the marker", chosenX, opRead, 0, "", chosenX, stOK, false, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			value := []byte(c.value)
@@ -55,7 +68,7 @@ func TestAcceptorStep(t *testing.T) {
 			}
 			// The reply reports the state after the request.
 			r := got.next.reply(got.status)
-			if r.Status != c.status || r.Promised != c.want.promised || r.AccBallot != c.want.accBallot || r.Has != c.want.has || !bytes.Equal(r.Value, c.want.value) {
+			if r.Status != c.status || r.Promised != c.want.promised || r.AccBallot != c.want.accBallot || r.Has != c.want.has || r.Chosen != (c.want.chosen != 0) || !bytes.Equal(r.Value, c.want.value) {
 				t.Fatalf("reply %+v does not report %+v", r, c.want)
 			}
 			// The request's buffer is not kept.
@@ -70,7 +83,7 @@ func TestAcceptorStep(t *testing.T) {
 }
 
 func sameAcceptor(a, b acceptor) bool {
-	return a.promised == b.promised && a.accBallot == b.accBallot && a.has == b.has && bytes.Equal(a.value, b.value) && a.part == b.part
+	return a.promised == b.promised && a.accBallot == b.accBallot && a.has == b.has && bytes.Equal(a.value, b.value) && a.part == b.part && a.chosen == b.chosen
 }
 
 // TestAdmit: the epoch check every register request passes first.

@@ -36,8 +36,13 @@ func DirSegment(p uint32) uint64 { return MaxDataSegment + 1 + uint64(p) }
 
 // ClusterConfig is the cluster configuration file (JSON).
 type ClusterConfig struct {
-	// Engine is "paxos" (default) or "chain".
+	// Engine is "paxos" (default), "chain" or "ec".
 	Engine string `json:"engine,omitempty"`
+	// Plan is the ec engine's plan, for every partition (each must have
+	// k+r servers); its fields are those of strata geo plan --json. Without
+	// it an ec partition gets DefaultECPlan for its size (one failure
+	// tolerated from three servers on). Only for engine "ec".
+	Plan *ECPlan `json:"plan,omitempty"`
 	// Directory is the replica set holding the partitions' configuration
 	// registers (paxos, majority quorums). It is not reconfigured.
 	Directory []string `json:"directory"`
@@ -77,12 +82,16 @@ func ParseClusterConfig(b []byte) (*ClusterConfig, error) {
 
 // Validate checks the configuration: a known engine, a non-empty
 // directory, 1..MaxPartitions partitions with non-empty replica sets and no
-// server twice in one set.
+// server twice in one set, and for the ec engine a plan that keeps the
+// quorum rules for every partition (the error names the rule broken).
 func (c *ClusterConfig) Validate() error {
 	switch c.Engine {
-	case "", "paxos", "chain":
+	case "", "paxos", "chain", "ec":
 	default:
-		return fmt.Errorf("wor: cluster config: unknown engine %q (want paxos or chain)", c.Engine)
+		return fmt.Errorf("wor: cluster config: unknown engine %q (want paxos, chain or ec)", c.Engine)
+	}
+	if c.Plan != nil && c.Engine != "ec" {
+		return fmt.Errorf("wor: cluster config: a plan is for engine ec, not %q", c.Engine)
 	}
 	if len(c.Directory) == 0 {
 		return errors.New("wor: cluster config: no directory servers")
@@ -103,8 +112,21 @@ func (c *ClusterConfig) Validate() error {
 		if err := distinct(fmt.Sprintf("partition %d", i), p); err != nil {
 			return err
 		}
+		if c.Engine == "ec" {
+			if _, err := c.ecPlan(len(p)); err != nil {
+				return fmt.Errorf("wor: cluster config: partition %d: %w", i, err)
+			}
+		}
 	}
 	return nil
+}
+
+// ecPlan is the plan of an ec partition of n servers.
+func (c *ClusterConfig) ecPlan(n int) (ECPlan, error) {
+	if c.Plan == nil {
+		return EngineECPlan(n)
+	}
+	return *c.Plan, c.Plan.Validate(n)
 }
 
 func distinct(what string, servers []string) error {
@@ -161,6 +183,7 @@ type Cluster struct {
 	node    *stack.Node
 	timeout time.Duration
 	engine  string
+	plan    *ECPlan // the ec engine's plan (nil: DefaultECPlan per partition)
 	dir     *Paxos
 	*ballots
 	hub    *notifyHub    // shared by the partitions' engines
@@ -189,7 +212,7 @@ func NewCluster(node *stack.Node, cfg *ClusterConfig, id uint64, timeout time.Du
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{node: node, timeout: timeout, engine: cfg.Engine, ballots: b, hub: &notifyHub{}, counts: &QuorumCounts{}}
+	c := &Cluster{node: node, timeout: timeout, engine: cfg.Engine, plan: cfg.Plan, ballots: b, hub: &notifyHub{}, counts: &QuorumCounts{}}
 	c.dir = &Paxos{node: node, replicas: addrs(cfg.Directory), timeout: timeout, conf: conf{part: DirPart}, ballots: b, counts: c.counts}
 	for i, p := range cfg.Partitions {
 		var ep uint32
@@ -206,9 +229,21 @@ func NewCluster(node *stack.Node, cfg *ClusterConfig, id uint64, timeout time.Du
 func (c *Cluster) newRoute(part uint32, pc partConfig) *route {
 	cf := conf{part: part, epoch: pc.Epoch}
 	var e partEngine
-	if c.engine == "chain" {
+	switch c.engine {
+	case "ec":
+		// Validate checked the plan for the configuration's partitions;
+		// reconfiguration, which could change a partition's size, is
+		// refused for ec.
+		plan, err := (&ClusterConfig{Plan: c.plan}).ecPlan(len(pc.Servers))
+		codec, cerr := newSplitCodec(len(pc.Servers), plan.K)
+		if err != nil || cerr != nil {
+			e = &brokenRoute{err: fmt.Errorf("wor: partition %d: %w", part, errors.Join(err, cerr))}
+			break
+		}
+		e = &EC{node: c.node, servers: addrs(pc.Servers), timeout: c.timeout, plan: plan, codec: codec, conf: cf, ballots: c.ballots, hub: c.hub}
+	case "chain":
 		e = &Chain{node: c.node, chain: addrs(pc.Servers), timeout: c.timeout, conf: cf, ballots: c.ballots, hub: c.hub}
-	} else {
+	default:
 		e = &Paxos{node: c.node, replicas: addrs(pc.Servers), timeout: c.timeout, conf: cf, ballots: c.ballots, hub: c.hub, counts: c.counts}
 	}
 	return &route{cfg: pc, eng: e}
@@ -223,7 +258,7 @@ func (c *Cluster) QuorumStats() QuorumStats { return c.counts.snapshot() }
 func (c *Cluster) ClusterConfig() *ClusterConfig {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := &ClusterConfig{Engine: c.engine, Directory: slices.Clone(c.dirServers)}
+	out := &ClusterConfig{Engine: c.engine, Plan: c.plan, Directory: slices.Clone(c.dirServers)}
 	for _, r := range c.routes {
 		out.Partitions = append(out.Partitions, slices.Clone(r.cfg.Servers))
 		out.Epochs = append(out.Epochs, r.cfg.Epoch)
@@ -430,3 +465,25 @@ func (c *Cluster) Subscribe(seg uint64, ttl time.Duration, notify func(addr uint
 	})
 	return cancel
 }
+
+// brokenRoute is a partition whose configuration the cluster cannot
+// serve (an ec partition whose size the plan does not fit): every call
+// fails with err, so the problem is reported where it is met.
+type brokenRoute struct{ err error }
+
+func (b *brokenRoute) Capture(_ uint64, cb func(CaptureID, error))           { cb(0, b.err) }
+func (b *brokenRoute) Write(_ uint64, _ []byte, _ CaptureID, cb func(error)) { cb(b.err) }
+func (b *brokenRoute) Read(_ uint64, cb func([]byte, error))                 { cb(nil, b.err) }
+func (b *brokenRoute) Trim(_ uint64, cb func(error))                         { cb(b.err) }
+func (b *brokenRoute) SegCapture(_, _, _ uint64, cb func(CaptureID, error)) {
+	cb(0, b.err)
+}
+func (b *brokenRoute) SegWrite(_, _ uint64, _ [][]byte, _ CaptureID, cb func([][]byte, error)) {
+	cb(nil, b.err)
+}
+func (b *brokenRoute) Subscribe(_ uint64, _ time.Duration, _ func(uint64), cb func(error)) func() {
+	cb(b.err)
+	return func() {}
+}
+func (b *brokenRoute) writeAt(_, _ uint64, _ []byte, _ bool, cb func(error)) { cb(b.err) }
+func (b *brokenRoute) segWriteAt(_, _, _ uint64, _ [][]byte, cb func(error)) { cb(b.err) }

@@ -1,6 +1,7 @@
 package wor
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -32,10 +33,92 @@ func TestClusterConfigFile(t *testing.T) {
 		{`{"directory": ["a"], "partitions": [["a", "a"]]}`, "twice"},
 		{`{"directory": ["a"], "partitions": [["a"]]} {}`, "trailing"},
 		{`{"directory": "a"}`, "cannot unmarshal"},
+		{`{"directory": ["a"], "partitions": [["a"]], "plan": {"k": 1, "r": 0, "q1a": 1, "q1b": 1, "q2": 1}}`, "a plan is for engine ec"},
+		{`{"engine": "ec", "directory": ["a"], "partitions": [["a", "b", "c", "d", "e"]], "plan": {"k": 3, "r": 2, "q1a": 3, "q1b": 3, "q2": 4}}`, RuleQ1bQ2},
+		{`{"engine": "ec", "directory": ["a"], "partitions": [["a", "b", "c", "d", "e"], ["f", "g", "h"]], "plan": {"k": 3, "r": 2, "q1a": 3, "q1b": 4, "q2": 4}}`, "partition 1: wor: bad ec plan k=3 r=2 q1a=3 q1b=4 q2=4 for 3 servers: breaks rule k+r=n"},
 	} {
 		if _, err := ParseClusterConfig([]byte(bad.text)); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%s: error %v, want one mentioning %q", bad.text, err, bad.want)
 		}
+	}
+}
+
+// An ec cluster file takes a plan as strata geo plan --json prints it
+// (extra fields and all), or none (the default plan per partition).
+func TestClusterConfigECPlan(t *testing.T) {
+	geoOut := `{"protocol": "pando", "f": 1, "sites": ["a", "b", "c", "d", "e"], "k": 2, "r": 3, "q1a": 2, "q1b": 3, "q2": 4,
+	  "front_ends": [{"name": "a", "read_ms": 10, "write_ms": 20}], "read_ms": 10, "write_ms": 20, "storage_overhead": 2.5}`
+	cfg := `{"engine": "ec", "directory": ["d1"], "partitions": [["a", "b", "c", "d", "e"]], "plan": ` + geoOut + `}`
+	c, err := ParseClusterConfig([]byte(cfg))
+	if err != nil || c.Plan == nil || *c.Plan != (ECPlan{K: 2, R: 3, Q1a: 2, Q1b: 3, Q2: 4}) {
+		t.Fatalf("ec config with a geo plan: %+v, %v", c, err)
+	}
+	c, err = ParseClusterConfig([]byte(`{"engine": "ec", "directory": ["d1"], "partitions": [["a", "b", "c", "d", "e"], ["f", "g", "h"]]}`))
+	if err != nil || c.Plan != nil {
+		t.Fatalf("ec config without a plan: %+v, %v", c, err)
+	}
+	if p, err := c.ecPlan(5); err != nil || p != (ECPlan{K: 3, R: 2, Q1a: 3, Q1b: 4, Q2: 4}) {
+		t.Fatalf("default plan for 5: %+v, %v", p, err)
+	}
+	// Through a cluster of five real servers (the directory on three of
+	// them): writes and reads go through the ec engine.
+	servers, mk, srvs := realClusterServers(t, 5)
+	var ss []string
+	for _, a := range servers {
+		ss = append(ss, string(a))
+	}
+	c = &ClusterConfig{Engine: "ec", Directory: ss[:3], Partitions: [][]string{ss}}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := NewCluster(mk(), c, 1, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := NewClient(cl)
+	if err := client.Alloc(ctx, 2, []byte("meta")); err != nil {
+		t.Fatal(err)
+	}
+	cid, err := client.Capture(ctx, 2, 0)
+	if err == nil {
+		err = client.Write(ctx, 2, 0, []byte("coded"), cid)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := NewCluster(mk(), c, 2, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v, err := NewClient(other).Read(ctx, 2, 0); err != nil || string(v) != "coded" {
+		t.Fatalf("read through another cluster client: %q, %v", v, err)
+	}
+	// Each server that accepted holds its own split, not the value.
+	codec, _ := newSplitCodec(5, 3)
+	holders := 0
+	for i, srv := range srvs {
+		srv.mu.Lock()
+		a := srv.accs[Addr(2, 0)]
+		var v []byte
+		if a != nil && a.has {
+			v = bytes.Clone(a.value)
+		}
+		srv.mu.Unlock()
+		if v == nil {
+			continue
+		}
+		if _, err := codec.decodeSplit(v, i); err != nil || bytes.Contains(v, []byte("coded")) {
+			t.Fatalf("server %d holds %q (%v), not its split", i, v, err)
+		}
+		holders++
+	}
+	if holders < 4 {
+		t.Fatalf("%d servers hold a split, want a Phase 2 quorum", holders)
+	}
+	if _, err := cl.Reconfigure(ctx, 0, ss[:3]); err == nil || !strings.Contains(err.Error(), "ec engine cannot be reconfigured") {
+		t.Fatalf("reconfiguring an ec partition: %v", err)
 	}
 }
 

@@ -10,8 +10,8 @@ import (
 )
 
 // Engine is how registers are made durable and agreed on: the paxos engine
-// (majority quorums), later chain replication and Pando's erasure-coded
-// Paxos. Applications use Client, never an engine directly, so they do not
+// (majority quorums), chain replication and Pando's erasure-coded Paxos
+// (EC). Applications use Client, never an engine directly, so they do not
 // change when the engine does.
 //
 // Every method returns at once and calls its callback exactly once, from
@@ -26,9 +26,9 @@ import (
 //   - Read returns the chosen value, or ErrUnwritten; a value returned is
 //     chosen for good.
 //
-// An engine that stores coded fragments instead of whole values (Pando)
-// fits: Capture and Write carry the quorum logic and Read reassembles; the
-// contract above is about values, not about what each server keeps.
+// An engine that stores coded fragments instead of whole values fits, as
+// EC shows: Capture and Write carry the quorum logic and Read reassembles;
+// the contract above is about values, not about what each server keeps.
 type Engine interface {
 	Capture(addr uint64, cb func(CaptureID, error))
 	Write(addr uint64, value []byte, cid CaptureID, cb func(error))
@@ -200,9 +200,12 @@ func complete(e Engine, addr uint64, v []byte, tries int, retry func(), cb func(
 	})
 }
 
-// NewEngine returns the engine named kind ("paxos" or "chain") for
+// NewEngine returns the engine named kind ("paxos", "chain" or "ec") for
 // client id over servers, on node: the one reading of an engine's name
-// for the command line and the benchmarks.
+// for the command line and the benchmarks. The ec engine gets
+// DefaultECPlan for len(servers) servers tolerating one failure (none
+// below three servers): on five servers K=3, R=2, Q1a=3, Q1b=Q2=4; on
+// three, replication with majority quorums. NewEC takes any other plan.
 func NewEngine(kind string, node *stack.Node, servers []stack.Addr, id uint64, timeout time.Duration) (interface {
 	Engine
 	Learner
@@ -212,6 +215,12 @@ func NewEngine(kind string, node *stack.Node, servers []stack.Addr, id uint64, t
 		return NewPaxos(node, servers, id, timeout)
 	case "chain":
 		return NewChain(node, servers, id, timeout)
+	case "ec":
+		plan, err := EngineECPlan(len(servers))
+		if err != nil {
+			return nil, err
+		}
+		return NewEC(node, servers, id, timeout, plan)
 	}
-	return nil, fmt.Errorf("wor: unknown engine %q (want paxos or chain)", kind)
+	return nil, fmt.Errorf("wor: unknown engine %q (want paxos, chain or ec)", kind)
 }

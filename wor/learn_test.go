@@ -10,9 +10,9 @@ import (
 	"strata/stack/sim"
 )
 
-// learnNet is 3 memory wormservers and a writer and a learner client on a
+// learnNet is n memory wormservers and a writer and a learner client on a
 // simulated network whose links all take d one way.
-func learnNet(t *testing.T, d time.Duration) (net *sim.Net, mk func(stack.Addr) *stack.Node, replicas []stack.Addr) {
+func learnNet(t *testing.T, d time.Duration, n int) (net *sim.Net, mk func(stack.Addr) *stack.Node, replicas []stack.Addr) {
 	net = sim.New(5)
 	net.SetDefault(sim.Link{Delay: d})
 	ch, err := layers.Configure([]stack.Prop{stack.RPC})
@@ -28,7 +28,7 @@ func learnNet(t *testing.T, d time.Duration) (net *sim.Net, mk func(stack.Addr) 
 		epoch++
 		return stack.NewNode(tr, net.Clock(), layers.Build(ch.Specs, stack.Config{Local: a, Epoch: epoch, RTO: 5 * d, MaxRTO: 40 * d}), stack.NodeOptions{})
 	}
-	for i := range 3 {
+	for i := range n {
 		a := stack.Addr(fmt.Sprintf("sim:s%d", i))
 		n := mk(a)
 		s := NewServer(nil)
@@ -42,17 +42,29 @@ func learnNet(t *testing.T, d time.Duration) (net *sim.Net, mk func(stack.Addr) 
 // A learner knows a written value one message delay after the accepts
 // reach the servers (a majority for Paxos, the tail for the chain): at
 // 2d for a Paxos write (accept out, report back) and at 2·3d for a
-// chain of 3 (the value reaches the tail after 5 delays). It learns each
+// chain of 3 (the value reaches the tail after 5 delays); the ec engine
+// (five servers, K=3) learns at 2d from a Phase 2 quorum's splits. It learns each
 // register once, and nothing a minority accepted.
 func TestLearnerTiming(t *testing.T) {
 	const d = 10 * time.Millisecond
-	for _, engine := range []string{"paxos", "chain"} {
+	for _, engine := range []string{"paxos", "chain", "ec"} {
 		t.Run(engine, func(t *testing.T) {
-			net, mk, replicas := learnNet(t, d)
+			n := 3
+			if engine == "ec" {
+				n = 5
+			}
+			net, mk, replicas := learnNet(t, d, n)
 			newEngine := func(a stack.Addr, id uint64) interface {
 				Engine
 				Learner
 			} {
+				if engine == "ec" {
+					e, err := NewEC(mk(a), replicas, id, time.Second, ECPlan{K: 3, R: 2, Q1a: 3, Q1b: 4, Q2: 4})
+					if err != nil {
+						t.Fatal(err)
+					}
+					return e
+				}
 				if engine == "chain" {
 					e, err := NewChain(mk(a), replicas, id, time.Second)
 					if err != nil {

@@ -111,6 +111,57 @@ func TestLinearizableUnderFaults(t *testing.T) {
 }
 
 func linRun(t *testing.T, seed uint64, engine string, persistent bool) (int, error) {
+	return linRunWith(t, seed, linOpts{engine: engine, persistent: persistent, corrupt: -1})
+}
+
+// linOpts are a campaign run's parameters beyond the seed.
+type linOpts struct {
+	engine     string
+	persistent bool
+	// ec engine: its plan (servers: plan.N(); other engines use 3),
+	// whether the plan is used without Validate (to show a broken one
+	// caught), and a server (its index, -1: none) whose replies carry a
+	// damaged split.
+	plan      ECPlan
+	unchecked bool
+	corrupt   int
+	corrupted *int // if not nil, counts the replies damaged
+	// outcomes, if not nil, counts the operations by outcome kind.
+	outcomes map[string]int
+	// leader: the ec clients hand preempted writes to a leader node
+	// (leader fallback); leaderServed counts the writes it was handed.
+	leader       bool
+	leaderServed *int
+}
+
+// corruptReply damages the split in a reply, as a faulty disk or
+// memory would: a flipped byte, a wrong split index, or a truncation.
+func corruptReply(rng *rand.Rand, b []byte) []byte {
+	r, err := decodeResponse(b)
+	if err != nil || !r.Has || len(r.Value) == 0 {
+		return b
+	}
+	v := append([]byte(nil), r.Value...)
+	switch rng.IntN(3) {
+	case 0:
+		v[rng.IntN(len(v))] ^= byte(1 + rng.IntN(255))
+	case 1:
+		if len(v) >= 4 {
+			v[3] ^= 1 // the index's low byte
+		}
+	default:
+		v = v[:rng.IntN(len(v))]
+	}
+	r.Value = v
+	return r.encode()
+}
+
+func linRunWith(t *testing.T, seed uint64, o linOpts) (int, error) {
+	engine, persistent := o.engine, o.persistent
+	nservers := 3
+	if engine == "ec" {
+		nservers = o.plan.N()
+	}
 	rng := rand.New(rand.NewPCG(seed, 1))
 	net := sim.New(seed)
 	net.SetDefault(sim.Link{
@@ -166,7 +217,19 @@ func linRun(t *testing.T, seed uint64, engine string, persistent bool) (int, err
 			}
 			p.node = nd
 		}
-		nd.Handle(s.Handle)
+		if i == o.corrupt && engine == "ec" {
+			crng := rand.New(rand.NewPCG(seed, 99))
+			nd.Handle(func(from stack.Addr, req []byte) []byte {
+				resp := s.Handle(from, req)
+				bad := corruptReply(crng, resp)
+				if o.corrupted != nil && !bytes.Equal(bad, resp) {
+					*o.corrupted++ // the simulator runs one event at a time
+				}
+				return bad
+			})
+		} else {
+			nd.Handle(s.Handle)
+		}
 		if i < len(servers) {
 			servers[i] = s
 		} else {
@@ -174,7 +237,7 @@ func linRun(t *testing.T, seed uint64, engine string, persistent bool) (int, err
 		}
 		return nil
 	}
-	for i := 0; i < 3; i++ {
+	for i := 0; i < nservers; i++ {
 		if persistent {
 			d := disk.NewCrashDisk(2 + 64 + 256)
 			if err := journal.Format(d, 64); err != nil {
@@ -190,7 +253,7 @@ func linRun(t *testing.T, seed uint64, engine string, persistent bool) (int, err
 	if persistent {
 		// One server crashes and comes back from what its disk kept.
 		net.AfterFunc(time.Duration(10+rng.IntN(60))*time.Millisecond, func() {
-			i := rng.IntN(3)
+			i := rng.IntN(nservers)
 			p := disks[i]
 			net.Crash(replicas[i])
 			p.node.Close()
@@ -210,16 +273,45 @@ func linRun(t *testing.T, seed uint64, engine string, persistent bool) (int, err
 	}
 	var history []rec
 	nclients := 2 + rng.IntN(4)
+	var leaderAddr stack.Addr
+	if o.leader && engine == "ec" {
+		leaderAddr = "sim:leader"
+		nd, err := mk(leaderAddr)
+		if err != nil {
+			return 0, err
+		}
+		le, err := NewEC(nd, replicas, 1000, 100*time.Millisecond, o.plan)
+		if err != nil {
+			return 0, err
+		}
+		ServeECLeader(nd, le)
+		if o.leaderServed != nil {
+			// Count the writes handed over: wrap the handler.
+			served := o.leaderServed
+			nd.HandleAsync(func(from stack.Addr, body []byte, respond func([]byte)) {
+				*served++ // the simulator runs one event at a time
+				serveLeader(le)(from, body, respond)
+			})
+		}
+	}
 	for k := 0; k < nclients; k++ {
 		nd, err := mk(stack.Addr(fmt.Sprintf("sim:c%d", k)))
 		if err != nil {
 			return 0, err
 		}
 		var c Engine
-		if engine == "chain" {
+		switch {
+		case engine == "chain":
 			c, err = NewChain(nd, replicas, uint64(k+1), 100*time.Millisecond)
-		} else {
+		case engine == "ec" && o.unchecked:
+			c, err = newEC(nd, replicas, uint64(k+1), 100*time.Millisecond, o.plan)
+		case engine == "ec":
+			c, err = NewEC(nd, replicas, uint64(k+1), 100*time.Millisecond, o.plan)
+		default:
 			c, err = NewPaxos(nd, replicas, uint64(k+1), 100*time.Millisecond)
+		}
+		if ec, ok := c.(*EC); ok && leaderAddr != "" {
+			ec.SetLeader(leaderAddr)
 		}
 		if err != nil {
 			return 0, err
@@ -279,9 +371,13 @@ func linRun(t *testing.T, seed uint64, engine string, persistent bool) (int, err
 	}
 	// A partition isolating one server for a while, then healing.
 	net.AfterFunc(time.Duration(20+rng.IntN(40))*time.Millisecond, func() {
-		iso := replicas[rng.IntN(3)]
+		iso := replicas[rng.IntN(nservers)]
 		var rest []stack.Addr
-		for _, a := range append(replicas, clientAddrs(nclients)...) {
+		others := append(append([]stack.Addr(nil), replicas...), clientAddrs(nclients)...)
+		if leaderAddr != "" {
+			others = append(others, leaderAddr)
+		}
+		for _, a := range others {
 			if a != iso {
 				rest = append(rest, a)
 			}
@@ -296,6 +392,9 @@ func linRun(t *testing.T, seed uint64, engine string, persistent bool) (int, err
 	// Check each address separately, and write-once safety across all.
 	byAddr := map[uint64][]porcupine.Operation{}
 	for _, r := range history {
+		if o.outcomes != nil {
+			o.outcomes[r.op.Output.(linOut).kind]++
+		}
 		byAddr[r.addr] = append(byAddr[r.addr], r.op)
 	}
 	for addr, ops := range byAddr {

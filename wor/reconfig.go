@@ -35,8 +35,14 @@ import (
 // engine is not reconfigured this way (its writes need every server).
 // Calling Reconfigure again after a failure completes the decided change.
 func (c *Cluster) Reconfigure(ctx context.Context, part uint32, servers []string) (epoch uint32, err error) {
-	if c.engine == "chain" {
+	switch c.engine {
+	case "chain":
 		return 0, errors.New("wor: reconfigure: the chain engine cannot be reconfigured (yet)")
+	case "ec":
+		// The state transfer merges whole acceptor states from the old
+		// servers into every new one; an ec server's state is its own
+		// split, which another server must not receive.
+		return 0, errors.New("wor: reconfigure: the ec engine cannot be reconfigured (yet): each server holds its own split")
 	}
 	if int(part) >= len(c.routes) {
 		return 0, fmt.Errorf("wor: reconfigure: no partition %d", part)
@@ -219,7 +225,7 @@ func mergeAcceptor(a, b acceptor) acceptor {
 	out.part = b.part
 	out.promised = max(a.promised, b.promised)
 	if b.has && (!a.has || b.accBallot > a.accBallot) {
-		out.has, out.accBallot, out.value = true, b.accBallot, b.value
+		out.has, out.accBallot, out.value, out.chosen = true, b.accBallot, b.value, b.chosen
 	}
 	return out
 }

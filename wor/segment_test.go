@@ -216,15 +216,22 @@ func TestTrim(t *testing.T) {
 // writes chose and lose to later captures; a listener hears of every
 // register written after it started, with the chosen value.
 func TestSegBatchAndListen(t *testing.T) {
-	for _, engine := range []string{"paxos", "chain"} {
+	for _, engine := range []string{"paxos", "chain", "ec"} {
 		t.Run(engine, func(t *testing.T) {
-			servers, mk := realCluster(t, 3)
+			n := 3
+			if engine == "ec" {
+				n = 5
+			}
+			servers, mk := realCluster(t, n)
 			newClient := func(id uint64) *Client {
 				var e Engine
 				var err error
-				if engine == "chain" {
+				switch engine {
+				case "ec":
+					e, err = NewEC(mk(), servers, id, 300*time.Millisecond, ECPlan{K: 3, R: 2, Q1a: 3, Q1b: 4, Q2: 4})
+				case "chain":
 					e, err = NewChain(mk(), servers, id, 300*time.Millisecond)
-				} else {
+				default:
 					e, err = NewPaxos(mk(), servers, id, 300*time.Millisecond)
 				}
 				if err != nil {

@@ -234,7 +234,7 @@ func (s *Server) SetBatch(batch func(func())) {
 // OpName names a request type for metrics ("prepare", "accept", ...;
 // "malformed" for anything else).
 func OpName(op byte) string {
-	names := [...]string{"malformed", "prepare", "accept", "read", "trim", "seal", "dump", "install", "activate", "seg_prepare", "seg_accept", "listen"}
+	names := [...]string{"malformed", "prepare", "accept", "read", "trim", "seal", "dump", "install", "activate", "seg_prepare", "seg_accept", "listen", "commit"}
 	if int(op) < len(names) {
 		return names[op]
 	}
@@ -628,7 +628,7 @@ func (s *Server) install(from stack.Addr, r request) []byte {
 			next.promised, changed = rec.a.promised, true
 		}
 		if rec.a.has && (!next.has || rec.a.accBallot > next.accBallot) {
-			next.has, next.accBallot, next.value, changed = true, rec.a.accBallot, rec.a.value, true
+			next.has, next.accBallot, next.value, next.chosen, changed = true, rec.a.accBallot, rec.a.value, rec.a.chosen, true
 			next.promised = max(next.promised, next.accBallot)
 		}
 		if !changed {

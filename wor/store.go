@@ -17,11 +17,17 @@ import (
 // partition, promised: the epoch, flags bit 1: active) and a free slot
 // (never written by this version: reclaimed slots keep their old register
 // until reused, and recovery frees the registers of trimmed segments).
+//
+// A register's flags: bit 0, a value is accepted; bit 2, it is known
+// chosen (acceptor.chosen = accBallot; the ec engine's Phase 3). Records
+// written before bit 2 existed read as not chosen, which is what they
+// were; a reader without bit 2 ignores it, losing only the hint.
 const (
-	slotMagic = 0x574f5232 // "WOR2": a register
-	partMagic = 0x574f5250 // "WORP": a partition's epoch state
-	freeMagic = 0x574f5246 // "WORF": a reclaimed slot
-	slotHdr   = 4 + 4 + 8 + 8 + 8 + 4 + 4 + 4
+	slotChosen = 4          // flags bit of a register slot: chosen = accBallot
+	slotMagic  = 0x574f5232 // "WOR2": a register
+	partMagic  = 0x574f5250 // "WORP": a partition's epoch state
+	freeMagic  = 0x574f5246 // "WORF": a reclaimed slot
+	slotHdr    = 4 + 4 + 8 + 8 + 8 + 4 + 4 + 4
 	// MaxPersistentValue is the largest value persistent mode stores (one
 	// block per register in this version).
 	MaxPersistentValue = disk.BlockSize - slotHdr
@@ -123,6 +129,9 @@ func (s *journalStore) load() (accs map[uint64]*acceptor, parts map[uint32]partS
 			// Values stay in their slots until read (Server.loaded), so
 			// recovery holds only the registers' ballots in memory.
 			a.spilled, a.value = a.has, nil
+			if flags&slotChosen != 0 && a.has {
+				a.chosen = a.accBallot
+			}
 			accs[addr] = &a
 		case slotPart:
 			s.parts[uint32(addr)] = s.next
@@ -237,5 +246,9 @@ func (s *journalStore) save(addr uint64, a *acceptor) error {
 	if err != nil {
 		return err
 	}
-	return s.write(slot, encodeSlot(slotMagic, addr, a, 0))
+	flags := uint32(0)
+	if a.chosen != 0 {
+		flags = slotChosen
+	}
+	return s.write(slot, encodeSlot(slotMagic, addr, a, flags))
 }

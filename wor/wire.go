@@ -22,7 +22,8 @@ const (
 	opSegPrepare = 9  // prepare Ballot on Count registers from Addr on (Value: count, 4 bytes)
 	opSegAccept  = 10 // accept Value's values at Ballot on consecutive registers from Addr
 	opListen     = 11 // notify the sender of accepts in segment Addr for the next Ballot milliseconds
-	opMax        = opListen
+	opCommit     = 12 // the ec engine's Phase 3: the value accepted at Ballot is chosen
+	opMax        = opCommit
 
 	stOK       = 0
 	stNack     = 1 // a higher ballot was promised: Promised says which
@@ -63,8 +64,29 @@ type response struct {
 	Promised  uint64
 	AccBallot uint64
 	Has       bool // a value was accepted
+	Chosen    bool // the value accepted at AccBallot is known chosen (opCommit); only with Has
 	Value     []byte
 }
+
+// Flag bits of a response's, a record's and a segment entry's flag byte.
+const (
+	flagHas    = 1
+	flagChosen = 2
+)
+
+func flags(has, chosen bool) byte {
+	f := byte(0)
+	if has {
+		f |= flagHas
+	}
+	if chosen && has {
+		f |= flagChosen
+	}
+	return f
+}
+
+// badFlags: a flag byte with unknown bits, or chosen without a value.
+func badFlags(f byte) bool { return f > flagHas|flagChosen || f == flagChosen }
 
 func (r request) encode() []byte {
 	b := make([]byte, reqHdr+len(r.Value))
@@ -95,8 +117,8 @@ func decodeRequest(b []byte) (request, error) {
 	if n > MaxValue || int(n) != len(b)-reqHdr {
 		return r, fmt.Errorf("%w: value length %d in a %d-byte request", ErrMalformed, n, len(b))
 	}
-	if r.Op == opAccept && r.Ballot == 0 {
-		return r, fmt.Errorf("%w: accept with ballot 0", ErrMalformed)
+	if (r.Op == opAccept || r.Op == opCommit) && r.Ballot == 0 {
+		return r, fmt.Errorf("%w: %s with ballot 0", ErrMalformed, OpName(r.Op))
 	}
 	r.Value = b[reqHdr:]
 	return r, nil
@@ -107,9 +129,7 @@ func (r response) encode() []byte {
 	b[0] = r.Status
 	binary.BigEndian.PutUint64(b[1:], r.Promised)
 	binary.BigEndian.PutUint64(b[9:], r.AccBallot)
-	if r.Has {
-		b[17] = 1
-	}
+	b[17] = flags(r.Has, r.Chosen)
 	binary.BigEndian.PutUint32(b[18:], uint32(len(r.Value)))
 	copy(b[respHdr:], r.Value)
 	return b
@@ -121,12 +141,12 @@ func decodeResponse(b []byte) (response, error) {
 		return r, fmt.Errorf("%w: response of %d bytes", ErrMalformed, len(b))
 	}
 	r.Status = b[0]
-	if r.Status > stMax || b[17] > 1 {
+	if r.Status > stMax || badFlags(b[17]) {
 		return r, fmt.Errorf("%w: bad status or flag", ErrMalformed)
 	}
 	r.Promised = binary.BigEndian.Uint64(b[1:])
 	r.AccBallot = binary.BigEndian.Uint64(b[9:])
-	r.Has = b[17] == 1
+	r.Has, r.Chosen = b[17]&flagHas != 0, b[17]&flagChosen != 0
 	n := binary.BigEndian.Uint32(b[18:])
 	if n > MaxValue || int(n) != len(b)-respHdr || (!r.Has && n != 0) {
 		return r, fmt.Errorf("%w: value length %d in a %d-byte response", ErrMalformed, n, len(b))
@@ -136,7 +156,8 @@ func decodeResponse(b []byte) (response, error) {
 }
 
 // record is one register's acceptor state in a dump or install message:
-// addr(8) part(4) promised(8) accBallot(8) has(1) len(4) value.
+// addr(8) part(4) promised(8) accBallot(8) flags(1) len(4) value, the
+// flags those of a response (the chosen bit: chosen = accBallot).
 type record struct {
 	addr uint64
 	a    acceptor
@@ -155,11 +176,7 @@ func encodeRecords(rs []record) []byte {
 		b = binary.BigEndian.AppendUint32(b, r.a.part)
 		b = binary.BigEndian.AppendUint64(b, r.a.promised)
 		b = binary.BigEndian.AppendUint64(b, r.a.accBallot)
-		has := byte(0)
-		if r.a.has {
-			has = 1
-		}
-		b = append(b, has)
+		b = append(b, flags(r.a.has, r.a.chosen != 0))
 		b = binary.BigEndian.AppendUint32(b, uint32(len(r.a.value)))
 		b = append(b, r.a.value...)
 	}
@@ -177,10 +194,16 @@ func decodeRecords(b []byte) ([]record, error) {
 		r.a.part = binary.BigEndian.Uint32(b[8:])
 		r.a.promised = binary.BigEndian.Uint64(b[12:])
 		r.a.accBallot = binary.BigEndian.Uint64(b[20:])
-		if b[28] > 1 {
+		if badFlags(b[28]) {
 			return nil, fmt.Errorf("%w: record flag %d", ErrMalformed, b[28])
 		}
-		r.a.has = b[28] == 1
+		r.a.has = b[28]&flagHas != 0
+		if b[28]&flagChosen != 0 {
+			if r.a.accBallot == 0 {
+				return nil, fmt.Errorf("%w: record chosen at ballot 0", ErrMalformed)
+			}
+			r.a.chosen = r.a.accBallot
+		}
 		n := binary.BigEndian.Uint32(b[29:])
 		if n > MaxValue || uint64(n) > uint64(len(b)-recHdr) || (!r.a.has && n != 0) {
 			return nil, fmt.Errorf("%w: record value of %d bytes", ErrMalformed, n)

@@ -17,6 +17,8 @@ func FuzzDecodeRequest(f *testing.F) {
 	f.Add(request{Op: opSegPrepare, Addr: Addr(3, 0), Ballot: 9, Value: countBytes(4)}.encode())
 	f.Add(request{Op: opSegAccept, Addr: Addr(3, 0), Ballot: 9, Value: encodeValues([][]byte{[]byte("a"), nil})}.encode())
 	f.Add(request{Op: opListen, Addr: 3, Ballot: 1000}.encode())
+	f.Add(request{Op: opCommit, Addr: 7, Ballot: 3}.encode())
+	f.Add(request{Op: opInstall, Part: 1, Epoch: 2, Value: encodeRecords([]record{{addr: 7, a: acceptor{promised: 3, accBallot: 3, has: true, chosen: 3, value: []byte("v")}}})}.encode())
 	f.Add([]byte{9, 9})
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := decodeRequest(b)
@@ -40,10 +42,14 @@ func FuzzDecodeRequest(f *testing.F) {
 func FuzzDecodeResponse(f *testing.F) {
 	f.Add(response{Status: stOK, Promised: 5, AccBallot: 5, Has: true, Value: []byte("x")}.encode())
 	f.Add(response{Status: stNack, Promised: 9}.encode())
+	f.Add(response{Status: stOK, Promised: 5, AccBallot: 5, Has: true, Chosen: true, Value: []byte("x")}.encode())
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, err := decodeResponse(b)
 		if err != nil {
 			return
+		}
+		if r.Chosen && !r.Has {
+			t.Fatal("a response marked chosen without a value")
 		}
 		if !bytes.Equal(r.encode(), b) {
 			t.Fatal("decode then encode changed the response")
@@ -89,6 +95,7 @@ func TestServerRules(t *testing.T) {
 // with ErrMalformed and round-trip what they accept.
 func FuzzDecodeBatches(f *testing.F) {
 	f.Add(encodeRecords([]record{{addr: 1, a: acceptor{promised: 2, accBallot: 2, has: true, value: []byte("x"), part: 4}}}))
+	f.Add(encodeRecords([]record{{addr: 1, a: acceptor{promised: 2, accBallot: 2, has: true, chosen: 2, value: []byte("x"), part: 4}}}))
 	f.Add(encodeSegEntries([]segEntry{{off: 3, nack: true, promised: 9}, {off: 4, acc: 2, has: true, value: []byte("y")}}))
 	f.Add(encodeValues([][]byte{[]byte("a"), {}, []byte("bc")}))
 	f.Add(notification{Addr: 5, Ballot: 6, Value: []byte("z")}.encode())

@@ -58,8 +58,8 @@ type txFlags struct {
 func (f *txFlags) add(c *cobra.Command) {
 	c.Flags().StringVar(&f.rms, "rms", defaultTxRMs, "the RMs' addresses, by index (the same list everywhere)")
 	c.Flags().StringVar(&f.tm, "tm", defaultTxTM, "the TM's address")
-	c.Flags().StringVar(&f.servers, "servers", defaultServers, "the wormservers (a paxos or chain replica set)")
-	c.Flags().StringVar(&f.engine, "engine", "paxos", "WOR engine: paxos or chain")
+	c.Flags().StringVar(&f.servers, "servers", defaultServers, "the wormservers (a paxos, chain or ec replica set)")
+	c.Flags().StringVar(&f.engine, "engine", "paxos", "WOR engine: paxos, chain or ec (erasure-coded, the default plan for the servers: see docs/ec.md)")
 	c.Flags().DurationVar(&f.timeout, "timeout", 500*time.Millisecond, "how long a peer waits for an outcome before resolving it from the registers")
 }
 

@@ -36,10 +36,13 @@ func worCmd() *cobra.Command {
 		Use:   "wor",
 		Short: "Write-once registers (WormSpace): servers and client commands",
 	}
-	c.AddCommand(worServeCmd(), worAllocCmd(), worPutCmd(), worGetCmd(), worTrimCmd(), worReconfigureCmd(), worStatusCmd(), worListenCmd())
+	c.AddCommand(worServeCmd(), worAllocCmd(), worPutCmd(), worGetCmd(), worTrimCmd(), worReconfigureCmd(), worStatusCmd(), worListenCmd(), worECLeaderCmd())
 	addWANFlags(c)
-	c.PersistentFlags().StringVar(&worEngine, "engine", "paxos", "client engine with --servers: paxos (majority quorums) or chain (chain replication, head first in --servers)")
-	c.PersistentFlags().StringVar(&worCluster, "cluster", "", "cluster configuration file (JSON: engine, directory, partitions); default: "+defaultClusterFile+" if it exists and --servers is not given")
+	c.PersistentFlags().StringVar(&worEngine, "engine", "paxos", "client engine with --servers: paxos (majority quorums), chain (chain replication, head first in --servers) or ec (Pando's erasure-coded Paxos: server i of --servers holds split i; default plan: one failure tolerated from 3 servers on, e.g. k=3 of 5)")
+	c.PersistentFlags().IntVar(&worECK, "ec-k", 0, "with --engine ec: data splits per value (k); quorums are the smallest the rules allow for --servers")
+	c.PersistentFlags().StringVar(&worECLeader, "ec-leader", "", "with --engine ec: hand a write preempted by another client to the leader at this address (see 'strata wor ec-leader')")
+	c.PersistentFlags().StringVar(&worPlanFile, "plan", "", "with --engine ec: the plan (JSON with k, r, q1a, q1b, q2, as 'strata geo plan --json' prints it); refused if it breaks a quorum rule")
+	c.PersistentFlags().StringVar(&worCluster, "cluster", "", "cluster configuration file (JSON: engine, directory, partitions, and for engine ec an optional plan); default: "+defaultClusterFile+" if it exists and --servers is not given")
 	return c
 }
 
@@ -136,8 +139,45 @@ func openWorJournal(dir string, blocks uint64) (*journal.Journal, error) {
 	return j, err
 }
 
-// worEngine is the engine the client commands use ("paxos" or "chain").
-var worEngine = "paxos"
+// worEngine is the engine the client commands use ("paxos", "chain" or
+// "ec"); worECK and worPlanFile choose the ec engine's plan.
+var (
+	worEngine   = "paxos"
+	worECK      int
+	worPlanFile string
+	worECLeader string
+)
+
+// ecPlanFlag returns the plan --ec-k or --plan chose for n servers of
+// engine, or ok false if neither was given (the engine's default plan
+// then).
+func ecPlanFlag(engine string, n int) (plan wor.ECPlan, ok bool, err error) {
+	switch {
+	case worECK == 0 && worPlanFile == "":
+		return wor.ECPlan{}, false, nil
+	case engine != "ec":
+		return wor.ECPlan{}, false, fmt.Errorf("--ec-k and --plan are for --engine ec, not %s", engine)
+	case worECK != 0 && worPlanFile != "":
+		return wor.ECPlan{}, false, errors.New("give --ec-k or --plan, not both")
+	case worECK != 0:
+		plan, err = wor.ECPlanFor(n, worECK)
+		if err != nil {
+			return plan, false, fmt.Errorf("--ec-k %d with %d servers: %w", worECK, n, err)
+		}
+		return plan, true, nil
+	}
+	b, err := os.ReadFile(worPlanFile)
+	if err != nil {
+		return plan, false, fmt.Errorf("--plan: %w", err)
+	}
+	if plan, err = wor.ParseECPlan(b); err != nil {
+		return plan, false, fmt.Errorf("--plan %s: %w", worPlanFile, err)
+	}
+	if err := plan.Validate(n); err != nil {
+		return plan, false, fmt.Errorf("--plan %s with %d servers: %w", worPlanFile, n, err)
+	}
+	return plan, true, nil
+}
 
 // clusterFile is the cluster file the client commands use, or "" to use
 // --servers: --cluster if given, else the default file if it exists and
@@ -204,12 +244,27 @@ func worClient(file, servers string, timeout time.Duration) (*wor.Client, *stack
 	if len(reps) == 0 {
 		return nil, nil, errors.New("--servers is empty")
 	}
+	if worECLeader != "" && worEngine != "ec" {
+		return nil, nil, fmt.Errorf("--ec-leader is for --engine ec, not %s", worEngine)
+	}
+	plan, withPlan, err := ecPlanFlag(worEngine, len(reps))
+	if err != nil {
+		return nil, nil, err
+	}
 	kind, _, _ := strings.Cut(string(reps[0]), ":")
 	n, err := listenNode(kind+":127.0.0.1:0", worProps)
 	if err != nil {
 		return nil, nil, err
 	}
-	e, err := wor.NewEngine(worEngine, n, reps, 1+rand.Uint64N(1<<32-1), timeout)
+	var e wor.Engine
+	if withPlan {
+		e, err = wor.NewEC(n, reps, 1+rand.Uint64N(1<<32-1), timeout, plan)
+	} else {
+		e, err = wor.NewEngine(worEngine, n, reps, 1+rand.Uint64N(1<<32-1), timeout)
+	}
+	if ec, ok := e.(*wor.EC); ok && worECLeader != "" {
+		ec.SetLeader(stack.Addr(worECLeader))
+	}
 	if err != nil {
 		n.Close()
 		return nil, nil, fmt.Errorf("--engine: %w", err)
@@ -649,7 +704,8 @@ new configuration from the directory and retry.
 Replace a minority of the servers per step. Start new servers with
 "strata wor serve --join". If a reconfiguration fails half-way, run it
 again: it completes the decided change. Needs a cluster file (--cluster,
-or strata-data/cluster.json written by "strata up").`,
+or strata-data/cluster.json written by "strata up"). Partitions of the
+chain and ec engines cannot be reconfigured yet.`,
 		Example: "  strata wor serve --listen udp:127.0.0.1:7104 --dir strata-data/wor-4 --join &\n  strata wor reconfigure 0 udp:127.0.0.1:7101,udp:127.0.0.1:7102,udp:127.0.0.1:7104",
 		Args:    cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -769,5 +825,67 @@ func worListenCmd() *cobra.Command {
 	}
 	worClientFlags(c, &servers, &timeout)
 	c.Flags().DurationVar(&dur, "for", 0, "stop after this long (default: until interrupted)")
+	return c
+}
+
+// worECLeaderCmd runs the leader the ec engine's clients hand preempted
+// writes to (--ec-leader): Pando's leader fallback.
+func worECLeaderCmd() *cobra.Command {
+	var servers, listen string
+	var timeout time.Duration
+	c := &cobra.Command{
+		Use:   "ec-leader",
+		Short: "Run the leader that ec clients (--ec-leader) hand preempted writes to, until interrupted",
+		Long: `ec-leader runs the leader of Pando's leader fallback for the ec engine over
+--servers, with the plan of --ec-k or --plan (the clients' plan; default:
+the ec engine's default for the number of servers). A client started with
+--engine ec --ec-leader ADDR whose write is preempted by another client's
+capture hands it, once, to this leader, which captures and writes it
+itself, retrying with backoff, and answers with the value now chosen. The
+leader is one more proposer to the protocol: several leaders, or none
+reachable, are safe. Prints "listening on ADDR".`,
+		Example: "  strata wor ec-leader --listen udp:127.0.0.1:7110 --servers udp:127.0.0.1:7101,...",
+		Args:    cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if worECLeader != "" {
+				return errors.New("ec-leader: --ec-leader is for clients (a leader hands nothing on)")
+			}
+			var reps []stack.Addr
+			for _, s := range strings.Split(servers, ",") {
+				if s = strings.TrimSpace(s); s != "" {
+					reps = append(reps, stack.Addr(s))
+				}
+			}
+			if len(reps) == 0 {
+				return errors.New("--servers is empty")
+			}
+			plan, withPlan, err := ecPlanFlag("ec", len(reps))
+			if err != nil {
+				return err
+			}
+			if !withPlan {
+				if plan, err = wor.EngineECPlan(len(reps)); err != nil {
+					return err
+				}
+			}
+			n, err := listenNode(listen, worProps)
+			if err != nil {
+				return err
+			}
+			defer n.Close()
+			e, err := wor.NewEC(n, reps, 1+rand.Uint64N(1<<32-1), timeout, plan)
+			if err != nil {
+				return err
+			}
+			wor.ServeECLeader(n, e)
+			fmt.Fprintf(cmd.OutOrStdout(), "listening on %s\n", n.Local())
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
+			defer stop()
+			<-ctx.Done()
+			return nil
+		},
+	}
+	c.Flags().StringVar(&listen, "listen", "udp:127.0.0.1:7110", "transport address")
+	worClientFlags(c, &servers, &timeout)
 	return c
 }
