@@ -569,7 +569,7 @@ type upRun struct {
 // startUp runs strata up on dir (any free ports, no NFS export) until it
 // is ready; the test's end interrupts it and kills its servers if they
 // outlive it.
-func startUp(t *testing.T, dir string) *upRun {
+func startUp(t *testing.T, dir string, extra ...string) *upRun {
 	t.Helper()
 	bin, err := os.Executable()
 	if err != nil {
@@ -581,7 +581,7 @@ func startUp(t *testing.T, dir string) *upRun {
 		t.Fatal(err)
 	}
 	defer logf.Close()
-	u := &upRun{cmd: exec.Command(bin, "up", "--dir", dir, "--port", "0", "--nfs-port", "0"), exited: make(chan struct{})}
+	u := &upRun{cmd: exec.Command(bin, append([]string{"up", "--dir", dir, "--port", "0", "--nfs-port", "0"}, extra...)...), exited: make(chan struct{})}
 	u.cmd.Env = append(os.Environ(), "STRATA_TEST_AS_CLI=1")
 	u.cmd.Stderr = logf
 	procAttr(u.cmd) // up stops its servers when it gets SIGINT, not SIGKILL: see the cleanup

@@ -403,6 +403,7 @@ func worGetCmd() *cobra.Command {
 func upCmd() *cobra.Command {
 	var dir string
 	var base, nfsPort, nfsSize int
+	var geoFlags geoUpFlags
 	c := &cobra.Command{
 		Use:   "up",
 		Short: "Start a local cluster: 3 key-value servers, 2 shared-log servers, a WormTX TM and 3 RMs, 3 write-once-register servers and an NFS export, data in a folder",
@@ -423,7 +424,17 @@ func upCmd() *cobra.Command {
     --nfs-port+1, TCP and UDP on 127.0.0.1; file system in DIR/nfs.img,
     created with --nfs-size MiB the first time; --nfs-port 0 to skip).
 It prints how to use them and stops them on Ctrl-C; a later "up" recovers
-everything from the journals.`,
+everything from the journals.
+
+With --geo REGIONS it starts an emulated geo-distributed cluster instead: the
+planner (strata geo plan, Pando, --geo-f failures, storage overhead at most
+--geo-storage, read latency minimized) places k data and r parity splits on
+data sites; a wormserver runs for each site (the ec engine with the plan's
+quorums: cluster file DIR/cluster.json) and a kv server for each front-end
+region of REGIONS, each on a loopback host of its own site (127.0.1.N), and
+every process delays what it sends by the one-way latency between sites
+(DIR/wan.json, docs/wan.md). It prints where each front end is and the
+planner's latency for it. No log, tx or NFS servers in this mode.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			self, err := os.Executable()
@@ -442,6 +453,9 @@ everything from the journals.`,
 					procs[i].Wait()
 				}
 			}()
+			if geoFlags.access != "" || geoFlags.planFile != "" {
+				return upGeo(ctx, cmd, &procs, self, dir, base, geoFlags)
+			}
 			for i := 0; i < 3; i++ {
 				port := base + i
 				if base == 0 {
@@ -570,6 +584,7 @@ everything from the journals.`,
 	c.Flags().IntVar(&base, "port", 7101, "first UDP port (0: any free ports, and a cluster file for this run only)")
 	c.Flags().IntVar(&nfsPort, "nfs-port", 20049, "NFS port (MOUNT uses the next one); 0: no NFS export")
 	c.Flags().IntVar(&nfsSize, "nfs-size", 1024, "size in MiB of a new NFS disk")
+	geoFlags.add(c)
 	addWANChildFlag(c)
 	return c
 }
