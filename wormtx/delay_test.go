@@ -14,20 +14,7 @@ import (
 // 8d, 6d, 5d, 4d, 3d.
 func TestMessageDelays(t *testing.T) {
 	const d = 10 * time.Millisecond
-	accounts := map[string]int64{}
-	for i := range 30 {
-		accounts[acct(i)] = 100
-	}
-	// One account on each RM.
-	var keys []string
-	for r := uint32(0); r < 3; r++ {
-		for i := range 30 {
-			if Partition(acct(i), 3) == r {
-				keys = append(keys, acct(i))
-				break
-			}
-		}
-	}
+	accounts, keys := oneAccountPerRM()
 	for _, v := range Variants {
 		t.Run(v.String(), func(t *testing.T) {
 			c := newCluster(t, 1, sim.Link{Delay: d}, 3, "paxos", accounts)
@@ -61,15 +48,9 @@ func TestMessageDelays(t *testing.T) {
 	}
 }
 
-func acct(i int) string { return "acct" + string(rune('a'+i/10)) + string(rune('0'+i%10)) }
-
-// A participant that has never learned the coordinator's vote segment
-// (it starts learning it when the prepare arrives, and the other votes
-// may be written before its registration reaches the servers) still
-// learns the outcome from the votes, reading those written before it
-// registered, rather than waiting for its timeout to resolve it.
-func TestFirstTransactionOfASegment(t *testing.T) {
-	const d = 10 * time.Millisecond
+// oneAccountPerRM is 30 accounts of 100 over 3 RMs, and one account of
+// each RM, by RM.
+func oneAccountPerRM() (map[string]int64, []string) {
 	accounts := map[string]int64{}
 	for i := range 30 {
 		accounts[acct(i)] = 100
@@ -83,6 +64,19 @@ func TestFirstTransactionOfASegment(t *testing.T) {
 			}
 		}
 	}
+	return accounts, keys
+}
+
+func acct(i int) string { return "acct" + string(rune('a'+i/10)) + string(rune('0'+i%10)) }
+
+// A participant that has never learned the coordinator's vote segment
+// (it starts learning it when the prepare arrives, and the other votes
+// may be written before its registration reaches the servers) still
+// learns the outcome from the votes, reading those written before it
+// registered, rather than waiting for its timeout to resolve it.
+func TestFirstTransactionOfASegment(t *testing.T) {
+	const d = 10 * time.Millisecond
+	accounts, keys := oneAccountPerRM()
 	for _, v := range []Variant{D4, E3} {
 		t.Run(v.String(), func(t *testing.T) {
 			c := newCluster(t, 1, sim.Link{Delay: d}, 3, "paxos", accounts, true)

@@ -16,13 +16,7 @@ import (
 // and ec flags without --engine ec, are refused with the reason.
 func TestWorECCommandLine(t *testing.T) {
 	dir := t.TempDir()
-	var addrs []string
-	for i := range 5 {
-		p, a := startServe(t, "udp:127.0.0.1:0", filepath.Join(dir, fmt.Sprint(i)))
-		t.Cleanup(func() { p.Process.Kill(); p.Wait() })
-		addrs = append(addrs, a)
-	}
-	servers := strings.Join(addrs, ",")
+	servers := fiveWormservers(t, dir)
 	good := filepath.Join(dir, "plan.json")
 	os.WriteFile(good, []byte(`{"protocol": "pando", "f": 1, "sites": ["a", "b", "c", "d", "e"], "k": 2, "r": 3, "q1a": 2, "q1b": 3, "q2": 4, "read_ms": 1}`), 0o644)
 	bad := filepath.Join(dir, "bad.json")
@@ -67,13 +61,7 @@ func TestWorECCommandLine(t *testing.T) {
 // without --engine ec is refused.
 func TestWorECLeaderCommand(t *testing.T) {
 	dir := t.TempDir()
-	var addrs []string
-	for i := range 5 {
-		p, a := startServe(t, "udp:127.0.0.1:0", filepath.Join(dir, fmt.Sprint(i)))
-		t.Cleanup(func() { p.Process.Kill(); p.Wait() })
-		addrs = append(addrs, a)
-	}
-	servers := strings.Join(addrs, ",")
+	servers := fiveWormservers(t, dir)
 	p := exec.Command(os.Args[0], "wor", "ec-leader", "--listen", "udp:127.0.0.1:0", "--servers", servers)
 	p.Env = append(os.Environ(), "STRATA_TEST_AS_CLI=1")
 	out, err := p.StdoutPipe()
@@ -103,4 +91,17 @@ func TestWorECLeaderCommand(t *testing.T) {
 	if _, err := run(t, "wor", "--ec-leader", leader, "get", "1", "0", "--servers", servers); err == nil || !strings.Contains(err.Error(), "--engine ec") {
 		t.Fatalf("--ec-leader with paxos: %v", err)
 	}
+}
+
+// fiveWormservers starts five persistent wormservers in dir (killed when
+// the test ends) and returns their addresses, comma-separated.
+func fiveWormservers(t *testing.T, dir string) string {
+	t.Helper()
+	var addrs []string
+	for i := range 5 {
+		p, a := startServe(t, "udp:127.0.0.1:0", filepath.Join(dir, fmt.Sprint(i)))
+		t.Cleanup(func() { p.Process.Kill(); p.Wait() })
+		addrs = append(addrs, a)
+	}
+	return strings.Join(addrs, ",")
 }
