@@ -1,0 +1,94 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	geokv "strata/bench/geokv"
+)
+
+func benchGeoKVCmd() *cobra.Command {
+	var (
+		quick, asJSON bool
+		dir, sets     string
+		ops, warmup   int
+		rounds        int
+		storage       float64
+		timeout       time.Duration
+	)
+	c := &cobra.Command{
+		Use:   "geo-kv",
+		Short: "Pando's Figure 12 on the emulated WAN: read and write p95 per front end, Pando vs RS-Paxos vs replication plans, one engine (wor.EC)",
+		Long: `For each of the Pando paper's four access sets (§5.2: NA, NA-EU, NA-AS,
+GL, mapped to the embedded matrix's az_ regions) and each protocol's plan
+(pando, rspaxos, and replication as epaxos plans it, k=1), planned by the
+geo planner with f=1, the same storage-overhead bound (--storage, the
+paper's 3x) and Figure 12(a)'s write SLO, the same engine (wor.EC) runs
+the plan: one persistent "strata wor serve" per data site on its site's
+loopback host behind the emulated WAN, and in this process one client per
+front end on its site's host, delayed as its site. Each front end runs a
+closed loop of --ops operations, writes (to fresh registers) and reads (of
+the registers every front end preloaded, --preload each) alternating,
+1 KiB values.
+
+Prints p50/p95 read and write latency per front end next to the planner's
+predictions, and per access set the ratio of the other plans' slowest
+read p95 to Pando's (> 1: Pando better). Rounds rotate the protocols'
+order.
+
+--quick: 40 operations per front end, 1 round.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+			defer stop()
+			if quick {
+				if err := quickDefaults(cmd, map[string]string{"ops": "40", "rounds": "1"}); err != nil {
+					return err
+				}
+			}
+			self, err := os.Executable()
+			if err != nil {
+				return err
+			}
+			var names []string
+			for _, s := range strings.Split(sets, ",") {
+				if s = strings.TrimSpace(s); s != "" {
+					names = append(names, s)
+				}
+			}
+			rep, err := geokv.Run(ctx, geokv.Config{Strata: self, Dir: filepath.Join(dir, "geo-kv"), Sets: names, Ops: ops, Warmup: warmup,
+				Rounds: rounds, Storage: storage, F: 1, Timeout: timeout, Progress: cmd.ErrOrStderr()})
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if err := rep.WriteJSON(cmd.OutOrStdout()); err != nil {
+					return err
+				}
+			} else {
+				geokv.Print(cmd.OutOrStdout(), rep)
+			}
+			if len(rep.Failures) > 0 {
+				return fmt.Errorf("%d cells failed", len(rep.Failures))
+			}
+			return nil
+		},
+	}
+	c.Flags().BoolVar(&quick, "quick", false, "reduced run: 40 operations per front end, 1 round")
+	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
+	c.Flags().StringVar(&dir, "dir", "strata-data/bench", "data folder (emptied first)")
+	c.Flags().StringVar(&sets, "sets", "NA,NA-EU,NA-AS,GL", "access sets")
+	c.Flags().IntVar(&ops, "ops", 200, "measured operations per front end and cell (half reads, half writes)")
+	c.Flags().IntVar(&warmup, "preload", 5, "registers each front end writes (unmeasured) before each cell; the reads pick among them")
+	c.Flags().IntVar(&rounds, "rounds", 3, "rounds")
+	c.Flags().Float64Var(&storage, "storage", 3, "bound on the storage overhead for every plan (the paper's Figure 12: 3)")
+	c.Flags().DurationVar(&timeout, "timeout", 5*time.Second, "per-request timeout of the engine")
+	return c
+}
