@@ -82,7 +82,11 @@ type Config struct {
 	Timeout   time.Duration // per-request timeout of the engine
 	Blocks    int           // journal size of each wormserver, 4 KiB blocks
 	Seed      uint64        // the reads' choice of register
-	Progress  io.Writer     // progress lines (nil: none)
+	// Figure 14: throughput per configuration on loopback without delays
+	// for TputWindow per cell (0: not measured), TputClients clients.
+	TputWindow  time.Duration
+	TputClients int
+	Progress    io.Writer // progress lines (nil: none)
 }
 
 func (c *Config) defaults() {
@@ -144,6 +148,7 @@ type FrontEnd struct {
 
 // Cell is one access set × protocol × round.
 type Cell struct {
+	Figure   string     `json:"figure"` // "12"
 	Set      string     `json:"set"`
 	Protocol string     `json:"protocol"`
 	Round    int        `json:"round"`
@@ -319,8 +324,19 @@ func Run(ctx context.Context, cfg Config) (*kit.Report, error) {
 			AddRatios(ratios, s.Name, got)
 		}
 	}
+	results := make([]any, 0, len(cells))
+	for _, c := range cells {
+		results = append(results, c)
+	}
+	if cfg.TputWindow > 0 && ctx.Err() == nil {
+		rep.Config["run"]["fig14"] = fmt.Sprintf("%d closed-loop clients, %s window after a tenth of it as warm-up, values %v bytes; writes to fresh registers, then reads of those", cfg.TputClients, cfg.TputWindow, TputSizes)
+		for _, x := range RunThroughput(ctx, TputConfig{Strata: cfg.Strata, Dir: cfg.Dir, Window: cfg.TputWindow, Clients: cfg.TputClients, Rounds: cfg.Rounds, Progress: cfg.Progress}, rep, ratios) {
+			results = append(results, x)
+		}
+		rep.Note("fig14: every server and the client share this one machine, so ops/s is the throughput of one machine's worth of hardware, the paper's per-machine figure; ops/s per server divides it by n. Ratios are EC/replication (> 1: erasure coding better)")
+	}
 	ratios.Summarize(rep)
-	rep.Results = cells
+	rep.Results = results
 	for _, s := range []string{"NA-AS", "GL"} {
 		for _, peer := range []string{"epaxos", "rspaxos"} {
 			k := RatioKey("read-p95", s, peer)
@@ -455,7 +471,7 @@ func runCell(ctx context.Context, cfg Config, set AccessSet, pl geo.Plan, round 
 	if err := wl.run(ctx, engines, cfg.Ops, cfg.Warmup, res); err != nil {
 		return Cell{}, err
 	}
-	c := Cell{Set: set.Name, Protocol: string(pl.Protocol), Round: round, Sites: pl.Sites, K: pl.K, R: pl.R, Q1a: pl.Q1a, Q1b: pl.Q1b, Q2: pl.Q2, Storage: pl.Storage}
+	c := Cell{Figure: "12", Set: set.Name, Protocol: string(pl.Protocol), Round: round, Sites: pl.Sites, K: pl.K, R: pl.R, Q1a: pl.Q1a, Q1b: pl.Q1b, Q2: pl.Q2, Storage: pl.Storage}
 	for i, site := range set.Regions {
 		fe := Summarize(site, res[i])
 		if p, ok := l.FrontEnd(site); ok {
@@ -623,7 +639,17 @@ func call[T any](start func(func(T, error))) (T, error) {
 // Print prints the report: settings, a table per access set, ratios.
 func Print(w io.Writer, rep *kit.Report) {
 	rep.PrintConfig(w)
-	cells, _ := rep.Results.([]Cell)
+	var cells []Cell
+	var tput []TputResult
+	rs, _ := rep.Results.([]any)
+	for _, x := range rs {
+		switch x := x.(type) {
+		case Cell:
+			cells = append(cells, x)
+		case TputResult:
+			tput = append(tput, x)
+		}
+	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "set\tprotocol\tround\tfront end\tread p50\tread p95\tplan read\tin 10%+5ms\twrite p50\twrite p95\tplan write\tengine write\tin 10%+5ms\t")
 	for _, c := range cells {
@@ -648,5 +674,6 @@ func Print(w io.Writer, rep *kit.Report) {
 			c.ReadP95Min, c.ReadP95Max, c.WriteP95Min, c.WriteP95Max)
 	}
 	tw.Flush()
+	PrintThroughput(w, tput)
 	rep.PrintRatios(w)
 }

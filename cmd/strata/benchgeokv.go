@@ -22,6 +22,8 @@ func benchGeoKVCmd() *cobra.Command {
 		rounds        int
 		storage       float64
 		timeout       time.Duration
+		tputWindow    time.Duration
+		tputClients   int
 	)
 	c := &cobra.Command{
 		Use:   "geo-kv",
@@ -43,13 +45,19 @@ predictions, and per access set the ratio of the other plans' slowest
 read p95 to Pando's (> 1: Pando better). Rounds rotate the protocols'
 order.
 
---quick: 40 operations per front end, 1 round.`,
+Then Figure 14: throughput on loopback without delays of 3 replicas (k=1)
+and erasure coding with k=2, r=3 and r=4 (5 and 6 servers; in-memory
+wormservers), values of 1, 10 and 100 KiB, writes then reads, with
+--fig14-clients closed-loop clients for --fig14-window; ratios EC over
+replication (the paper: 0.9-1.2x from 10 KiB on).
+
+--quick: 40 operations per front end, 1 round, 2 s throughput windows.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
 			if quick {
-				if err := quickDefaults(cmd, map[string]string{"ops": "40", "rounds": "1"}); err != nil {
+				if err := quickDefaults(cmd, map[string]string{"ops": "40", "rounds": "1", "fig14-window": "2s"}); err != nil {
 					return err
 				}
 			}
@@ -64,7 +72,7 @@ order.
 				}
 			}
 			rep, err := geokv.Run(ctx, geokv.Config{Strata: self, Dir: filepath.Join(dir, "geo-kv"), Sets: names, Ops: ops, Warmup: warmup,
-				Rounds: rounds, Storage: storage, F: 1, Timeout: timeout, Progress: cmd.ErrOrStderr()})
+				Rounds: rounds, Storage: storage, F: 1, Timeout: timeout, TputWindow: tputWindow, TputClients: tputClients, Progress: cmd.ErrOrStderr()})
 			if err != nil {
 				return err
 			}
@@ -81,7 +89,7 @@ order.
 			return nil
 		},
 	}
-	c.Flags().BoolVar(&quick, "quick", false, "reduced run: 40 operations per front end, 1 round")
+	c.Flags().BoolVar(&quick, "quick", false, "reduced run: 40 operations per front end, 1 round, 2 s throughput windows")
 	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
 	c.Flags().StringVar(&dir, "dir", "strata-data/bench", "data folder (emptied first)")
 	c.Flags().StringVar(&sets, "sets", "NA,NA-EU,NA-AS,GL", "access sets")
@@ -89,6 +97,8 @@ order.
 	c.Flags().IntVar(&warmup, "preload", 5, "registers each front end writes (unmeasured) before each cell; the reads pick among them")
 	c.Flags().IntVar(&rounds, "rounds", 3, "rounds")
 	c.Flags().Float64Var(&storage, "storage", 3, "bound on the storage overhead for every plan (the paper's Figure 12: 3)")
+	c.Flags().DurationVar(&tputWindow, "fig14-window", 5*time.Second, "measured window of each Figure 14 throughput cell (0: skip Figure 14)")
+	c.Flags().IntVar(&tputClients, "fig14-clients", 16, "closed-loop clients of the Figure 14 cells")
 	c.Flags().DurationVar(&timeout, "timeout", 5*time.Second, "per-request timeout of the engine")
 	return c
 }
