@@ -86,7 +86,10 @@ type Config struct {
 	// for TputWindow per cell (0: not measured), TputClients clients.
 	TputWindow  time.Duration
 	TputClients int
-	Progress    io.Writer // progress lines (nil: none)
+	// Figure 13: 1..ContWriters concurrent writers on one register,
+	// ContTrials registers each (0: not measured).
+	ContWriters, ContTrials int
+	Progress                io.Writer // progress lines (nil: none)
 }
 
 func (c *Config) defaults() {
@@ -335,6 +338,12 @@ func Run(ctx context.Context, cfg Config) (*kit.Report, error) {
 		}
 		rep.Note("fig14: every server and the client share this one machine, so ops/s is the throughput of one machine's worth of hardware, the paper's per-machine figure; ops/s per server divides it by n. Ratios are EC/replication (> 1: erasure coding better)")
 	}
+	if cfg.ContTrials > 0 && cfg.ContWriters > 0 && ctx.Err() == nil {
+		for _, x := range RunContention(ctx, cfg, cfg.ContWriters, cfg.ContTrials, rep, ratios) {
+			results = append(results, x)
+		}
+		rep.Note("fig13: proposals count a writer's own captures; with the leader fallback, the leader's retries (up to 8, wor's leaderTries) are not counted. Ratios are leaderless/leader write p95 (> 1: the fallback better)")
+	}
 	ratios.Summarize(rep)
 	rep.Results = results
 	for _, s := range []string{"NA-AS", "GL"} {
@@ -388,34 +397,43 @@ type op struct {
 }
 
 // runCell starts the plan's servers, runs the workload and stops them.
-func runCell(ctx context.Context, cfg Config, set AccessSet, pl geo.Plan, round int) (Cell, error) {
-	l, err := geolayout.New(pl, set.Regions)
+// geoCluster is a plan's wormservers running behind the emulated WAN.
+type geoCluster struct {
+	l       *geolayout.Layout
+	w       *wan.Config
+	dir     string
+	servers []stack.Addr
+	procs   []*kit.Proc
+	nodes   []*stack.Node
+}
+
+// startCluster lays pl out for the front ends in access under dir and
+// starts a persistent wormserver per data site on its site's host.
+func startCluster(ctx context.Context, cfg Config, pl geo.Plan, access []string, dir string) (_ *geoCluster, err error) {
+	l, err := geolayout.New(pl, access)
 	if err != nil {
-		return Cell{}, err
+		return nil, err
 	}
-	dir := filepath.Join(cfg.Dir, fmt.Sprintf("%s-%s-r%d", set.Name, pl.Protocol, round))
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return Cell{}, err
+		return nil, err
 	}
-	defer os.RemoveAll(dir)
-	wanPath, err := filepath.Abs(filepath.Join(dir, "wan.json"))
-	if err != nil {
-		return Cell{}, err
-	}
-	if err := l.WriteWAN(wanPath); err != nil {
-		return Cell{}, err
-	}
-	w, err := wan.Load(wanPath)
-	if err != nil {
-		return Cell{}, err
-	}
-	var procs []*kit.Proc
+	c := &geoCluster{l: l, dir: dir}
 	defer func() {
-		for _, p := range procs {
-			p.Stop()
+		if err != nil {
+			c.stop()
 		}
 	}()
-	servers := make([]stack.Addr, len(pl.Sites))
+	wanPath, err := filepath.Abs(filepath.Join(dir, "wan.json"))
+	if err != nil {
+		return nil, err
+	}
+	if err := l.WriteWAN(wanPath); err != nil {
+		return nil, err
+	}
+	if c.w, err = wan.Load(wanPath); err != nil {
+		return nil, err
+	}
+	c.servers = make([]stack.Addr, len(pl.Sites))
 	for i, site := range pl.Sites {
 		p, err := kit.Start(ctx, kit.Cmd{
 			Name: fmt.Sprintf("wormserver %d (%s)", i+1, site),
@@ -426,23 +444,57 @@ func runCell(ctx context.Context, cfg Config, set AccessSet, pl geo.Plan, round 
 			Ready: func(line string) bool { return strings.HasPrefix(line, "listening on ") },
 		})
 		if err != nil {
-			return Cell{}, err
+			return nil, err
 		}
-		procs = append(procs, p)
-		servers[i] = stack.Addr(strings.TrimSpace(strings.TrimPrefix(p.Ready, "listening on ")))
+		c.procs = append(c.procs, p)
+		c.servers[i] = stack.Addr(strings.TrimSpace(strings.TrimPrefix(p.Ready, "listening on ")))
 	}
+	return c, nil
+}
+
+// node opens a node on site's host, delayed as site.
+func (c *geoCluster) node(site string) (*stack.Node, error) {
+	n, err := layers.ListenOpts("udp:"+c.l.Hosts[site]+":0", props, transport.Options{Wrap: c.w.Wrap(site)})
+	if err != nil {
+		return nil, fmt.Errorf("node in %s: %w", site, err)
+	}
+	c.nodes = append(c.nodes, n)
+	return n, nil
+}
+
+// engine opens a wor.EC client with id on a node of its own in site.
+func (c *geoCluster) engine(cfg Config, site string, id uint64) (*wor.EC, error) {
+	n, err := c.node(site)
+	if err != nil {
+		return nil, err
+	}
+	return wor.NewEC(n, c.servers, id, cfg.Timeout, c.l.EC)
+}
+
+// stop closes the nodes, stops the servers and removes the data.
+func (c *geoCluster) stop() {
+	for _, n := range c.nodes {
+		n.Close()
+	}
+	for _, p := range c.procs {
+		p.Stop()
+	}
+	os.RemoveAll(c.dir)
+}
+
+// runCell starts the plan's servers, runs the workload and stops them.
+func runCell(ctx context.Context, cfg Config, set AccessSet, pl geo.Plan, round int) (Cell, error) {
+	gc, err := startCluster(ctx, cfg, pl, set.Regions, filepath.Join(cfg.Dir, fmt.Sprintf("%s-%s-r%d", set.Name, pl.Protocol, round)))
+	if err != nil {
+		return Cell{}, err
+	}
+	defer gc.stop()
+	l, w := gc.l, gc.w
 	engines := make([]*wor.EC, len(set.Regions))
 	for i, site := range set.Regions {
-		n, err := layers.ListenOpts("udp:"+l.Hosts[site]+":0", props, transport.Options{Wrap: w.Wrap(site)})
-		if err != nil {
-			return Cell{}, fmt.Errorf("front end %s: %w", site, err)
-		}
-		defer n.Close()
-		e, err := wor.NewEC(n, servers, uint64(i+1), cfg.Timeout, l.EC)
-		if err != nil {
+		if engines[i], err = gc.engine(cfg, site, uint64(i+1)); err != nil {
 			return Cell{}, err
 		}
-		engines[i] = e
 	}
 	// The engine model's round trips, from the WAN itself.
 	rtt := func(fe string) func(string) float64 {
@@ -641,6 +693,7 @@ func Print(w io.Writer, rep *kit.Report) {
 	rep.PrintConfig(w)
 	var cells []Cell
 	var tput []TputResult
+	var cont []ContResult
 	rs, _ := rep.Results.([]any)
 	for _, x := range rs {
 		switch x := x.(type) {
@@ -648,6 +701,8 @@ func Print(w io.Writer, rep *kit.Report) {
 			cells = append(cells, x)
 		case TputResult:
 			tput = append(tput, x)
+		case ContResult:
+			cont = append(cont, x)
 		}
 	}
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
@@ -674,6 +729,7 @@ func Print(w io.Writer, rep *kit.Report) {
 			c.ReadP95Min, c.ReadP95Max, c.WriteP95Min, c.WriteP95Max)
 	}
 	tw.Flush()
+	PrintContention(w, cont)
 	PrintThroughput(w, tput)
 	rep.PrintRatios(w)
 }

@@ -24,6 +24,8 @@ func benchGeoKVCmd() *cobra.Command {
 		timeout       time.Duration
 		tputWindow    time.Duration
 		tputClients   int
+		contWriters   int
+		contTrials    int
 	)
 	c := &cobra.Command{
 		Use:   "geo-kv",
@@ -45,19 +47,27 @@ predictions, and per access set the ratio of the other plans' slowest
 read p95 to Pando's (> 1: Pando better). Rounds rotate the protocols'
 order.
 
+Then Figure 13: on GL's Pando plan, 1 to --fig13-writers writers at its
+front ends all write one fresh register at once, --fig13-trials times:
+leaderless (a preempted writer captures again) vs the leader fallback (a
+wor.EC leader on the plan's first data site; a writer preempted in Phase 2
+hands it its value). Prints the winning write's p5/p50/p95 and the most
+proposals.
+
 Then Figure 14: throughput on loopback without delays of 3 replicas (k=1)
 and erasure coding with k=2, r=3 and r=4 (5 and 6 servers; in-memory
 wormservers), values of 1, 10 and 100 KiB, writes then reads, with
 --fig14-clients closed-loop clients for --fig14-window; ratios EC over
 replication (the paper: 0.9-1.2x from 10 KiB on).
 
---quick: 40 operations per front end, 1 round, 2 s throughput windows.`,
+--quick: 40 operations per front end, 1 round, 10 contention trials, 2 s
+throughput windows.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
 			if quick {
-				if err := quickDefaults(cmd, map[string]string{"ops": "40", "rounds": "1", "fig14-window": "2s"}); err != nil {
+				if err := quickDefaults(cmd, map[string]string{"ops": "40", "rounds": "1", "fig14-window": "2s", "fig13-trials": "10"}); err != nil {
 					return err
 				}
 			}
@@ -72,7 +82,7 @@ replication (the paper: 0.9-1.2x from 10 KiB on).
 				}
 			}
 			rep, err := geokv.Run(ctx, geokv.Config{Strata: self, Dir: filepath.Join(dir, "geo-kv"), Sets: names, Ops: ops, Warmup: warmup,
-				Rounds: rounds, Storage: storage, F: 1, Timeout: timeout, TputWindow: tputWindow, TputClients: tputClients, Progress: cmd.ErrOrStderr()})
+				Rounds: rounds, Storage: storage, F: 1, Timeout: timeout, TputWindow: tputWindow, TputClients: tputClients, ContWriters: contWriters, ContTrials: contTrials, Progress: cmd.ErrOrStderr()})
 			if err != nil {
 				return err
 			}
@@ -89,7 +99,7 @@ replication (the paper: 0.9-1.2x from 10 KiB on).
 			return nil
 		},
 	}
-	c.Flags().BoolVar(&quick, "quick", false, "reduced run: 40 operations per front end, 1 round, 2 s throughput windows")
+	c.Flags().BoolVar(&quick, "quick", false, "reduced run: 40 operations per front end, 1 round, 10 contention trials, 2 s throughput windows")
 	c.Flags().BoolVar(&asJSON, "json", false, "print one JSON object")
 	c.Flags().StringVar(&dir, "dir", "strata-data/bench", "data folder (emptied first)")
 	c.Flags().StringVar(&sets, "sets", "NA,NA-EU,NA-AS,GL", "access sets")
@@ -99,6 +109,8 @@ replication (the paper: 0.9-1.2x from 10 KiB on).
 	c.Flags().Float64Var(&storage, "storage", 3, "bound on the storage overhead for every plan (the paper's Figure 12: 3)")
 	c.Flags().DurationVar(&tputWindow, "fig14-window", 5*time.Second, "measured window of each Figure 14 throughput cell (0: skip Figure 14)")
 	c.Flags().IntVar(&tputClients, "fig14-clients", 16, "closed-loop clients of the Figure 14 cells")
+	c.Flags().IntVar(&contWriters, "fig13-writers", 4, "most concurrent writers of Figure 13")
+	c.Flags().IntVar(&contTrials, "fig13-trials", 50, "registers written per writer count and mode in Figure 13 (0: skip Figure 13)")
 	c.Flags().DurationVar(&timeout, "timeout", 5*time.Second, "per-request timeout of the engine")
 	return c
 }
