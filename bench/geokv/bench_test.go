@@ -102,10 +102,12 @@ func TestRatiosAndReport(t *testing.T) {
 	if c := got["pando"]; c.ReadP95Min != 50 || c.ReadP95Max != 100 {
 		t.Fatalf("min-max %+v", c)
 	}
-	rep.Results = []any{got["pando"], got["epaxos"], TputResult{Figure: "14", System: "ec-k2r3", N: 5, K: 2, Op: "write", Bytes: 10 << 10, Round: 1, OpsPerSec: 500, PerServer: 100}}
+	rep.Results = []any{got["pando"], got["epaxos"], TputResult{Figure: "14", System: "ec-k2r3", N: 5, K: 2, Op: "write", Bytes: 10 << 10, Round: 1, OpsPerSec: 500, PerServer: 100},
+		ContResult{Figure: "13", Mode: "leader", Writers: 3, Round: 1, Trials: 10, P50: 400, MaxAttempts: 1, MaxAttemptsAll: 2}}
 	var b bytes.Buffer
 	Print(&b, rep)
-	if !strings.Contains(b.String(), "read-p95/GL: epaxos/pando") || !strings.Contains(b.String(), "az_northeurope") || !strings.Contains(b.String(), "ec-k2r3  5  2  write  10 KiB") {
+	if !strings.Contains(b.String(), "read-p95/GL: epaxos/pando") || !strings.Contains(b.String(), "az_northeurope") || !strings.Contains(b.String(), "ec-k2r3  5  2  write  10 KiB") ||
+		!strings.Contains(b.String(), "Figure 13") {
 		t.Fatalf("printed:\n%s", b.String())
 	}
 	b.Reset()
