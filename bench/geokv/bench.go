@@ -90,6 +90,7 @@ type Config struct {
 	// ContTrials registers each (0: not measured).
 	ContWriters, ContTrials int
 	Progress                io.Writer // progress lines (nil: none)
+	PlotPath                string    // PNG of Figure 12 (empty: none)
 }
 
 func (c *Config) defaults() {
@@ -325,6 +326,13 @@ func Run(ctx context.Context, cfg Config) (*kit.Report, error) {
 				fmt.Fprintf(cfg.Progress, "geo-kv: round %d %s %s: read p95 max %.1f ms, write p95 max %.1f ms\n", r, s.Name, p, c.ReadP95Max, c.WriteP95Max)
 			}
 			AddRatios(ratios, s.Name, got)
+		}
+	}
+	if cfg.PlotPath != "" && len(cells) > 0 {
+		if err := plotFig12(cfg.PlotPath, cells, sets); err != nil {
+			rep.Note("plot %s: %v", cfg.PlotPath, err)
+		} else {
+			rep.Note("Figure 12 plotted to %s", cfg.PlotPath)
 		}
 	}
 	results := make([]any, 0, len(cells))

@@ -127,3 +127,26 @@ func TestRatiosAndReport(t *testing.T) {
 		t.Errorf("bench %v", o["bench"])
 	}
 }
+
+// Figure 12's series take the median over rounds of each cell's slowest
+// p95, x the access set's position; and the PNG is written.
+func TestFig12Plot(t *testing.T) {
+	cells := []Cell{
+		{Set: "NA-AS", Protocol: "pando", Round: 1, ReadP95Max: 20, WriteP95Max: 200},
+		{Set: "NA-AS", Protocol: "pando", Round: 2, ReadP95Max: 30, WriteP95Max: 220},
+		{Set: "NA-AS", Protocol: "pando", Round: 3, ReadP95Max: 25, WriteP95Max: 210},
+		{Set: "GL", Protocol: "epaxos", Round: 1, ReadP95Max: 150, WriteP95Max: 300},
+	}
+	sets, _ := SelectSets([]string{"NA-AS", "GL"})
+	ss := Fig12Series(cells, sets, false)
+	if len(ss) != len(Protocols) || len(ss[0].Y) != 1 || ss[0].X[0] != 1 || ss[0].Y[0] != 25 {
+		t.Fatalf("pando series %+v", ss[0])
+	}
+	if w := Fig12Series(cells, sets, true); w[2].X[0] != 2 || w[2].Y[0] != 300 {
+		t.Fatalf("epaxos write series %+v", w[2])
+	}
+	path := t.TempDir() + "/fig12.png"
+	if err := plotFig12(path, cells, sets); err != nil {
+		t.Fatal(err)
+	}
+}

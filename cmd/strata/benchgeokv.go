@@ -18,6 +18,7 @@ func benchGeoKVCmd() *cobra.Command {
 	var (
 		quick, asJSON bool
 		dir, sets     string
+		plotTo        string
 		ops, warmup   int
 		rounds        int
 		storage       float64
@@ -82,7 +83,7 @@ throughput windows.`,
 				}
 			}
 			rep, err := geokv.Run(ctx, geokv.Config{Strata: self, Dir: filepath.Join(dir, "geo-kv"), Sets: names, Ops: ops, Warmup: warmup,
-				Rounds: rounds, Storage: storage, F: 1, Timeout: timeout, TputWindow: tputWindow, TputClients: tputClients, ContWriters: contWriters, ContTrials: contTrials, Progress: cmd.ErrOrStderr()})
+				Rounds: rounds, Storage: storage, F: 1, Timeout: timeout, TputWindow: tputWindow, TputClients: tputClients, ContWriters: contWriters, ContTrials: contTrials, PlotPath: plotTo, Progress: cmd.ErrOrStderr()})
 			if err != nil {
 				return err
 			}
@@ -109,6 +110,7 @@ throughput windows.`,
 	c.Flags().Float64Var(&storage, "storage", 3, "bound on the storage overhead for every plan (the paper's Figure 12: 3)")
 	c.Flags().DurationVar(&tputWindow, "fig14-window", 5*time.Second, "measured window of each Figure 14 throughput cell (0: skip Figure 14)")
 	c.Flags().IntVar(&tputClients, "fig14-clients", 16, "closed-loop clients of the Figure 14 cells")
+	c.Flags().StringVar(&plotTo, "plot", "docs/img/geokv-fig12.png", "PNG of Figure 12: the slowest front end's read and write p95 per access set and protocol (empty: none)")
 	c.Flags().IntVar(&contWriters, "fig13-writers", 4, "most concurrent writers of Figure 13")
 	c.Flags().IntVar(&contTrials, "fig13-trials", 50, "registers written per writer count and mode in Figure 13 (0: skip Figure 13)")
 	c.Flags().DurationVar(&timeout, "timeout", 5*time.Second, "per-request timeout of the engine")
