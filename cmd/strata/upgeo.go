@@ -14,8 +14,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"strata/geo"
+	"strata/internal/geolayout"
 	"strata/internal/memlimit"
-	"strata/internal/wan"
 	"strata/kv"
 	"strata/wor"
 )
@@ -36,18 +36,8 @@ func (g *geoUpFlags) add(c *cobra.Command) {
 	c.Flags().Float64Var(&g.storage, "geo-storage", 2, "with --geo: bound on the storage overhead (bytes stored per byte of value); the plan minimizes read latency under it")
 }
 
-// geoLayout is an emulated geo cluster: the plan, and a loopback host per
-// site (so that the WAN file can name whole hosts: every process on a
-// site's host, whatever its port, is in that site).
-type geoLayout struct {
-	plan   geo.Plan
-	ec     wor.ECPlan
-	access []string
-	hosts  map[string]string // site -> 127.0.1.N
-}
-
 // planGeo plans (or reads) the deployment of an access set.
-func planGeo(ctx context.Context, g geoUpFlags) (*geoLayout, error) {
+func planGeo(ctx context.Context, g geoUpFlags) (*geolayout.Layout, error) {
 	var access []string
 	for _, a := range strings.Split(g.access, ",") {
 		if a = strings.TrimSpace(a); a != "" {
@@ -78,54 +68,7 @@ func planGeo(ctx context.Context, g geoUpFlags) (*geoLayout, error) {
 			return nil, fmt.Errorf("--geo: planning %s with f=%d and storage <= %g: %w", strings.Join(access, ","), g.f, g.storage, err)
 		}
 	}
-	b, err := json.Marshal(pl)
-	if err != nil {
-		return nil, err
-	}
-	ec, err := wor.ParseECPlan(b)
-	if err != nil {
-		return nil, err
-	}
-	if err := ec.Validate(len(pl.Sites)); err != nil {
-		return nil, fmt.Errorf("the plan for %s: %w", strings.Join(access, ","), err)
-	}
-	l := &geoLayout{plan: pl, ec: ec, access: access, hosts: map[string]string{}}
-	for _, s := range append(slices.Clone(pl.Sites), access...) {
-		if _, ok := l.hosts[s]; !ok {
-			if len(l.hosts) >= 250 {
-				return nil, errors.New("--geo: more than 250 sites")
-			}
-			l.hosts[s] = fmt.Sprintf("127.0.1.%d", len(l.hosts)+1)
-		}
-	}
-	return l, nil
-}
-
-// writeWAN writes the WAN file that puts each site's host in its site.
-func (l *geoLayout) writeWAN(path string) error {
-	f := wan.File{Sites: map[string]string{}}
-	for site, host := range l.hosts {
-		f.Sites[host] = site
-	}
-	b, err := json.MarshalIndent(f, "", "  ")
-	if err != nil {
-		return err
-	}
-	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-		return err
-	}
-	_, err = wan.Load(path) // the file must load as the servers will load it
-	return err
-}
-
-// frontEnd is the planner's figures for a front end.
-func (l *geoLayout) frontEnd(name string) (geo.FrontEnd, bool) {
-	for _, fe := range l.plan.FrontEnds {
-		if fe.Name == name {
-			return fe, true
-		}
-	}
-	return geo.FrontEnd{}, false
+	return geolayout.New(pl, access)
 }
 
 // upGeo runs strata up's geo mode: a wormserver per data site of the plan
@@ -147,7 +90,7 @@ func upGeo(ctx context.Context, cmd *cobra.Command, procs *[]*exec.Cmd, self, di
 	if err != nil {
 		return err
 	}
-	if err := l.writeWAN(wanPath); err != nil {
+	if err := l.WriteWAN(wanPath); err != nil {
 		return err
 	}
 	wanFile = wanPath // the servers inherit it (wanChildEnv)
@@ -158,8 +101,8 @@ func upGeo(ctx context.Context, cmd *cobra.Command, procs *[]*exec.Cmd, self, di
 		return base + p
 	}
 	var wors []string
-	for i, site := range l.plan.Sites {
-		listen := fmt.Sprintf("udp:%s:%d", l.hosts[site], port(i))
+	for i, site := range l.Plan.Sites {
+		listen := fmt.Sprintf("udp:%s:%d", l.Hosts[site], port(i))
 		line, err := startChild(cmd, procs, "listening on ", memlimit.Env(worMemShare), self, "wor", "serve", "--listen", listen, "--dir", filepath.Join(dir, fmt.Sprintf("wor-%d", i+1)))
 		if err != nil {
 			return fmt.Errorf("wormserver %d (%s): %w", i+1, site, err)
@@ -167,13 +110,13 @@ func upGeo(ctx context.Context, cmd *cobra.Command, procs *[]*exec.Cmd, self, di
 		wors = append(wors, strings.TrimSpace(strings.TrimPrefix(line, "listening on ")))
 	}
 	cfgPath := filepath.Join(dir, "cluster.json")
-	cfg := wor.ClusterConfig{Engine: "ec", Plan: &l.ec, Directory: wors, Partitions: [][]string{wors}}
+	cfg := wor.ClusterConfig{Engine: "ec", Plan: &l.EC, Directory: wors, Partitions: [][]string{wors}}
 	if err := writeClusterFile(cfgPath, &cfg); err != nil {
 		return err
 	}
 	var fes []string
-	for i, site := range l.access {
-		listen := fmt.Sprintf("udp:%s:%d", l.hosts[site], port(100+i))
+	for i, site := range l.Access {
+		listen := fmt.Sprintf("udp:%s:%d", l.Hosts[site], port(100+i))
 		line, err := startChild(cmd, procs, "listening on ", memlimit.Env(kvMemShare), self, "kv", "serve", "--listen", listen, "--cluster", cfgPath, "--id", fmt.Sprint(i+1))
 		if err != nil {
 			return fmt.Errorf("kv server %d (front end in %s): %w", i+1, site, err)
@@ -189,21 +132,21 @@ func upGeo(ctx context.Context, cmd *cobra.Command, procs *[]*exec.Cmd, self, di
 		return err
 	}
 	o := cmd.OutOrStdout()
-	p := l.plan
+	p := l.Plan
 	fmt.Fprintf(o, "geo plan (%s, f=%d): k=%d data + r=%d parity splits, quorums Phase 1a %d, Phase 1b %d, Phase 2 %d of %d sites; storage overhead %.2f\n",
 		p.Protocol, p.F, p.K, p.R, p.Q1a, p.Q1b, p.Q2, len(p.Sites), p.Storage)
 	for i, site := range p.Sites {
 		fmt.Fprintf(o, "  wormserver %d in %s: %s (split %d; journal %s)\n", i+1, site, wors[i], i, filepath.Join(dir, fmt.Sprintf("wor-%d", i+1)))
 	}
-	for i, site := range l.access {
+	for i, site := range l.Access {
 		pred := ""
-		if fe, ok := l.frontEnd(site); ok {
+		if fe, ok := l.FrontEnd(site); ok {
 			pred = fmt.Sprintf(" (planner: read %.0f ms, write %.0f ms)", fe.ReadMs, fe.WriteMs)
 		}
 		fmt.Fprintf(o, "  front end in %s: kv server %d at %s%s\n", site, i+1, fes[i], pred)
 	}
 	fmt.Fprintf(o, "emulated WAN: %s (one-way delays: strata wan show --wan %s); cluster file %s (engine ec); kv servers in %s\n", wanPath, wanPath, cfgPath, kvPath)
-	fmt.Fprintf(o, "try (a client next to the front end in %s):\n", l.access[0])
+	fmt.Fprintf(o, "try (a client next to the front end in %s):\n", l.Access[0])
 	fmt.Fprintf(o, "  strata kv put hello world --servers %s\n  strata kv get hello --servers %s\n", fes[0], fes[0])
 	fmt.Fprintf(o, "  strata kv status --servers-file %s\n", kvPath)
 	fmt.Fprintf(o, "Ctrl-C stops them.\n")
