@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"strata/stack"
@@ -88,26 +89,81 @@ func (e *EC) leaderAddr() stack.Addr {
 // and writing them, retrying preempted attempts with growing backoff.
 func ServeECLeader(node *stack.Node, e *EC) { node.HandleAsync(serveLeader(e)) }
 
-// serveLeader is the leader's RPC handler.
+// serveLeader is the leader's RPC handler. It runs one request per
+// register at a time: requests for a register already being led wait,
+// and once a value is chosen they are answered with it at once (the
+// register is written once) instead of each running captures that
+// would preempt the others' at every round, for as long as their backoff
+// is shorter than a round trip.
 func serveLeader(e *EC) stack.AsyncHandler {
+	type pending struct {
+		v       []byte
+		respond func([]byte)
+	}
+	var mu sync.Mutex
+	busy := map[uint64][]pending{} // guarded by mu: registers being led, and the requests waiting for them
+	answer := func(err error, respond func([]byte)) {
+		var we *WrittenError
+		switch {
+		case err == nil:
+			respond(leaderResp{Status: leaderOK}.encode())
+		case errors.As(err, &we):
+			respond(leaderResp{Status: leaderWritten, Value: we.Value}.encode())
+		default:
+			respond(leaderResp{Status: leaderFailed, Value: []byte(err.Error())}.encode())
+		}
+	}
+	var run func(addr uint64, p pending)
+	run = func(addr uint64, p pending) {
+		e.lead(addr, p.v, 0, func(held []byte, err error) {
+			answer(err, p.respond)
+			chosen, ok := held, err == nil
+			var we *WrittenError
+			if errors.As(err, &we) {
+				chosen, ok = we.Value, true
+			}
+			mu.Lock()
+			q := busy[addr]
+			if len(q) == 0 || !ok {
+				if len(q) == 0 {
+					delete(busy, addr)
+					mu.Unlock()
+					return
+				}
+				// This attempt failed: the next request leads.
+				next := q[0]
+				busy[addr] = q[1:]
+				mu.Unlock()
+				run(addr, next)
+				return
+			}
+			delete(busy, addr)
+			mu.Unlock()
+			for _, w := range q {
+				if bytes.Equal(w.v, chosen) {
+					answer(nil, w.respond)
+				} else {
+					answer(&WrittenError{Value: chosen}, w.respond)
+				}
+			}
+		})
+	}
 	return func(from stack.Addr, body []byte, respond func([]byte)) {
 		r, err := decodeLeaderReq(body)
 		if err != nil {
 			respond(leaderResp{Status: leaderFailed, Value: []byte(err.Error())}.encode())
 			return
 		}
-		v := bytes.Clone(r.Value) // the request's buffer is not ours to keep
-		e.lead(r.Addr, v, 0, func(held []byte, err error) {
-			var we *WrittenError
-			switch {
-			case err == nil:
-				respond(leaderResp{Status: leaderOK}.encode())
-			case errors.As(err, &we):
-				respond(leaderResp{Status: leaderWritten, Value: we.Value}.encode())
-			default:
-				respond(leaderResp{Status: leaderFailed, Value: []byte(err.Error())}.encode())
-			}
-		})
+		p := pending{v: bytes.Clone(r.Value), respond: respond} // the request's buffer is not ours to keep
+		mu.Lock()
+		if q, ok := busy[r.Addr]; ok {
+			busy[r.Addr] = append(q, p)
+			mu.Unlock()
+			return
+		}
+		busy[r.Addr] = nil
+		mu.Unlock()
+		run(r.Addr, p)
 	}
 }
 
