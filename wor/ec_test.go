@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -584,4 +585,67 @@ func TestECReadRounds(t *testing.T) {
 	if took := read(Addr(1, 30), ""); took != 2*d {
 		t.Errorf("read of an unwritten register took %v, want %v", took, 2*d)
 	}
+}
+
+// Concurrent writes handed to the leader for one register are led one at
+// a time: the first is captured and written, the others are answered
+// with the value chosen, and all within one lead's time (the leader's
+// own captures used to preempt each other, round after round).
+func TestECLeaderOneRequestPerRegister(t *testing.T) {
+	const d = time.Millisecond
+	net, mk, replicas := learnNet(t, d, 5)
+	plan := ECPlan{K: 3, R: 2, Q1a: 3, Q1b: 4, Q2: 4}
+	leaderNode := mk("sim:leader")
+	le, err := NewEC(leaderNode, replicas, 9, time.Second, plan)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ServeECLeader(leaderNode, le)
+	addr := Addr(4, 0)
+	type reply struct {
+		r   leaderResp
+		err error
+	}
+	var replies []reply
+	start := net.Now()
+	var took time.Duration
+	for i := range 3 {
+		n := mk(stack.Addr(fmt.Sprintf("sim:fe%d", i)))
+		v := fmt.Sprintf("value-%d", i)
+		if _, err := n.CallAsync("sim:leader", leaderReq{Addr: addr, Value: []byte(v)}.encode(), time.Second, func(b []byte, err error) {
+			r, derr := decodeLeaderResp(b)
+			replies = append(replies, reply{r, errors.Join(err, derr)})
+			took = net.Now() - start
+		}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !net.RunUntil(func() bool { return len(replies) == 3 }, time.Minute) {
+		t.Fatalf("%d of 3 forwarded writes answered", len(replies))
+	}
+	oks, chosen := 0, ""
+	for _, x := range replies {
+		switch {
+		case x.err != nil:
+			t.Fatal(x.err)
+		case x.r.Status == leaderOK:
+			oks++
+		case x.r.Status == leaderWritten:
+			if chosen != "" && chosen != string(x.r.Value) {
+				t.Fatalf("two values reported chosen: %q and %q", chosen, x.r.Value)
+			}
+			chosen = string(x.r.Value)
+		default:
+			t.Fatalf("a forwarded write failed: %q", x.r.Value)
+		}
+	}
+	if oks != 1 || chosen == "" {
+		t.Fatalf("%d written, others told %q: want one written and two told its value", oks, chosen)
+	}
+	// A lead is a capture and a Phase 2 (two round trips), plus the
+	// forward and the reply: 6 d.
+	if took > 8*d {
+		t.Fatalf("the three forwarded writes took %v, more than one lead (%v): the leader duelled with itself", took, 8*d)
+	}
+	t.Logf("three concurrent forwarded writes answered after %v", took)
 }
