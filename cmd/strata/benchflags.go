@@ -62,3 +62,16 @@ func failedCells(rep *kit.Report, err error) error {
 	}
 	return err
 }
+
+// printReport prints a benchmark's report (as JSON with asJSON, else with
+// print) and returns failedCells' error for it.
+func printReport(cmd *cobra.Command, rep *kit.Report, asJSON bool, print func(io.Writer, *kit.Report)) error {
+	if asJSON {
+		if err := rep.WriteJSON(cmd.OutOrStdout()); err != nil {
+			return err
+		}
+	} else {
+		print(cmd.OutOrStdout(), rep)
+	}
+	return failedCells(rep, nil)
+}

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -87,17 +86,7 @@ throughput windows.`,
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				if err := rep.WriteJSON(cmd.OutOrStdout()); err != nil {
-					return err
-				}
-			} else {
-				geokv.Print(cmd.OutOrStdout(), rep)
-			}
-			if len(rep.Failures) > 0 {
-				return fmt.Errorf("%d cells failed", len(rep.Failures))
-			}
-			return nil
+			return printReport(cmd, rep, asJSON, geokv.Print)
 		},
 	}
 	c.Flags().BoolVar(&quick, "quick", false, "reduced run: 40 operations per front end, 1 round, 10 contention trials, 2 s throughput windows")

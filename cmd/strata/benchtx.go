@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -69,17 +68,7 @@ strata/etcd per client count (> 1: Strata better; issue 28's target 1.0).
 			if err != nil {
 				return err
 			}
-			if asJSON {
-				if err := rep.WriteJSON(cmd.OutOrStdout()); err != nil {
-					return err
-				}
-			} else {
-				txbench.Print(cmd.OutOrStdout(), rep)
-			}
-			if len(rep.Failures) > 0 {
-				return fmt.Errorf("%d cells failed", len(rep.Failures))
-			}
-			return nil
+			return printReport(cmd, rep, asJSON, txbench.Print)
 		},
 	}
 	c.Flags().BoolVar(&quick, "quick", false, "reduced run: 100 transactions per variant, 1 round")
