@@ -46,9 +46,13 @@ type JournalStore struct {
 }
 
 // DefaultJournalBlocks is the size of a new RM journal file in 4 KiB
-// blocks (64 MiB: about 8,000 vote records kept at a time and 130,000
-// accounts).
-const DefaultJournalBlocks = 16384
+// blocks (256 MiB: about 32,000 vote records kept at a time and 520,000
+// accounts). Records are kept for 10 timeouts after their transaction
+// ends, so an RM committing T transactions a second with timeout d needs
+// about 10·d·T slots: 22,000 at 1,100 a second and d = 2 s, which a
+// 64 MiB journal (8,000 slots) could not hold — its prepares then failed
+// with "journal store full" and every transaction timed out.
+const DefaultJournalBlocks = 65536
 
 // OpenJournalDir opens the store in the journal file dir/tx.img, creating
 // it with blocks blocks (0: DefaultJournalBlocks) the first time. Close
