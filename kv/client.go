@@ -50,6 +50,9 @@ type ClientConfig struct {
 	// all the same.
 	AttemptTimeout, MinAttemptTimeout time.Duration
 	Logger                            *slog.Logger
+	// Listen opens the node Dial makes (default layers.Listen): a caller
+	// that adds transport options (an emulated WAN) passes its own.
+	Listen func(listen, props string) (*stack.Node, error)
 }
 
 // Client calls the key-value service. It is safe for concurrent use.
@@ -121,7 +124,11 @@ func Dial(servers []string, cfg ClientConfig) (*Client, error) {
 	if ip := net.ParseIP(host); (ip != nil && ip.IsLoopback()) || host == "localhost" {
 		bind = "127.0.0.1"
 	}
-	n, err := layers.Listen(kind+":"+bind+":0", Props)
+	listen := cfg.Listen
+	if listen == nil {
+		listen = layers.Listen
+	}
+	n, err := listen(kind+":"+bind+":0", Props)
 	if err != nil {
 		return nil, err
 	}

@@ -21,7 +21,6 @@ import (
 	"strata/kv"
 	"strata/smr"
 	"strata/stack"
-	"strata/stack/transport"
 	"strata/wor"
 )
 
@@ -199,50 +198,18 @@ func (f *kvClientFlags) run(cmd *cobra.Command, fn func(context.Context, *kv.Cli
 	if err != nil {
 		return err
 	}
-	c, closeNode, err := kvDialWAN(servers)
+	// Dial's node through listenNode: the client is in the emulated WAN
+	// if one is configured.
+	c, err := kv.Dial(servers, kv.ClientConfig{Logger: slog.New(slog.DiscardHandler), Listen: listenNode})
 	if err != nil {
 		return err
 	}
-	defer closeNode()
 	defer c.Close()
 	ctx, cancel := context.WithTimeout(cmd.Context(), f.timeout)
 	defer cancel()
 	return fn(ctx, c)
 }
 
-// kvDialWAN is kv.Dial on a node that listenNode opens, so that the client
-// is in the emulated WAN if one is configured; closeNode closes the node
-// once the client is closed.
-func kvDialWAN(servers []string) (c *kv.Client, closeNode func(), err error) {
-	addrs := make([]stack.Addr, 0, len(servers))
-	for _, s := range servers {
-		if s = strings.TrimSpace(s); s != "" {
-			addrs = append(addrs, stack.Addr(s))
-		}
-	}
-	if len(addrs) == 0 {
-		return nil, nil, kv.ErrNoServers
-	}
-	// Bound as kv.Dial binds: to loopback if the first server is on it.
-	network, hostport, err := transport.Parse(addrs[0])
-	if err != nil {
-		return nil, nil, fmt.Errorf("kv: server address %q: want udp:HOST:PORT or tcp:HOST:PORT (%w)", addrs[0], err)
-	}
-	bind := "0.0.0.0"
-	if host, _, _ := net.SplitHostPort(hostport); host == "localhost" || net.ParseIP(host) != nil && net.ParseIP(host).IsLoopback() {
-		bind = "127.0.0.1"
-	}
-	n, err := listenNode(network+":"+bind+":0", kv.Props)
-	if err != nil {
-		return nil, nil, err
-	}
-	c, err = kv.NewClient(kv.ClientConfig{Node: n, Servers: addrs, Logger: slog.New(slog.DiscardHandler)})
-	if err != nil {
-		n.Close()
-		return nil, nil, err
-	}
-	return c, func() { n.Close() }, nil
-}
 
 func printKV(w io.Writer, e kv.KeyValue) {
 	fmt.Fprintf(w, "%q = %q (version %d, created at %d, modified at %d)\n", e.Key, e.Value, e.Version, e.Create, e.Mod)
