@@ -210,7 +210,6 @@ func (f *kvClientFlags) run(cmd *cobra.Command, fn func(context.Context, *kv.Cli
 	return fn(ctx, c)
 }
 
-
 func printKV(w io.Writer, e kv.KeyValue) {
 	fmt.Fprintf(w, "%q = %q (version %d, created at %d, modified at %d)\n", e.Key, e.Value, e.Version, e.Create, e.Mod)
 }
