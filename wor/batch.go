@@ -199,7 +199,52 @@ func (c *Chain) segWriteAt(seg, start, b uint64, vals [][]byte, cb func(error)) 
 type notifyHub struct {
 	once sync.Once
 	mu   sync.Mutex
-	subs map[uint64]map[*noteFunc]bool // segment -> callbacks
+	subs map[uint64]map[*noteFunc]bool // guarded by mu: segment -> callbacks
+	// Forwarded replies (partial delegation, ecdelegate.go): those of a
+	// proposal a front end waits for go to its callback in fwd; the
+	// others to other (a delegate's table), or nowhere.
+	fwd   map[fwdKey]func(from stack.Addr, r response) // guarded by mu
+	other func(from stack.Addr, f forwarded)           // guarded by mu
+}
+
+// fwdKey names a proposal: a register and the ballot it is proposed at.
+type fwdKey struct{ addr, ballot uint64 }
+
+// onForward sends the forwarded replies of proposal k to f until cancel.
+func (h *notifyHub) onForward(node *stack.Node, k fwdKey, f func(from stack.Addr, r response)) (cancel func()) {
+	h.start(node)
+	h.mu.Lock()
+	h.fwd[k] = f
+	h.mu.Unlock()
+	return func() {
+		h.mu.Lock()
+		delete(h.fwd, k)
+		h.mu.Unlock()
+	}
+}
+
+// onOtherForwards sends the forwarded replies no onForward asked for to f.
+func (h *notifyHub) onOtherForwards(node *stack.Node, f func(from stack.Addr, fw forwarded)) {
+	h.start(node)
+	h.mu.Lock()
+	h.other = f
+	h.mu.Unlock()
+}
+
+func (h *notifyHub) forward(from stack.Addr, body []byte) {
+	fw, err := decodeForwarded(body)
+	if err != nil {
+		return // garbled: as if lost
+	}
+	h.mu.Lock()
+	f, other := h.fwd[fwdKey{fw.Addr, fw.Ballot}], h.other
+	h.mu.Unlock()
+	switch {
+	case f != nil:
+		f(from, fw.Resp)
+	case other != nil:
+		other(from, fw)
+	}
 }
 
 // noteFunc receives a notification and the server it came from.
@@ -208,8 +253,15 @@ type noteFunc func(from stack.Addr, n notification)
 // start installs the hub as node's OnDeliver, once.
 func (h *notifyHub) start(node *stack.Node) {
 	h.once.Do(func() {
+		h.mu.Lock()
 		h.subs = map[uint64]map[*noteFunc]bool{}
+		h.fwd = map[fwdKey]func(stack.Addr, response){}
+		h.mu.Unlock()
 		node.OnDeliver(func(from stack.Addr, body []byte) {
+			if len(body) > 0 && body[0] == forwardMagic {
+				h.forward(from, body)
+				return
+			}
 			n, err := decodeNotification(body)
 			if err != nil {
 				return // not a notification, or garbled: nothing to act on

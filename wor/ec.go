@@ -43,8 +43,9 @@ type EC struct {
 	*ballots
 	hub *notifyHub
 
-	lmu    sync.Mutex
-	leader stack.Addr // guarded by lmu: where preempted writes go (SetLeader); "" for none
+	lmu      sync.Mutex
+	leader   stack.Addr // guarded by lmu: where preempted writes go (SetLeader); "" for none
+	delegate stack.Addr // guarded by lmu: who runs Propose's Phase 2 (SetDelegate); "" for none
 }
 
 var (

@@ -14,7 +14,8 @@ import (
 // engine with several plans, and with one server whose replies carry a
 // damaged split (a flipped byte, a wrong index or a truncation): reads
 // and captures must ignore it and still return only chosen values.
-// In "ec-leader" the clients hand preempted writes to a leader node.
+// In "ec-leader" the clients hand preempted writes to a leader node; in
+// "ec-delegate" they write with Propose, Phase 2 run by a delegate node.
 // Fresh seeds each run (320 in all, about 35 s of CPU under -race);
 // STRATA_SEEDS=K runs K per variant for a soak.
 func TestECLinearizableUnderFaults(t *testing.T) {
@@ -32,14 +33,18 @@ func TestECLinearizableUnderFaults(t *testing.T) {
 		{"ec-persistent", k3, true, false, 40},
 		{"ec-corrupt", k3, false, true, 60},
 		{"ec-leader", k3, false, false, 50},
+		{"ec-delegate", k3, false, false, 50},
+		{"ec-delegate-persistent", k3, true, false, 30},
 	} {
 		t.Run(v.name, func(t *testing.T) {
 			total := 0
 			outcomes := map[string]int{}
-			served, corrupted := 0, 0
+			served, corrupted, delegated := 0, 0, 0
+			delegate := strings.HasPrefix(v.name, "ec-delegate")
 			for seed := range testseed.Each(t, testseed.Fresh(v.seeds)...) {
 				o := linOpts{engine: "ec", persistent: v.persistent, plan: v.plan, corrupt: -1, outcomes: outcomes,
-					leader: v.name == "ec-leader", leaderServed: &served, corrupted: &corrupted}
+					leader: v.name == "ec-leader", leaderServed: &served, corrupted: &corrupted,
+					delegate: delegate, delegated: &delegated}
 				if v.corrupt {
 					o.corrupt = int(seed % uint64(v.plan.N()))
 				}
@@ -62,6 +67,12 @@ func TestECLinearizableUnderFaults(t *testing.T) {
 				t.Logf("%d writes handed to the leader", served)
 				if served == 0 {
 					t.Error("no write was handed to the leader: the fallback was not exercised")
+				}
+			}
+			if delegate {
+				t.Logf("%d writes delegated", delegated)
+				if delegated == 0 {
+					t.Error("no write was delegated: partial delegation was not exercised")
 				}
 			}
 			// A campaign where nothing is read back or written proves

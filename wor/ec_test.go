@@ -410,9 +410,10 @@ func TestECLeaderFallback(t *testing.T) {
 		t.Fatal(err)
 	}
 	served := 0
+	h := serveLeader(le)
 	leaderNode.HandleAsync(func(from stack.Addr, body []byte, respond func([]byte)) {
 		served++
-		serveLeader(le)(from, body, respond)
+		h(from, body, respond)
 	})
 	a, b := newEC("sim:a", 1), newEC("sim:b", 2)
 	a.SetLeader("sim:leader")

@@ -83,10 +83,13 @@ func (e *EC) leaderAddr() stack.Addr {
 	return e.leader
 }
 
-// ServeECLeader makes node the leader for the ec engine e (its own
-// engine, over the same servers and plan as the front-ends, with a client
-// id of its own and no leader): it answers forwarded writes by capturing
-// and writing them, retrying preempted attempts with growing backoff.
+// ServeECLeader makes node a proposer for the ec engine e (its own
+// engine on node, over the same servers and plan as the front-ends,
+// with a client id of its own and no leader or delegate): the leader of
+// the leader fallback, answering forwarded writes by capturing and
+// writing them, retrying preempted attempts with growing backoff; and a
+// delegate of partial delegation (ecdelegate.go) for the front ends
+// that name it in SetDelegate.
 func ServeECLeader(node *stack.Node, e *EC) { node.HandleAsync(serveLeader(e)) }
 
 // serveLeader is the leader's RPC handler. It runs one request per
@@ -148,7 +151,17 @@ func serveLeader(e *EC) stack.AsyncHandler {
 			}
 		})
 	}
+	ds := newDelegates(e)
 	return func(from stack.Addr, body []byte, respond func([]byte)) {
+		if len(body) > 0 && body[0] == delegateMagic {
+			r, err := decodeDelegateReq(body)
+			if err != nil {
+				respond(leaderResp{Status: leaderFailed, Value: []byte(err.Error())}.encode())
+				return
+			}
+			ds.request(r, respond)
+			return
+		}
 		r, err := decodeLeaderReq(body)
 		if err != nil {
 			respond(leaderResp{Status: leaderFailed, Value: []byte(err.Error())}.encode())

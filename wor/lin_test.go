@@ -132,6 +132,12 @@ type linOpts struct {
 	// (leader fallback); leaderServed counts the writes it was handed.
 	leader       bool
 	leaderServed *int
+	// delegate: the ec clients write with Propose, Phase 2 delegated to a
+	// delegate node (partial delegation); delegated counts the delegate
+	// requests it was sent, fellBack the proposals that ran both phases
+	// from the client after all (the delegate failed or was cut off).
+	delegate  bool
+	delegated *int
 }
 
 // corruptReply damages the split in a reply, as a faulty disk or
@@ -230,6 +236,7 @@ func linRunWith(t *testing.T, seed uint64, o linOpts) (int, error) {
 		} else {
 			nd.Handle(s.Handle)
 		}
+		s.SetNotifier(func(to stack.Addr, msg []byte) { _ = nd.Send(to, msg) })
 		if i < len(servers) {
 			servers[i] = s
 		} else {
@@ -274,7 +281,8 @@ func linRunWith(t *testing.T, seed uint64, o linOpts) (int, error) {
 	var history []rec
 	nclients := 2 + rng.IntN(4)
 	var leaderAddr stack.Addr
-	if o.leader && engine == "ec" {
+	if (o.leader || o.delegate) && engine == "ec" {
+		// One proposer node serves both roles (ServeECLeader).
 		leaderAddr = "sim:leader"
 		nd, err := mk(leaderAddr)
 		if err != nil {
@@ -284,15 +292,18 @@ func linRunWith(t *testing.T, seed uint64, o linOpts) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		ServeECLeader(nd, le)
-		if o.leaderServed != nil {
-			// Count the writes handed over: wrap the handler.
-			served := o.leaderServed
-			nd.HandleAsync(func(from stack.Addr, body []byte, respond func([]byte)) {
-				*served++ // the simulator runs one event at a time
-				serveLeader(le)(from, body, respond)
-			})
-		}
+		// Count the requests handed over: wrap the handler.
+		h := serveLeader(le)
+		nd.HandleAsync(func(from stack.Addr, body []byte, respond func([]byte)) {
+			// The simulator runs one event at a time.
+			switch {
+			case len(body) > 0 && body[0] == delegateMagic && o.delegated != nil:
+				*o.delegated++
+			case len(body) > 0 && body[0] == leaderMagic && o.leaderServed != nil:
+				*o.leaderServed++
+			}
+			h(from, body, respond)
+		})
 	}
 	for k := 0; k < nclients; k++ {
 		nd, err := mk(stack.Addr(fmt.Sprintf("sim:c%d", k)))
@@ -311,7 +322,12 @@ func linRunWith(t *testing.T, seed uint64, o linOpts) (int, error) {
 			c, err = NewPaxos(nd, replicas, uint64(k+1), 100*time.Millisecond)
 		}
 		if ec, ok := c.(*EC); ok && leaderAddr != "" {
-			ec.SetLeader(leaderAddr)
+			if o.leader {
+				ec.SetLeader(leaderAddr)
+			}
+			if o.delegate {
+				ec.SetDelegate(leaderAddr)
+			}
 		}
 		if err != nil {
 			return 0, err
@@ -337,6 +353,20 @@ func linRunWith(t *testing.T, seed uint64, o linOpts) (int, error) {
 			if crng.IntN(2) == 0 {
 				v := fmt.Sprintf("c%d-%d", k, left)
 				in := linIn{write: true, value: v}
+				if p, ok := c.(Proposer); ok && o.delegate {
+					p.Propose(addr, []byte(v), func(err error) {
+						var we *WrittenError
+						switch {
+						case err == nil:
+							finish(in, linOut{kind: "ok"})
+						case errors.As(err, &we):
+							finish(in, linOut{kind: "written", value: string(we.Value)})
+						default:
+							finish(in, linOut{kind: "unknown"})
+						}
+					})
+					return
+				}
 				c.Capture(addr, func(cid CaptureID, err error) {
 					if err != nil {
 						finish(in, linOut{kind: "unknown"}) // a failed capture writes nothing, "unknown" is weaker and also sound

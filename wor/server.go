@@ -133,7 +133,7 @@ type Stats struct {
 // Stats returns the server's counters.
 func (s *Server) Stats() Stats {
 	s.mu.Lock()
-	st := Stats{Malformed: s.Requests[0], Prepares: s.Requests[opPrepare], Accepts: s.Requests[opAccept], Reads: s.Requests[opRead], Registers: len(s.accs),
+	st := Stats{Malformed: s.Requests[0], Prepares: s.Requests[opPrepare] + s.Requests[opPrepareFor], Accepts: s.Requests[opAccept] + s.Requests[opAcceptFor], Reads: s.Requests[opRead], Registers: len(s.accs),
 		SpillReads: s.SpillReads, CachedValueBytes: s.cache.bytes}
 	if s.store != nil {
 		st.FreeSlots = len(s.store.free)
@@ -234,7 +234,7 @@ func (s *Server) SetBatch(batch func(func())) {
 // OpName names a request type for metrics ("prepare", "accept", ...;
 // "malformed" for anything else).
 func OpName(op byte) string {
-	names := [...]string{"malformed", "prepare", "accept", "read", "trim", "seal", "dump", "install", "activate", "seg_prepare", "seg_accept", "listen", "commit"}
+	names := [...]string{"malformed", "prepare", "accept", "read", "trim", "seal", "dump", "install", "activate", "seg_prepare", "seg_accept", "listen", "commit", "prepare_for", "accept_for"}
 	if int(op) < len(names) {
 		return names[op]
 	}
@@ -335,12 +335,27 @@ func (s *Server) handleLocked(from stack.Addr, req []byte) ([]byte, bool) {
 	if r.Op == opSegPrepare || r.Op == opSegAccept {
 		return s.segBatch(from, r)
 	}
-	a, status, changed, err := s.apply(r.Addr, r.Part, r.Op, r.Ballot, r.Value)
+	op, value, fwd := r.Op, r.Value, stack.Addr("")
+	switch op {
+	case opPrepareFor:
+		op = opPrepare
+		fwd, value, _ = splitForward(r.Value) // decodeRequest checked it
+	case opAcceptFor:
+		op = opAccept
+		fwd, value, _ = splitForward(r.Value)
+	}
+	a, status, changed, err := s.apply(r.Addr, r.Part, op, r.Ballot, value)
 	if err != nil {
 		s.log.Warn("wor: cannot store acceptor state", "addr", r.Addr, "err", err)
 		return response{Status: stFull}.encode(), false
 	}
-	return a.reply(status).encode(), changed
+	resp := a.reply(status)
+	if fwd != "" && s.notifier != nil {
+		// Partial delegation: the reply goes to the proposer that acts on
+		// it too, once durable (sent with the notes, after the flush).
+		s.notes = append(s.notes, note{fwd, forwarded{Addr: r.Addr, Ballot: r.Ballot, Resp: resp}.encode()})
+	}
+	return resp.encode(), changed
 }
 
 // apply runs the acceptor rule (acceptor.step) on the register at addr

@@ -4,6 +4,8 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+
+	"strata/stack"
 )
 
 // Message kinds.
@@ -23,7 +25,12 @@ const (
 	opSegAccept  = 10 // accept Value's values at Ballot on consecutive registers from Addr
 	opListen     = 11 // notify the sender of accepts in segment Addr for the next Ballot milliseconds
 	opCommit     = 12 // the ec engine's Phase 3: the value accepted at Ballot is chosen
-	opMax        = opCommit
+	// Pando's partial delegation (ecdelegate.go): a prepare or accept whose
+	// reply also goes, as a forwarded message, to the address at the
+	// head of Value (the delegate, or the front end).
+	opPrepareFor = 13 // opPrepare; Value: forward address
+	opAcceptFor  = 14 // opAccept; Value: forward address, then the value
+	opMax        = opAcceptFor
 
 	stOK       = 0
 	stNack     = 1 // a higher ballot was promised: Promised says which
@@ -117,11 +124,69 @@ func decodeRequest(b []byte) (request, error) {
 	if n > MaxValue || int(n) != len(b)-reqHdr {
 		return r, fmt.Errorf("%w: value length %d in a %d-byte request", ErrMalformed, n, len(b))
 	}
-	if (r.Op == opAccept || r.Op == opCommit) && r.Ballot == 0 {
+	if (r.Op == opAccept || r.Op == opCommit || r.Op == opAcceptFor) && r.Ballot == 0 {
 		return r, fmt.Errorf("%w: %s with ballot 0", ErrMalformed, OpName(r.Op))
 	}
 	r.Value = b[reqHdr:]
+	if r.Op == opPrepareFor || r.Op == opAcceptFor {
+		if _, _, err := splitForward(r.Value); err != nil {
+			return r, err
+		}
+	}
 	return r, nil
+}
+
+// maxForwardAddr bounds the forward address of an opPrepareFor or
+// opAcceptFor (a transport address: "udp:host:port" and the like).
+const maxForwardAddr = 255
+
+// withForward is the Value of an opPrepareFor or opAcceptFor: the
+// forward address's length (1 byte), the address, then v.
+func withForward(to stack.Addr, v []byte) []byte {
+	b := make([]byte, 0, 1+len(to)+len(v))
+	b = append(b, byte(len(to)))
+	b = append(b, to...)
+	return append(b, v...)
+}
+
+// splitForward undoes withForward.
+func splitForward(b []byte) (stack.Addr, []byte, error) {
+	if len(b) < 1 || b[0] == 0 || int(b[0]) > len(b)-1 {
+		return "", nil, fmt.Errorf("%w: forward address missing or truncated", ErrMalformed)
+	}
+	n := int(b[0])
+	return stack.Addr(b[1 : 1+n]), b[1+n:], nil
+}
+
+// forwarded is a wormserver's copy of its reply to an opPrepareFor or
+// opAcceptFor, sent to the request's forward address: 'F', addr(8), the
+// request's ballot(8), the response. Addr and Ballot name the proposal
+// the reply belongs to (a nack's Promised is another ballot).
+type forwarded struct {
+	Addr, Ballot uint64
+	Resp         response
+}
+
+const forwardMagic = 'F'
+
+func (f forwarded) encode() []byte {
+	r := f.Resp.encode()
+	b := make([]byte, 0, 17+len(r))
+	b = append(b, forwardMagic)
+	b = binary.BigEndian.AppendUint64(b, f.Addr)
+	b = binary.BigEndian.AppendUint64(b, f.Ballot)
+	return append(b, r...)
+}
+
+func decodeForwarded(b []byte) (forwarded, error) {
+	if len(b) < 17 || b[0] != forwardMagic {
+		return forwarded{}, fmt.Errorf("%w: forwarded reply of %d bytes", ErrMalformed, len(b))
+	}
+	r, err := decodeResponse(b[17:])
+	if err != nil {
+		return forwarded{}, err
+	}
+	return forwarded{Addr: binary.BigEndian.Uint64(b[1:]), Ballot: binary.BigEndian.Uint64(b[9:]), Resp: r}, nil
 }
 
 func (r response) encode() []byte {
