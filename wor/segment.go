@@ -238,6 +238,26 @@ func (c *Client) Write(ctx context.Context, seg, off uint64, value []byte, cid C
 	return c.trimmed(ctx, seg, err)
 }
 
+// Propose captures and writes value in one call: nil once value is
+// chosen, a *WrittenError with the value chosen instead. An engine that
+// is a Proposer (the ec engine, which delegates Phase 2 with a delegate
+// set) does it its own way; others Capture then Write.
+func (c *Client) Propose(ctx context.Context, seg, off uint64, value []byte) error {
+	if err := c.requireAllocated(ctx, seg, off); err != nil {
+		return err
+	}
+	p, ok := c.e.(Proposer)
+	if !ok {
+		cid, err := c.Capture(ctx, seg, off)
+		if err != nil {
+			return err
+		}
+		return ours(value, c.Write(ctx, seg, off, value, cid))
+	}
+	err := c.do(ctx, func(cb func(error)) { p.Propose(Addr(seg, off), value, cb) })
+	return c.trimmed(ctx, seg, err)
+}
+
 // WriteWithToken writes value to register (seg, off) under a capture
 // that another client made and that found the register unwritten: a
 // token, as WormLog's sequencer hands out (it pre-captures a segment and

@@ -19,6 +19,7 @@ import (
 // lays out on loopback hosts; the replication plan has k=1.
 func TestPlans(t *testing.T) {
 	m := geo.Default()
+	delegated := 0
 	for _, s := range AccessSets {
 		for _, r := range s.Regions {
 			if m.Index(r) < 0 {
@@ -44,12 +45,26 @@ func TestPlans(t *testing.T) {
 				t.Fatalf("%s %s: %v", s.Name, p, err)
 			}
 			for _, r := range s.Regions {
-				if _, ok := l.FrontEnd(r); !ok || l.Hosts[r] == "" {
+				fe, ok := l.FrontEnd(r)
+				if !ok || l.Hosts[r] == "" {
 					t.Errorf("%s %s: front end %s has no figures or host", s.Name, p, r)
+				}
+				// The delegated write path's model is the planner's: the
+				// bench's engine prediction and the plan agree.
+				if p == geo.Pando && fe.Delegate != "" {
+					delegated++
+					oneway := func(a, b string) float64 { return m.RTT[m.Index(a)][m.Index(b)] / 2 }
+					if got := DelegatedWriteModel(pl.Sites, pl.Q1a, pl.Q2, r, fe.Delegate, oneway); math.Abs(got-fe.WriteMs) > 0.01 {
+						t.Errorf("%s %s: delegated write model %.3f ms, planner %.3f ms", s.Name, r, got, fe.WriteMs)
+					}
 				}
 			}
 		}
 	}
+	if delegated == 0 {
+		t.Error("no Pando front end has a delegate: the delegated write model was not compared")
+	}
+	t.Logf("%d Pando front ends delegate their writes", delegated)
 	if _, err := SelectSets([]string{"na-as", "GL"}); err != nil {
 		t.Fatal(err)
 	}

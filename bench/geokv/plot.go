@@ -45,6 +45,6 @@ func plotFig12(path string, cells []Cell, sets []AccessSet) error {
 	x := "access set: " + strings.Join(names, ", ")
 	return plot.Render(path, []plot.Panel{
 		{Title: "geo-kv Figure 12(a): read p95, emulated WAN, one engine (wor.EC)", XLabel: x, YLabel: "ms", Series: Fig12Series(cells, sets, false)},
-		{Title: "geo-kv Figure 12(b): write p95 (no delegation in the engine)", XLabel: x, YLabel: "ms", Series: Fig12Series(cells, sets, true)},
+		{Title: "geo-kv Figure 12(b): write p95 (Pando with partial delegation)", XLabel: x, YLabel: "ms", Series: Fig12Series(cells, sets, true)},
 	}, 2)
 }

@@ -41,6 +41,7 @@ func worCmd() *cobra.Command {
 	c.PersistentFlags().StringVar(&worEngine, "engine", "paxos", "client engine with --servers: paxos (majority quorums), chain (chain replication, head first in --servers) or ec (Pando's erasure-coded Paxos: server i of --servers holds split i; default plan: one failure tolerated from 3 servers on, e.g. k=3 of 5)")
 	c.PersistentFlags().IntVar(&worECK, "ec-k", 0, "with --engine ec: data splits per value (k); quorums are the smallest the rules allow for --servers")
 	c.PersistentFlags().StringVar(&worECLeader, "ec-leader", "", "with --engine ec: hand a write preempted by another client to the leader at this address (see 'strata wor ec-leader')")
+	c.PersistentFlags().StringVar(&worECDelegate, "ec-delegate", "", "with --engine ec: put delegates Phase 2 to the proposer at this address (Pando's partial delegation; 'strata wor ec-leader' serves it)")
 	c.PersistentFlags().StringVar(&worPlanFile, "plan", "", "with --engine ec: the plan (JSON with k, r, q1a, q1b, q2, as 'strata geo plan --json' prints it); refused if it breaks a quorum rule")
 	c.PersistentFlags().StringVar(&worCluster, "cluster", "", "cluster configuration file (JSON: engine, directory, partitions, and for engine ec an optional plan); default: "+defaultClusterFile+" if it exists and --servers is not given")
 	return c
@@ -145,7 +146,8 @@ var (
 	worEngine   = "paxos"
 	worECK      int
 	worPlanFile string
-	worECLeader string
+	worECLeader   string
+	worECDelegate string
 )
 
 // ecPlanFlag returns the plan --ec-k or --plan chose for n servers of
@@ -247,6 +249,9 @@ func worClient(file, servers string, timeout time.Duration) (*wor.Client, *stack
 	if worECLeader != "" && worEngine != "ec" {
 		return nil, nil, fmt.Errorf("--ec-leader is for --engine ec, not %s", worEngine)
 	}
+	if worECDelegate != "" && worEngine != "ec" {
+		return nil, nil, fmt.Errorf("--ec-delegate is for --engine ec, not %s", worEngine)
+	}
 	plan, withPlan, err := ecPlanFlag(worEngine, len(reps))
 	if err != nil {
 		return nil, nil, err
@@ -262,8 +267,9 @@ func worClient(file, servers string, timeout time.Duration) (*wor.Client, *stack
 	} else {
 		e, err = wor.NewEngine(worEngine, n, reps, 1+rand.Uint64N(1<<32-1), timeout)
 	}
-	if ec, ok := e.(*wor.EC); ok && worECLeader != "" {
+	if ec, ok := e.(*wor.EC); ok {
 		ec.SetLeader(stack.Addr(worECLeader))
+		ec.SetDelegate(stack.Addr(worECDelegate))
 	}
 	if err != nil {
 		n.Close()
@@ -341,10 +347,7 @@ func worPutCmd() *cobra.Command {
 			}
 			return withWorClient(cmd, servers, timeout, func(ctx context.Context, c *wor.Client) error {
 				for attempt := 0; ; attempt++ {
-					cid, err := c.Capture(ctx, seg, off)
-					if err == nil {
-						err = c.Write(ctx, seg, off, []byte(args[2]), cid)
-					}
+					err := c.Propose(ctx, seg, off, []byte(args[2]))
 					var we *wor.WrittenError
 					switch {
 					case err == nil:
@@ -850,7 +853,7 @@ func worECLeaderCmd() *cobra.Command {
 	var timeout time.Duration
 	c := &cobra.Command{
 		Use:   "ec-leader",
-		Short: "Run the leader that ec clients (--ec-leader) hand preempted writes to, until interrupted",
+		Short: "Run the proposer ec clients hand preempted writes (--ec-leader) and delegated writes (--ec-delegate) to, until interrupted",
 		Long: `ec-leader runs the leader of Pando's leader fallback for the ec engine over
 --servers, with the plan of --ec-k or --plan (the clients' plan; default:
 the ec engine's default for the number of servers). A client started with
@@ -858,12 +861,20 @@ the ec engine's default for the number of servers). A client started with
 capture hands it, once, to this leader, which captures and writes it
 itself, retrying with backoff, and answers with the value now chosen. The
 leader is one more proposer to the protocol: several leaders, or none
-reachable, are safe. Prints "listening on ADDR".`,
+reachable, are safe.
+
+It is also a delegate of Pando's partial delegation: a client started
+with --engine ec --ec-delegate ADDR sends Phase 1 of a put to the servers
+with their promises forwarded here, and the value here; this process runs
+Phase 2 at the client's ballot with the acceptances forwarded to the
+client (front end -> server -> delegate -> server -> front end, instead of
+two round trips from the front end). Run one on each data site that a
+plan names as a delegate. Prints "listening on ADDR".`,
 		Example: "  strata wor ec-leader --listen udp:127.0.0.1:7110 --servers udp:127.0.0.1:7101,...",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if worECLeader != "" {
-				return errors.New("ec-leader: --ec-leader is for clients (a leader hands nothing on)")
+			if worECLeader != "" || worECDelegate != "" {
+				return errors.New("ec-leader: --ec-leader and --ec-delegate are for clients (a proposer hands nothing on)")
 			}
 			var reps []stack.Addr
 			for _, s := range strings.Split(servers, ",") {

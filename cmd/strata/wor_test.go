@@ -2,12 +2,15 @@ package main
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"strata/wor"
 )
 
 // The client commands over five real wormservers with --engine ec: the
@@ -90,6 +93,27 @@ func TestWorECLeaderCommand(t *testing.T) {
 	}
 	if _, err := run(t, "wor", "--ec-leader", leader, "get", "1", "0", "--servers", servers); err == nil || !strings.Contains(err.Error(), "--engine ec") {
 		t.Fatalf("--ec-leader with paxos: %v", err)
+	}
+	// The same process is a delegate: a put through it is chosen, and a
+	// second put of another value finds the first. A delegate that does
+	// not answer costs a timeout, then the client writes itself.
+	del := func(to string, extra ...string) []string {
+		return append(append([]string{"wor", "--engine", "ec", "--ec-delegate", to}, extra...), "--servers", servers)
+	}
+	if out, err := run(t, del(leader, "put", "1", "1", "delegated")...); err != nil || !strings.Contains(out, "wrote 1/1") {
+		t.Fatalf("delegated put: %v\n%s", err, out)
+	}
+	if out, err := run(t, del(leader, "put", "1", "1", "other")...); !errors.Is(err, wor.ErrWritten) || !strings.Contains(out, `"delegated"`) {
+		t.Fatalf("second delegated put: %v\n%s", err, out)
+	}
+	if out, err := run(t, del("udp:127.0.0.1:9", "put", "1", "2", "fallback", "--timeout", "300ms")...); err != nil {
+		t.Fatalf("put with a dead delegate: %v\n%s", err, out)
+	}
+	if out, _ := run(t, ec("get", "1", "2")...); !strings.Contains(out, "fallback") {
+		t.Fatalf("get after the fallback: %s", out)
+	}
+	if _, err := run(t, "wor", "--ec-delegate", leader, "get", "1", "0", "--servers", servers); err == nil || !strings.Contains(err.Error(), "--engine ec") {
+		t.Fatalf("--ec-delegate with paxos: %v", err)
 	}
 }
 
