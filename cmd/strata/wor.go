@@ -143,9 +143,9 @@ func openWorJournal(dir string, blocks uint64) (*journal.Journal, error) {
 // worEngine is the engine the client commands use ("paxos", "chain" or
 // "ec"); worECK and worPlanFile choose the ec engine's plan.
 var (
-	worEngine   = "paxos"
-	worECK      int
-	worPlanFile string
+	worEngine     = "paxos"
+	worECK        int
+	worPlanFile   string
 	worECLeader   string
 	worECDelegate string
 )
