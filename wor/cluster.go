@@ -43,6 +43,13 @@ type ClusterConfig struct {
 	// it an ec partition gets DefaultECPlan for its size (one failure
 	// tolerated from three servers on). Only for engine "ec".
 	Plan *ECPlan `json:"plan,omitempty"`
+	// Plans, if present, gives each partition a plan of its own (null:
+	// Plan, or the default): Pando's plans are per access set, so keys
+	// read and written from different regions go in segments of
+	// different partitions (segment s is in partition s mod the number of
+	// partitions), each with the servers and plan the planner chose for
+	// its access set. Only for engine "ec".
+	Plans []*ECPlan `json:"plans,omitempty"`
 	// Directory is the replica set holding the partitions' configuration
 	// registers (paxos, majority quorums). It is not reconfigured.
 	Directory []string `json:"directory"`
@@ -90,8 +97,11 @@ func (c *ClusterConfig) Validate() error {
 	default:
 		return fmt.Errorf("wor: cluster config: unknown engine %q (want paxos, chain or ec)", c.Engine)
 	}
-	if c.Plan != nil && c.Engine != "ec" {
+	if (c.Plan != nil || len(c.Plans) > 0) && c.Engine != "ec" {
 		return fmt.Errorf("wor: cluster config: a plan is for engine ec, not %q", c.Engine)
+	}
+	if len(c.Plans) > 0 && len(c.Plans) != len(c.Partitions) {
+		return fmt.Errorf("wor: cluster config: %d plans for %d partitions (one per partition, null for the default)", len(c.Plans), len(c.Partitions))
 	}
 	if len(c.Directory) == 0 {
 		return errors.New("wor: cluster config: no directory servers")
@@ -113,7 +123,7 @@ func (c *ClusterConfig) Validate() error {
 			return err
 		}
 		if c.Engine == "ec" {
-			if _, err := c.ecPlan(len(p)); err != nil {
+			if _, err := c.ecPlan(i, len(p)); err != nil {
 				return fmt.Errorf("wor: cluster config: partition %d: %w", i, err)
 			}
 		}
@@ -121,12 +131,17 @@ func (c *ClusterConfig) Validate() error {
 	return nil
 }
 
-// ecPlan is the plan of an ec partition of n servers.
-func (c *ClusterConfig) ecPlan(n int) (ECPlan, error) {
-	if c.Plan == nil {
+// ecPlan is the plan of ec partition part, of n servers: its own in
+// Plans, else Plan, else the default for n.
+func (c *ClusterConfig) ecPlan(part, n int) (ECPlan, error) {
+	p := c.Plan
+	if part < len(c.Plans) && c.Plans[part] != nil {
+		p = c.Plans[part]
+	}
+	if p == nil {
 		return EngineECPlan(n)
 	}
-	return *c.Plan, c.Plan.Validate(n)
+	return *p, p.Validate(n)
 }
 
 func distinct(what string, servers []string) error {
@@ -183,7 +198,8 @@ type Cluster struct {
 	node    *stack.Node
 	timeout time.Duration
 	engine  string
-	plan    *ECPlan // the ec engine's plan (nil: DefaultECPlan per partition)
+	plan    *ECPlan   // the ec engine's plan (nil: DefaultECPlan per partition)
+	plans   []*ECPlan // per partition, overriding plan (ClusterConfig.Plans)
 	dir     *Paxos
 	*ballots
 	hub    *notifyHub    // shared by the partitions' engines
@@ -212,7 +228,7 @@ func NewCluster(node *stack.Node, cfg *ClusterConfig, id uint64, timeout time.Du
 	if err != nil {
 		return nil, err
 	}
-	c := &Cluster{node: node, timeout: timeout, engine: cfg.Engine, plan: cfg.Plan, ballots: b, hub: &notifyHub{}, counts: &QuorumCounts{}}
+	c := &Cluster{node: node, timeout: timeout, engine: cfg.Engine, plan: cfg.Plan, plans: slices.Clone(cfg.Plans), ballots: b, hub: &notifyHub{}, counts: &QuorumCounts{}}
 	c.dir = &Paxos{node: node, replicas: addrs(cfg.Directory), timeout: timeout, conf: conf{part: DirPart}, ballots: b, counts: c.counts}
 	for i, p := range cfg.Partitions {
 		var ep uint32
@@ -234,7 +250,7 @@ func (c *Cluster) newRoute(part uint32, pc partConfig) *route {
 		// Validate checked the plan for the configuration's partitions;
 		// reconfiguration, which could change a partition's size, is
 		// refused for ec.
-		plan, err := (&ClusterConfig{Plan: c.plan}).ecPlan(len(pc.Servers))
+		plan, err := (&ClusterConfig{Plan: c.plan, Plans: c.plans}).ecPlan(int(part), len(pc.Servers))
 		codec, cerr := newSplitCodec(len(pc.Servers), plan.K)
 		if err != nil || cerr != nil {
 			e = &brokenRoute{err: fmt.Errorf("wor: partition %d: %w", part, errors.Join(err, cerr))}
@@ -258,7 +274,7 @@ func (c *Cluster) QuorumStats() QuorumStats { return c.counts.snapshot() }
 func (c *Cluster) ClusterConfig() *ClusterConfig {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	out := &ClusterConfig{Engine: c.engine, Plan: c.plan, Directory: slices.Clone(c.dirServers)}
+	out := &ClusterConfig{Engine: c.engine, Plan: c.plan, Plans: slices.Clone(c.plans), Directory: slices.Clone(c.dirServers)}
 	for _, r := range c.routes {
 		out.Partitions = append(out.Partitions, slices.Clone(r.cfg.Servers))
 		out.Epochs = append(out.Epochs, r.cfg.Epoch)

@@ -36,6 +36,9 @@ func TestClusterConfigFile(t *testing.T) {
 		{`{"directory": ["a"], "partitions": [["a"]], "plan": {"k": 1, "r": 0, "q1a": 1, "q1b": 1, "q2": 1}}`, "a plan is for engine ec"},
 		{`{"engine": "ec", "directory": ["a"], "partitions": [["a", "b", "c", "d", "e"]], "plan": {"k": 3, "r": 2, "q1a": 3, "q1b": 3, "q2": 4}}`, RuleQ1bQ2},
 		{`{"engine": "ec", "directory": ["a"], "partitions": [["a", "b", "c", "d", "e"], ["f", "g", "h"]], "plan": {"k": 3, "r": 2, "q1a": 3, "q1b": 4, "q2": 4}}`, "partition 1: wor: bad ec plan k=3 r=2 q1a=3 q1b=4 q2=4 for 3 servers: breaks rule k+r=n"},
+		{`{"engine": "ec", "directory": ["a"], "partitions": [["a", "b", "c", "d", "e"], ["f", "g", "h"]], "plans": [null]}`, "1 plans for 2 partitions"},
+		{`{"engine": "ec", "directory": ["a"], "partitions": [["a", "b", "c", "d", "e"], ["f", "g", "h"]], "plans": [null, {"k": 2, "r": 1, "q1a": 2, "q1b": 2, "q2": 2}]}`, "partition 1: wor: bad ec plan k=2 r=1 q1a=2 q1b=2 q2=2 for 3 servers: breaks rule q1b+q2>=n+k"},
+		{`{"directory": ["a"], "partitions": [["a"]], "plans": [{"k": 1, "r": 0, "q1a": 1, "q1b": 1, "q2": 1}]}`, "a plan is for engine ec"},
 	} {
 		if _, err := ParseClusterConfig([]byte(bad.text)); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%s: error %v, want one mentioning %q", bad.text, err, bad.want)
@@ -57,7 +60,7 @@ func TestClusterConfigECPlan(t *testing.T) {
 	if err != nil || c.Plan != nil {
 		t.Fatalf("ec config without a plan: %+v, %v", c, err)
 	}
-	if p, err := c.ecPlan(5); err != nil || p != (ECPlan{K: 3, R: 2, Q1a: 3, Q1b: 4, Q2: 4}) {
+	if p, err := c.ecPlan(0, 5); err != nil || p != (ECPlan{K: 3, R: 2, Q1a: 3, Q1b: 4, Q2: 4}) {
 		t.Fatalf("default plan for 5: %+v, %v", p, err)
 	}
 	// Through a cluster of five real servers (the directory on three of
@@ -119,6 +122,73 @@ func TestClusterConfigECPlan(t *testing.T) {
 	}
 	if _, err := cl.Reconfigure(ctx, 0, ss[:3]); err == nil || !strings.Contains(err.Error(), "ec engine cannot be reconfigured") {
 		t.Fatalf("reconfiguring an ec partition: %v", err)
+	}
+}
+
+// Partitions of one ec cluster can have plans of their own (one per
+// access set, as Pando plans them): here partition 0 erasure-codes over
+// five servers with a geo plan's k=2, partition 1 replicates over three
+// (k=1). Each segment's registers follow its partition's plan: the
+// servers of partition 0 hold a third-size split, those of partition 1
+// the whole value, and both read back through another client; the
+// configuration a client reports keeps the plans.
+func TestClusterPlansPerPartition(t *testing.T) {
+	servers, mk, srvs := realClusterServers(t, 8)
+	var ss []string
+	for _, a := range servers {
+		ss = append(ss, string(a))
+	}
+	k2 := &ECPlan{K: 2, R: 3, Q1a: 2, Q1b: 3, Q2: 4}
+	k1 := &ECPlan{K: 1, R: 2, Q1a: 2, Q1b: 2, Q2: 2}
+	c := &ClusterConfig{Engine: "ec", Directory: ss[:3], Partitions: [][]string{ss[:5], ss[5:]}, Plans: []*ECPlan{k2, k1}}
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	cl, err := NewCluster(mk(), c, 1, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	client := NewClient(cl)
+	value := bytes.Repeat([]byte("0123456789"), 300) // 3,000 bytes
+	for _, seg := range []uint64{2, 3} {             // partition 0, partition 1
+		if err := client.Alloc(ctx, seg, nil); err != nil {
+			t.Fatal(err)
+		}
+		if err := client.Propose(ctx, seg, 0, value); err != nil {
+			t.Fatalf("segment %d: %v", seg, err)
+		}
+	}
+	other, err := NewCluster(mk(), c, 2, time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, seg := range []uint64{2, 3} {
+		if v, err := NewClient(other).Read(ctx, seg, 0); err != nil || !bytes.Equal(v, value) {
+			t.Fatalf("segment %d read through another client: %d bytes, %v", seg, len(v), err)
+		}
+	}
+	held := func(i int, addr uint64) int {
+		srvs[i].mu.Lock()
+		defer srvs[i].mu.Unlock()
+		if a := srvs[i].accs[addr]; a != nil && a.has {
+			return len(a.value)
+		}
+		return -1
+	}
+	for i := range 8 {
+		seg, want := uint64(2), splitHdr+shardSize(len(value), 2)
+		if i >= 5 {
+			seg, want = 3, splitHdr+len(value)
+		}
+		if n := held(i, Addr(seg, 0)); n != want && n != -1 {
+			t.Errorf("server %d holds %d bytes of segment %d's register, want %d", i, n, seg, want)
+		}
+	}
+	got := cl.ClusterConfig()
+	if len(got.Plans) != 2 || *got.Plans[0] != *k2 || *got.Plans[1] != *k1 {
+		t.Fatalf("the client's configuration lost the plans: %+v", got.Plans)
 	}
 }
 
