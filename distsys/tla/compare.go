@@ -147,7 +147,7 @@ func fnValAt(v Value, i int) Value {
 	if v.r == repTuple {
 		return v.seq()[i]
 	}
-	return v.fn().vals[i]
+	return v.fn().val(i)
 }
 
 // setLen is a set's cardinality.

@@ -81,7 +81,7 @@ func (v Value) AppendBinary(b []byte) ([]byte, error) {
 		b = binary.AppendUvarint(append(b, tagFn), uint64(len(f.keys)))
 		for i := range f.keys {
 			b, _ = f.keys[i].AppendBinary(b)
-			b, _ = f.vals[i].AppendBinary(b)
+			b, _ = f.val(i).AppendBinary(b)
 		}
 		return b, nil
 	case repSet:

@@ -38,7 +38,7 @@ func Apply(f, x Value) (Value, error) {
 		}
 	} else if f.r == repFn {
 		if i, ok := search(f.fn().keys, x); ok {
-			return f.fn().vals[i], nil
+			return f.fn().val(i), nil
 		}
 	}
 	if err := checkFn("f[x]", f); err != nil {
@@ -51,7 +51,7 @@ func Apply(f, x Value) (Value, error) {
 func Field(r Value, name string) (Value, error) {
 	if r.r == repFn {
 		if i, ok := search(r.fn().keys, String(name)); ok {
-			return r.fn().vals[i], nil
+			return r.fn().val(i), nil
 		}
 	}
 	if err := checkFn("r.f", r); err != nil {
@@ -112,10 +112,7 @@ func except(f Value, path []Value, update func(Value) (Value, error)) (Value, er
 		vals[i] = nv
 		return tupleOwned(vals), nil
 	}
-	fd := f.fn()
-	vals := slices.Clone(fd.vals)
-	vals[i] = nv
-	return Value{r: repFn, p: unsafe.Pointer(&fnData{keys: fd.keys, vals: vals})}, nil
+	return Value{r: repFn, p: unsafe.Pointer(f.fn().with(i, nv))}, nil
 }
 
 // fnSorted makes the function keys[i] :> vals[i]; keys sorted, distinct,
@@ -131,7 +128,7 @@ func fnSorted(keys, vals []Value) Value {
 	if keys[0].r == repInt && keys[0].n == 1 && keys[n-1].r == repInt && keys[n-1].n == int64(n) {
 		return tupleOwned(vals)
 	}
-	return Value{r: repFn, p: unsafe.Pointer(&fnData{keys: keys, vals: vals})}
+	return Value{r: repFn, p: unsafe.Pointer(newFnData(keys, vals))}
 }
 
 // Function is [x \in S |-> body(x)].

@@ -2,9 +2,11 @@ package tla
 
 import (
 	"bytes"
+	"maps"
 	"math/big"
 	"math/rand/v2"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 
@@ -445,4 +447,71 @@ func TestArithmeticMatchesBig(t *testing.T) {
 			check("neg", m(Neg(a)), normBig(new(big.Int).Neg(bx)))
 		}
 	}
+}
+
+// TestLargeFunctionVersions: a chunked function (more than chunkedAbove
+// entries) updated many times agrees with a Go map after every update,
+// and every earlier version keeps its contents.
+func TestLargeFunctionVersions(t *testing.T) {
+	for seed := range testseed.Each(t, testseed.Range(1, 20)...) {
+		r := rand.New(rand.NewPCG(seed, 8))
+		n := chunkedAbove + 1 + r.IntN(300)
+		keys, vals := make([]Value, n), make([]Value, n)
+		ref := make(map[string]int64, n)
+		for i := range keys {
+			name := "k" + strconv.Itoa(i)
+			keys[i], vals[i] = String(name), Int(int64(i))
+			ref[name] = int64(i)
+		}
+		f := m(FunctionFromPairs(keys, vals))
+		if f.fn().chunks == nil {
+			t.Fatalf("%d entries not chunked", n)
+		}
+		type version struct {
+			f   Value
+			ref map[string]int64
+		}
+		var versions []version
+		for step := range 200 {
+			i := r.IntN(n + 5) // sometimes outside the domain
+			name := "k" + strconv.Itoa(i)
+			f = m(Except(f, []Value{String(name)}, Int(int64(-step))))
+			if _, ok := ref[name]; ok {
+				ref = maps.Clone(ref)
+				ref[name] = int64(-step)
+			}
+			versions = append(versions, version{f, ref})
+		}
+		for vi, v := range versions {
+			if fnLen(v.f) != len(v.ref) {
+				t.Fatalf("version %d has %d entries, want %d", vi, fnLen(v.f), len(v.ref))
+			}
+			for name, want := range v.ref {
+				if got := m(Apply(v.f, String(name))); !Equal(got, Int(want)) {
+					t.Fatalf("version %d: f[%q] = %v, want %d", vi, name, got, want)
+				}
+			}
+		}
+		// Equality and hashing see through chunking: rebuild the last
+		// version flat-from-pairs and compare.
+		last := versions[len(versions)-1]
+		ks, vs := make([]Value, 0, n), make([]Value, 0, n)
+		for name, x := range last.ref {
+			ks, vs = append(ks, String(name)), append(vs, Int(x))
+		}
+		rebuilt := m(FunctionFromPairs(ks, vs))
+		if !Equal(rebuilt, last.f) || rebuilt.Hash() != last.f.Hash() || rebuilt.String() != last.f.String() {
+			t.Fatalf("rebuilt function differs")
+		}
+		if w := m(Decode(m2(last.f.MarshalBinary()))); !Equal(w, last.f) {
+			t.Fatalf("chunked function does not round-trip")
+		}
+	}
+}
+
+func m2(b []byte, err error) []byte {
+	if err != nil {
+		panic(err)
+	}
+	return b
 }
