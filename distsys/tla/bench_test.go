@@ -19,7 +19,7 @@ var sink Value
 var sinkBool bool
 
 // sizes of the compound values measured.
-var sizes = []int{5, 1000}
+var sizes = []int{5, 100, 1000}
 
 // benchRecord is a record of n fields f0..f(n-1).
 func benchRecord(n int) Value {

@@ -1,6 +1,10 @@
 package tla
 
-import "slices"
+import (
+	"cmp"
+	"slices"
+	"strings"
+)
 
 // MaxElements bounds how many elements an operation enumerates: an
 // interval like 1..2^40 is a fine value (two bounds) but building,
@@ -72,17 +76,57 @@ func member(x, s Value) bool {
 	return ok
 }
 
-// search finds x in the sorted slice es: its index, or where it would go.
+// search finds x in the sorted slice es: its index, or where it would
+// go. It is the inner loop of membership, function application and
+// field access, so integer and string keys (nearly all keys) compare
+// inline instead of through Compare; other kinds take the general path.
 func search(es []Value, x Value) (int, bool) {
-	if len(es) <= 8 {
-		// Small sets (most MPCal sets): a linear scan beats the binary
-		// search's branch mispredictions.
-		for i, e := range es {
-			if c := Compare(e, x); c >= 0 {
-				return i, c == 0
+	lo, hi := 0, len(es)
+	switch x.r {
+	case repInt:
+		for lo < hi {
+			h := int(uint(lo+hi) >> 1)
+			e := &es[h]
+			var c int
+			if e.r == repInt {
+				c = cmp.Compare(e.n, x.n)
+			} else {
+				c = Compare(*e, x)
+			}
+			switch {
+			case c < 0:
+				lo = h + 1
+			case c > 0:
+				hi = h
+			default:
+				return h, true
 			}
 		}
-		return len(es), false
+		return lo, false
+	case repString, repModel:
+		xs := x.str()
+		for lo < hi {
+			h := int(uint(lo+hi) >> 1)
+			e := &es[h]
+			var c int
+			switch {
+			case e.r == x.r && e.p == x.p && e.n == x.n:
+				return h, true // same bytes: keys made from one literal
+			case e.r == x.r:
+				c = strings.Compare(e.str(), xs)
+			default:
+				c = Compare(*e, x)
+			}
+			switch {
+			case c < 0:
+				lo = h + 1
+			case c > 0:
+				hi = h
+			default:
+				return h, true
+			}
+		}
+		return lo, false
 	}
 	return slices.BinarySearchFunc(es, x, Compare)
 }
