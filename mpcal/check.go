@@ -529,7 +529,12 @@ func (c *checker) body(ss []Stmt, s *scope, pos Pos) {
 	}
 	c.labelRules(ss)
 	c.stmts(ss, s)
-	c.assignments(ss, s)
+	if !c.alg.MPCal {
+		// MPCal lifts PlusCal's limit of one assignment per variable per
+		// step (the compiler rewrites the step, see fixAssign); a plain
+		// PlusCal algorithm goes to pcal.trans as it is, which keeps it.
+		c.assignments(ss, s)
+	}
 }
 
 func (c *checker) collectLabels(ss []Stmt, s *scope, inWith bool) {
@@ -984,10 +989,8 @@ func dedupe(xs []int) []int {
 }
 
 // assignments reports a variable assigned twice in one step (on some
-// path between labels), PlusCal's rule, which MPCal keeps for the
-// assignments written in the source (ref parameters included); macro
-// calls count the macro's assignments. Assignments hidden in mapping
-// macros are the compiler's business: it rewrites them.
+// path between labels), PlusCal's rule, for plain PlusCal algorithms;
+// macro calls count the macro's assignments.
 func (c *checker) assignments(ss []Stmt, s *scope) {
 	var walk func(ss []Stmt, done map[string]bool, subst map[string]string, depth int) map[string]bool
 	expanding := map[string]bool{}

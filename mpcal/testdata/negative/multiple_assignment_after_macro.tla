@@ -1,23 +1,19 @@
-\* EXPECT: multiple-assignment 13:5 the macro assigns x, then the same step assigns x again
+\* EXPECT: multiple-assignment 14:5 plain PlusCal: the macro assigns x, then the same step assigns x again
 ---- MODULE multiple_assignment_after_macro ----
 EXTENDS Naturals, Sequences, TLC
 
 (*
---mpcal multiple_assignment_after_macro {
+--algorithm multiple_assignment_after_macro {
+  variables x = 0;
   macro Set(v) {
     x := v;
   }
-  archetype A(ref x) {
+  process (P \in {1}) {
   l1:
     Set(1);
     x := 2;
   }
-  variables x = 0;
-  process (P \in {1}) == instance A(ref x);
 }
-
-\* BEGIN PLUSCAL TRANSLATION
-\* END PLUSCAL TRANSLATION
 *)
 \* BEGIN TRANSLATION
 \* END TRANSLATION

@@ -1,9 +1,10 @@
-\* EXPECT: multiple-assignment 11:7 the global x assigned before and inside an if in one step of a procedure
+\* EXPECT: multiple-assignment 12:7 plain PlusCal: the global x assigned before and inside an if in one step of a procedure
 ---- MODULE multiple_assignment_procedure ----
 EXTENDS Naturals, Sequences, TLC
 
 (*
---mpcal multiple_assignment_procedure {
+--algorithm multiple_assignment_procedure {
+  variables x = 0;
   procedure Proc() {
   p1:
     x := 10;
@@ -12,15 +13,11 @@ EXTENDS Naturals, Sequences, TLC
     };
     return;
   }
-  variables x = 0;
   process (P \in {1}) {
   l1:
     call Proc();
   }
 }
-
-\* BEGIN PLUSCAL TRANSLATION
-\* END PLUSCAL TRANSLATION
 *)
 \* BEGIN TRANSLATION
 \* END TRANSLATION
