@@ -296,9 +296,9 @@ func (c *checker) bodies() {
 	}
 	for _, m := range a.MappingMacros {
 		for i, body := range [][]Stmt{m.Read, m.Write} {
-			kind, end := "read", m.EndRead
+			kind := "read"
 			if i == 1 {
-				kind, end = "write", m.EndWrite
+				kind = "write"
 			}
 			s := c.baseScope(kind, m.Name, false)
 			s.names["$variable"] = nkDollar
@@ -308,7 +308,7 @@ func (c *checker) bodies() {
 			s.names["self"] = nkSelf
 			c.noLabels(body, "mapping macro")
 			c.stmts(body, s)
-			c.yields(body, end, m.Name+" "+kind)
+			c.yields(body, m.Name+" "+kind)
 		}
 	}
 	for _, p := range a.Procedures {
@@ -925,9 +925,12 @@ func (c *checker) recursiveMacros() {
 	}
 }
 
-// yields checks that every path through a mapping macro body yields
-// exactly once, as its last statement.
-func (c *checker) yields(body []Stmt, end Pos, what string) {
+// yields checks that no path through a mapping macro body yields more
+// than once and that a yield is the last statement on its path. A path
+// may end without a yield, as in PGo: a write that does not yield leaves
+// the resource unchanged, and a read that does not yield skips the
+// statement that reads (see gen.withReads).
+func (c *checker) yields(body []Stmt, what string) {
 	var walk func(ss []Stmt, n int) []int
 	// walk returns the yield counts at the ends of the paths.
 	walk = func(ss []Stmt, n int) []int {
@@ -967,13 +970,7 @@ func (c *checker) yields(body []Stmt, end Pos, what string) {
 		}
 		return counts
 	}
-	counts := walk(body, 0)
-	for _, k := range counts {
-		if k == 0 {
-			c.errorf(end, KindMultipleYield, "%s has a path that does not yield", what)
-			return
-		}
-	}
+	walk(body, 0)
 }
 
 func dedupe(xs []int) []int {

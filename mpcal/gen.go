@@ -94,7 +94,11 @@ type env struct {
 	dollarLHS *LHS
 	dollarVal tla.Expr
 	yield     func(e tla.Expr) []Stmt // what a yield becomes
-	where     string
+	// noYield is what the end of a mapping macro body's path without a
+	// yield becomes: the rest of the step after a write, the statement
+	// after the one that reads after a read.
+	noYield func() []Stmt
+	where   string
 }
 
 func (e *env) clone() *env {
@@ -111,19 +115,23 @@ func (e *env) clone() *env {
 }
 
 type gen struct {
-	f          *File
-	a          *Algorithm
-	reserved   map[string]bool // names that exist in the output's TLA+ namespace
-	mention    map[string]bool // every identifier in the file
-	errs       ErrorList
-	out        *Algorithm
-	specs      []*Procedure      // specialised procedures, in creation order
-	specOf     map[string]string // key → output name
-	labels     map[string]Pos
-	stmts      map[string]Pos
-	origin     map[string]string
-	synth      map[string]bool // with names the compiler made up
-	budget     int             // statements left to generate (see maxOutput)
+	f        *File
+	a        *Algorithm
+	reserved map[string]bool // names that exist in the output's TLA+ namespace
+	mention  map[string]bool // every identifier in the file
+	errs     ErrorList
+	out      *Algorithm
+	specs    []*Procedure      // specialised procedures, in creation order
+	specOf   map[string]string // key → output name
+	labels   map[string]Pos
+	stmts    map[string]Pos
+	origin   map[string]string
+	synth    map[string]bool // with names the compiler made up
+	// after maps a lowered if or with to the lowered statements that
+	// follow it (copied into its branches): where a step goes on when a
+	// mapped read in its condition or bindings does not yield.
+	after      map[Stmt][]Stmt
+	budget     int // statements left to generate (see maxOutput)
 	nextSuffix map[string]int
 	macros     map[string]*Macro
 	procs      map[string]*Procedure
@@ -133,7 +141,7 @@ type gen struct {
 
 func newGen(f *File, module map[string]bool) *gen {
 	g := &gen{f: f, a: f.Alg, reserved: map[string]bool{}, mention: map[string]bool{},
-		specOf: map[string]string{}, synth: map[string]bool{},
+		specOf: map[string]string{}, synth: map[string]bool{}, after: map[Stmt][]Stmt{},
 		budget: maxOutput, nextSuffix: map[string]int{},
 		labels: map[string]Pos{}, stmts: map[string]Pos{}, origin: map[string]string{},
 		macros: map[string]*Macro{}, procs: map[string]*Procedure{},
@@ -456,9 +464,12 @@ func (lw *lowerer) seq(ss []Stmt, after []Stmt) []Stmt {
 		b := &block{label: l.Label, mod: l.Mod, pos: l.Pos}
 		lw.blocks = append(lw.blocks, b)
 		if w, ok := l.Stmt.(*While); ok {
-			b.body = []Stmt{&If{Pos: w.Pos, Cond: w.Cond,
+			done := lw.seq(ss[1:], after)
+			loop := &If{Pos: w.Pos, Cond: w.Cond,
 				Then: lw.seq(w.Body, []Stmt{&Goto{Label: l.Label}}),
-				Else: lw.seq(ss[1:], after)}}
+				Else: done}
+			lw.g.after[loop] = done
+			b.body = []Stmt{loop}
 		} else {
 			b.body = lw.stmt(l.Stmt, ss[1:], after)
 		}
@@ -471,7 +482,9 @@ func (lw *lowerer) stmt(s Stmt, rest, after []Stmt) []Stmt {
 	switch x := s.(type) {
 	case *If:
 		cont := lw.seq(rest, after)
-		return []Stmt{&If{Pos: x.Pos, Cond: x.Cond, Then: lw.seq(x.Then, cont), Else: lw.seq(x.Else, cont)}}
+		out := &If{Pos: x.Pos, Cond: x.Cond, Then: lw.seq(x.Then, cont), Else: lw.seq(x.Else, cont)}
+		lw.g.after[out] = cont
+		return []Stmt{out}
 	case *Either:
 		cont := lw.seq(rest, after)
 		out := &Either{Pos: x.Pos}
@@ -502,6 +515,7 @@ func (lw *lowerer) stmt(s Stmt, rest, after []Stmt) []Stmt {
 			}
 		}
 		w.Body = lw.seq(w.Body, cont)
+		lw.g.after[w] = cont
 		return []Stmt{w}
 	case *While:
 		// Unlabeled while: the checker reports it.

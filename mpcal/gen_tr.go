@@ -121,7 +121,10 @@ func (g *gen) rx(x tla.Expr, e *env, reads *[]*read) tla.Expr {
 }
 
 // withReads performs the reads in order, then the statements k builds.
-func (g *gen) withReads(reads []*read, e *env, k func() []Stmt) []Stmt {
+// A read whose mapping macro ends a path without yielding gives no value:
+// on that path the statement that reads is skipped, as in PGo, and the
+// step goes on with what skip builds (the statements after it).
+func (g *gen) withReads(reads []*read, e *env, k, skip func() []Stmt) []Stmt {
 	if len(reads) == 0 {
 		return k()
 	}
@@ -132,13 +135,16 @@ func (g *gen) withReads(reads []*read, e *env, k func() []Stmt) []Stmt {
 		dollar: lhsExpr(target), dollarLHS: &target, where: "mapping macro " + m.Name + " read"}
 	me.yield = func(v tla.Expr) []Stmt {
 		return []Stmt{&With{Bindings: []Binding{{Name: r.name, Op: "=", Expr: v}},
-			Body: g.withReads(reads[1:], e, k)}}
+			Body: g.withReads(reads[1:], e, k, skip)}}
 	}
+	me.noYield = skip
 	return g.tr(g.freshWiths(g.expandMacros(m.Read, 0)), me)
 }
 
 // write performs a write of value to a mapped resource through its
-// mapping macro, then the statements k builds.
+// mapping macro, then the statements k builds. On a path of the write
+// body that ends without a yield the resource is not assigned (PGo's
+// meaning): only the body's other effects happen, then k.
 func (g *gen) write(target LHS, m *MappingMacro, value tla.Expr, e *env, k func() []Stmt) []Stmt {
 	vname := g.fresh("value")
 	me := &env{names: map[string]string{}, res: map[string]*resource{}, labels: e.labels, self: e.self,
@@ -147,13 +153,20 @@ func (g *gen) write(target LHS, m *MappingMacro, value tla.Expr, e *env, k func(
 	me.yield = func(v tla.Expr) []Stmt {
 		return append([]Stmt{&Assign{Pairs: []AssignPair{{LHS: copyLHS(target), RHS: v}}}}, k()...)
 	}
+	me.noYield = k
 	return []Stmt{&With{Bindings: []Binding{{Name: vname, Op: "=", Expr: value}},
 		Body: g.tr(g.freshWiths(g.expandMacros(m.Write, 0)), me)}}
 }
 
 // tr translates lowered statements (or a mapping macro body) to PlusCal.
 func (g *gen) tr(ss []Stmt, e *env) []Stmt {
-	if len(ss) == 0 || g.budget < 0 {
+	if g.budget < 0 {
+		return nil
+	}
+	if len(ss) == 0 {
+		if e.noYield != nil {
+			return e.noYield()
+		}
 		return nil
 	}
 	g.budget--
@@ -174,20 +187,20 @@ func (g *gen) tr(ss []Stmt, e *env) []Stmt {
 		return append([]Stmt{&Skip{Pos: s.Pos}}, k()...)
 	case *Await:
 		c := x(s.Cond)
-		return g.withReads(reads, e, func() []Stmt { return append([]Stmt{&Await{Pos: s.Pos, Cond: c, When: s.When}}, k()...) })
+		return g.withReads(reads, e, func() []Stmt { return append([]Stmt{&Await{Pos: s.Pos, Cond: c, When: s.When}}, k()...) }, k)
 	case *Print:
 		c := x(s.Expr)
-		return g.withReads(reads, e, func() []Stmt { return append([]Stmt{&Print{Pos: s.Pos, Expr: c}}, k()...) })
+		return g.withReads(reads, e, func() []Stmt { return append([]Stmt{&Print{Pos: s.Pos, Expr: c}}, k()...) }, k)
 	case *Assert:
 		c := x(s.Expr)
-		return g.withReads(reads, e, func() []Stmt { return append([]Stmt{&Assert{Pos: s.Pos, Expr: c}}, k()...) })
+		return g.withReads(reads, e, func() []Stmt { return append([]Stmt{&Assert{Pos: s.Pos, Expr: c}}, k()...) }, k)
 	case *Yield:
 		v := x(s.Expr)
 		if e.yield == nil {
 			g.errorf(s.Pos, KindYieldOutsideMapping, "yield outside a mapping macro")
 			return nil
 		}
-		return g.withReads(reads, e, func() []Stmt { return e.yield(v) })
+		return g.withReads(reads, e, func() []Stmt { return e.yield(v) }, k)
 	case *Goto:
 		lbl := s.Label
 		if lbl != "Done" {
@@ -200,7 +213,7 @@ func (g *gen) tr(ss []Stmt, e *env) []Stmt {
 		c := x(s.Cond)
 		return g.withReads(reads, e, func() []Stmt {
 			return []Stmt{&If{Pos: s.Pos, Cond: c, Then: g.tr(concat(s.Then, rest), e), Else: g.tr(concat(s.Else, rest), e)}}
-		})
+		}, func() []Stmt { return g.tr(concat(g.after[s], rest), e) })
 	case *Either:
 		out := &Either{Pos: s.Pos}
 		for _, b := range s.Branches {
@@ -223,7 +236,7 @@ func (g *gen) tr(ss []Stmt, e *env) []Stmt {
 		return g.withReads(reads, e, func() []Stmt {
 			w.Body = g.tr(concat(s.Body, rest), in)
 			return []Stmt{w}
-		})
+		}, func() []Stmt { return g.tr(concat(g.after[s], rest), e) })
 	case *Call:
 		return g.call(s, e, k)
 	case *Assign:
@@ -302,11 +315,11 @@ func (g *gen) assign(s *Assign, e *env, k func() []Stmt) []Stmt {
 				a.Pairs = append(a.Pairs, AssignPair{LHS: p.lhs, RHS: p.rhs})
 			}
 			return append([]Stmt{a}, k()...)
-		})
+		}, k)
 	}
 	if len(pairs) == 1 {
 		p := pairs[0]
-		return g.withReads(reads, e, func() []Stmt { return g.write(p.lhs, p.res.mapping, p.rhs, e, k) })
+		return g.withReads(reads, e, func() []Stmt { return g.write(p.lhs, p.res.mapping, p.rhs, e, k) }, k)
 	}
 	// Several targets, some mapped: evaluate every right-hand side first
 	// (|| semantics), then assign the plain targets and write the mapped
@@ -339,7 +352,7 @@ func (g *gen) assign(s *Assign, e *env, k func() []Stmt) []Stmt {
 		}
 		bind.Body = append(body, chain(0)...)
 		return []Stmt{bind}
-	})
+	}, k)
 }
 
 // call translates a procedure call, specialising the procedure for the
@@ -365,7 +378,7 @@ func (g *gen) call(s *Call, e *env, k func() []Stmt) []Stmt {
 	name := g.spec(p, bind)
 	return g.withReads(reads, e, func() []Stmt {
 		return append([]Stmt{&Call{Pos: s.Pos, Proc: name, Args: vals}}, k()...)
-	})
+	}, k)
 }
 
 // spec returns the output procedure for p with its ref parameters bound.
