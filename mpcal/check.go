@@ -61,6 +61,7 @@ type checker struct {
 	procs      map[string]*Procedure
 	archetypes map[string]*Archetype
 	mappings   map[string]*MappingMacro
+	macroDepth int // nesting of macroResource
 }
 
 func (c *checker) errorf(pos Pos, kind, format string, args ...any) {
@@ -724,7 +725,16 @@ func (c *checker) stmt(st Stmt, s *scope) {
 		if len(x.Args) != len(m.Params) {
 			c.errorf(x.Pos, KindArgumentCount, "macro %s takes %d argument(s), not %d", x.Name, len(m.Params), len(x.Args))
 		}
-		for _, a := range x.Args {
+		for i, a := range x.Args {
+			// A ref x[_] resource may be passed whole to a macro (PGo's
+			// mayFail(self, netEnabled)): the macro is expanded in place,
+			// so what counts is that its body indexes the parameter.
+			if id, ok := a.(*tla.Ident); ok && i < len(m.Params) {
+				if p := s.refs[id.Name]; p != nil && p.Index > 0 {
+					c.macroResource(x, m, m.Params[i].Name, id, p)
+					continue
+				}
+			}
 			c.expr(a, s)
 		}
 	case *Print:
@@ -736,6 +746,40 @@ func (c *checker) stmt(st Stmt, s *scope) {
 			c.errorf(x.Pos, KindYieldOutsideMapping, "yield is allowed only in a mapping macro's read or write body")
 		}
 		c.expr(x.Expr, s)
+	}
+}
+
+// macroResource checks, for a ref resource res (declared with res.Index
+// [_]) passed whole to macro m as its parameter param, that the macro's
+// body (and the macros it passes the parameter on to) indexes the
+// parameter as often as the resource needs wherever it reads or assigns
+// it. A violation is reported at the argument.
+func (c *checker) macroResource(call *MacroCall, m *Macro, param string, arg *tla.Ident, res *Param) {
+	if c.macroDepth > 16 {
+		return // a recursive macro, reported by recursiveMacros
+	}
+	c.macroDepth++
+	defer func() { c.macroDepth-- }()
+	ms := c.baseScope("macro", m.Name, true)
+	for _, p := range m.Params {
+		ms.names[p.Name] = nkMacroParam
+	}
+	ms.refs[param] = &Param{Pos: res.Pos, Name: param, Ref: true, Index: res.Index}
+	before := len(c.errs)
+	c.stmts(m.Body, ms)
+	found := c.errs[before:]
+	c.errs = c.errs[:before]
+	for _, e := range found {
+		if e.Kind != KindArityMismatch {
+			continue // the macro's own checks report the rest
+		}
+		pos := arg.Pos
+		if pos.File == "" {
+			pos.File = c.file
+		}
+		c.errs = append(c.errs, &Error{Pos: pos, Kind: KindArityMismatch,
+			Msg: fmt.Sprintf("%s%s is passed whole to macro %s as %s, which the macro uses at %d:%d with fewer than %d index(es)", arg.Name, strings.Repeat("[_]", res.Index), m.Name, param, e.Pos.Line, e.Pos.Col, res.Index)})
+		return
 	}
 }
 
