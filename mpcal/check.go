@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"unicode/utf8"
 
 	"strata/mpcal/tla"
 )
@@ -401,6 +402,16 @@ func (c *checker) expr(e tla.Expr, s *scope) {
 	}
 	tla.Walk(e, func(x tla.Expr, bs *tla.Scope) bool {
 		switch x := x.(type) {
+		case *tla.String:
+			// SANY takes any character in a string, but pcal.trans, which
+			// translates the algorithm, stops at the first that is not
+			// ASCII; TLA+ has no escape to spell one.
+			for _, r := range x.Value {
+				if r >= utf8.RuneSelf {
+					c.errorf(x.Pos, KindUnsupported, "the PlusCal translator accepts only ASCII characters in strings, not %q", r)
+					break
+				}
+			}
 		case *tla.Ident:
 			c.name(x.Name, x.Pos, s, bs)
 			if p := s.refs[x.Name]; p != nil && p.Index > 0 && !bs.Bound(x.Name) {

@@ -134,6 +134,16 @@ var inlineNegatives = []struct {
   variables g = 0;
   process (P \in 1..2) == instance B();
 }`},
+	{"non-ascii-string", KindUnsupported, `--mpcal A {
+  archetype B() variables s = @@"café"; { l: print s; }
+  process (P \in 1..2) == instance B();
+}`},
+	{"macro-reads-whole-ref", KindArityMismatch, `--mpcal A {
+  macro Copy(from, to) { to := from; }
+  archetype B(ref x[_]) variables y; { l: Copy(@@x, y); }
+  variables g = [i \in 1..2 |-> 0];
+  process (P \in 1..2) == instance B(ref g[_]);
+}`},
 	{"goto-undefined", KindUndefined, `--algorithm A { process (P \in 1..2) { l: goto @@nowhere; } }`},
 	{"too-many-yields-write", KindMultipleYield, `--mpcal A {
   mapping macro M { read { yield $variable; } write { if (TRUE) { yield 1; } else { skip; }; @@yield 2; } }
