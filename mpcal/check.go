@@ -887,7 +887,11 @@ func (c *checker) instance(p *Process, s *scope) {
 				}
 			}
 		} else {
-			c.expr(a.Expr, s)
+			// In an instance's arguments the process's name stands for
+			// its id, as in PGo (sm[sender] for process (sender \in S)).
+			args := s.clone()
+			args.names[p.Name] = nkSelf
+			c.expr(a.Expr, args)
 		}
 	}
 	if ar == nil {

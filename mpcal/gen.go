@@ -311,7 +311,10 @@ func (g *gen) instance(p *Process) *Process {
 			continue
 		}
 		name := g.keep(par.Name)
-		init := g.plainExpr(arg.Expr, &env{names: map[string]string{}, res: map[string]*resource{}, self: e.self})
+		// The process's name stands for its id in the arguments: self,
+		// which an = process's id then replaces.
+		val := substExpr(arg.Expr, p.Name, &tla.Ident{Name: "self"})
+		init := g.plainExpr(val, &env{names: map[string]string{}, res: map[string]*resource{}, self: e.self})
 		g.local(p, out, e, hoist, par.Name, &VarDecl{Pos: par.Pos, Name: name, Op: "=", Init: init})
 		if m := mapOf[i]; m != nil {
 			r := e.res[par.Name]
