@@ -1,0 +1,396 @@
+package distsys
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"strata/distsys/tla"
+	"strata/stack"
+)
+
+// Mailboxes is the resource behind an archetype's `ref net[_]` when each
+// archetype instance runs on its own stack node (stack.Node, over UDP or
+// TCP through stack/layers): net[self] is this node's inbox, which only
+// this archetype reads; net[j] for another j is a send to j's node.
+//
+// Delivery is reliable and FIFO per sender because the node's stack is
+// (build it with the "Reliable,FIFO,RPC" properties, or without RPC when
+// Relaxed). Sends are buffered in the section and leave at commit:
+//
+//   - two-phase (the default): at PreCommit each destination receives the
+//     section's messages to it as one prepare RPC and holds them apart;
+//     once every destination (and every other resource) has agreed,
+//     Commit sends a one-way commit and the receiver appends the batch to
+//     its inbox. A destination that does not answer within
+//     PrepareTimeout aborts the section, which is retried; nothing it
+//     sent has become visible.
+//   - relaxed (MailboxOptions.Relaxed): Commit sends each destination's
+//     batch as one one-way message; no round trip. Right when a section
+//     sends at most one message, or when a receiver may see sends of a
+//     section that a later resource's pre-commit refuses (none of the
+//     built-in resources refuses).
+//
+// Either way one section's messages to one destination arrive together,
+// in order. Received messages that do not decode are dropped and counted
+// (Dropped); they never stop the receiver.
+type Mailboxes struct {
+	node  *stack.Node
+	self  tla.Value
+	opt   MailboxOptions
+	addrs map[string]stack.Addr // by the encoding of the peer's id; read-only after NewMailboxes
+
+	in   *inbox
+	outs map[string]*outbox // by destination address; used by the archetype's goroutine
+	tx   uint64             // last two-phase transaction id; archetype's goroutine
+
+	mu       sync.Mutex              // guards queue, arrived, prepared
+	queue    []tla.Value             // committed, unread messages
+	arrived  chan struct{}           // closed (and replaced) when queue grows
+	prepared map[prepKey][]tla.Value // prepared batches awaiting commit or abort
+
+	dropped atomic.Uint64
+}
+
+type prepKey struct {
+	from stack.Addr
+	tx   uint64
+}
+
+// Peer names the node that holds the mailbox of an archetype instance.
+type Peer struct {
+	ID   tla.Value // the instance's self
+	Addr stack.Addr
+}
+
+// MailboxOptions tune Mailboxes.
+type MailboxOptions struct {
+	Relaxed        bool          // no two-phase commit (see Mailboxes)
+	Wait           time.Duration // how long a read of an empty inbox waits before aborting (default 50 ms)
+	PrepareTimeout time.Duration // two-phase: how long a prepare may take (default 2 s)
+}
+
+// Wire message kinds (first byte).
+const (
+	msgBatch   = 1 // relaxed: count, values
+	msgPrepare = 2 // RPC: tx, count, values
+	msgCommit  = 3 // tx
+	msgAbort   = 4 // tx
+)
+
+// NewMailboxes makes the mailboxes of the instance self, whose node is
+// node, with the other instances at peers. It takes over the node's
+// OnDeliver and (unless Relaxed) HandleAsync callbacks.
+func NewMailboxes(node *stack.Node, self tla.Value, peers []Peer, opt MailboxOptions) (*Mailboxes, error) {
+	if node == nil {
+		return nil, errors.New("distsys: mailboxes need a stack node")
+	}
+	if opt.Wait <= 0 {
+		opt.Wait = 50 * time.Millisecond
+	}
+	if opt.PrepareTimeout <= 0 {
+		opt.PrepareTimeout = 2 * time.Second
+	}
+	m := &Mailboxes{node: node, self: self, opt: opt, addrs: map[string]stack.Addr{},
+		outs: map[string]*outbox{}, arrived: make(chan struct{}), prepared: map[prepKey][]tla.Value{}}
+	m.in = &inbox{m: m}
+	for _, p := range peers {
+		k, err := p.ID.MarshalBinary()
+		if err != nil {
+			return nil, fmt.Errorf("distsys: mailbox id %v: %w", p.ID, err)
+		}
+		if _, dup := m.addrs[string(k)]; dup {
+			return nil, fmt.Errorf("distsys: mailbox %v listed twice", p.ID)
+		}
+		m.addrs[string(k)] = p.Addr
+	}
+	node.OnDeliver(m.deliver)
+	if !opt.Relaxed {
+		node.HandleAsync(m.handlePrepare)
+	}
+	return m, nil
+}
+
+// Dropped is the number of received messages that did not decode.
+func (m *Mailboxes) Dropped() uint64 { return m.dropped.Load() }
+
+// Index returns the inbox for self, a sender to another listed peer.
+func (m *Mailboxes) Index(idx tla.Value) (Resource, error) {
+	if tla.Equal(idx, m.self) {
+		return m.in, nil
+	}
+	k, err := idx.MarshalBinary()
+	if err != nil {
+		return nil, err
+	}
+	addr, ok := m.addrs[string(k)]
+	if !ok {
+		return nil, fmt.Errorf("no mailbox %v among the peers", idx)
+	}
+	o, ok := m.outs[string(addr)]
+	if !ok {
+		o = &outbox{m: m, to: addr, id: idx}
+		m.outs[string(addr)] = o
+	}
+	return o, nil
+}
+
+// inbox is net[self]: reads take messages from the front of the queue.
+type inbox struct {
+	m    *Mailboxes
+	used int         // messages this section has read (archetype's goroutine)
+	self []tla.Value // messages this section sent to itself
+}
+
+func (in *inbox) Read(ctx context.Context) (tla.Value, error) {
+	m := in.m
+	var t *time.Timer
+	for {
+		m.mu.Lock()
+		if in.used < len(m.queue) {
+			v := m.queue[in.used]
+			m.mu.Unlock()
+			in.used++
+			return v, nil
+		}
+		ch := m.arrived
+		m.mu.Unlock()
+		if t == nil {
+			t = time.NewTimer(m.opt.Wait)
+			defer t.Stop()
+		}
+		select {
+		case <-ch:
+		case <-t.C:
+			return tla.Value{}, &AbortError{Reason: fmt.Sprintf("mailbox %v is empty", m.self)}
+		case <-ctx.Done():
+			return tla.Value{}, ctx.Err()
+		}
+	}
+}
+
+func (in *inbox) Write(_ context.Context, v tla.Value) error {
+	in.self = append(in.self, v)
+	return nil
+}
+
+func (in *inbox) PreCommit(context.Context) error { return nil }
+
+func (in *inbox) Commit(context.Context) error {
+	m := in.m
+	m.mu.Lock()
+	m.queue = m.queue[in.used:]
+	if len(in.self) > 0 {
+		m.appendLocked(in.self)
+	}
+	m.mu.Unlock()
+	in.used, in.self = 0, in.self[:0]
+	return nil
+}
+
+func (in *inbox) Abort() { in.used, in.self = 0, in.self[:0] }
+
+// appendLocked adds committed messages to the queue and wakes a reader.
+// Caller holds m.mu.
+func (m *Mailboxes) appendLocked(vs []tla.Value) {
+	m.queue = append(m.queue, vs...)
+	close(m.arrived)
+	m.arrived = make(chan struct{})
+}
+
+// outbox is net[j] for another instance j: writes are sends.
+type outbox struct {
+	m        *Mailboxes
+	to       stack.Addr
+	id       tla.Value
+	buf      []tla.Value // this section's messages (archetype's goroutine)
+	prepared uint64      // the tx of a successful prepare, 0 if none
+}
+
+func (o *outbox) Read(context.Context) (tla.Value, error) {
+	return tla.Value{}, fmt.Errorf("only the mailbox of self (%v) can be read, not %v's", o.m.self, o.id)
+}
+
+func (o *outbox) Write(_ context.Context, v tla.Value) error {
+	o.buf = append(o.buf, v)
+	return nil
+}
+
+func encodeBatch(b []byte, vs []tla.Value) ([]byte, error) {
+	b = binary.AppendUvarint(b, uint64(len(vs)))
+	for _, v := range vs {
+		enc, err := v.MarshalBinary()
+		if err != nil {
+			return nil, err
+		}
+		b = binary.AppendUvarint(b, uint64(len(enc)))
+		b = append(b, enc...)
+	}
+	return b, nil
+}
+
+func decodeBatch(b []byte) ([]tla.Value, error) {
+	n, k := binary.Uvarint(b)
+	if k <= 0 || n > uint64(len(b)) {
+		return nil, errors.New("bad message count")
+	}
+	b = b[k:]
+	vs := make([]tla.Value, 0, n)
+	for range n {
+		l, k := binary.Uvarint(b)
+		if k <= 0 || l > uint64(len(b)-k) {
+			return nil, errors.New("bad value length")
+		}
+		v, err := tla.Decode(b[k : k+int(l)])
+		if err != nil {
+			return nil, err
+		}
+		vs = append(vs, v)
+		b = b[k+int(l):]
+	}
+	if len(b) != 0 {
+		return nil, errors.New("trailing bytes")
+	}
+	return vs, nil
+}
+
+func (o *outbox) PreCommit(ctx context.Context) error {
+	if o.m.opt.Relaxed || len(o.buf) == 0 {
+		return nil
+	}
+	o.m.tx++
+	tx := o.m.tx
+	req := binary.AppendUvarint([]byte{msgPrepare}, tx)
+	req, err := encodeBatch(req, o.buf)
+	if err != nil {
+		return err
+	}
+	type result struct {
+		resp []byte
+		err  error
+	}
+	done := make(chan result, 1)
+	id, err := o.m.node.CallAsync(o.to, req, o.m.opt.PrepareTimeout, func(resp []byte, err error) {
+		done <- result{resp, err}
+	})
+	if err != nil {
+		return fmt.Errorf("prepare to %v: %w", o.id, err)
+	}
+	select {
+	case r := <-done:
+		if r.err != nil || len(r.resp) != 1 || r.resp[0] != 1 {
+			o.sendAbort(tx)
+			return &AbortError{Reason: fmt.Sprintf("prepare to mailbox %v failed: %v", o.id, r.err)}
+		}
+	case <-ctx.Done():
+		o.m.node.Cancel(id)
+		o.sendAbort(tx)
+		return ctx.Err()
+	}
+	o.prepared = tx
+	return nil
+}
+
+func (o *outbox) sendAbort(tx uint64) {
+	// Best effort: a receiver that never hears it keeps a batch it will
+	// drop when a later commit from this sender arrives.
+	_ = o.m.node.Send(o.to, binary.AppendUvarint([]byte{msgAbort}, tx))
+}
+
+func (o *outbox) Commit(context.Context) error {
+	defer func() { o.buf, o.prepared = o.buf[:0], 0 }()
+	if len(o.buf) == 0 {
+		return nil
+	}
+	if !o.m.opt.Relaxed {
+		return o.m.node.Send(o.to, binary.AppendUvarint([]byte{msgCommit}, o.prepared))
+	}
+	msg, err := encodeBatch([]byte{msgBatch}, o.buf)
+	if err != nil {
+		return err
+	}
+	return o.m.node.Send(o.to, msg)
+}
+
+func (o *outbox) Abort() {
+	if o.prepared != 0 {
+		o.sendAbort(o.prepared)
+	}
+	o.buf, o.prepared = o.buf[:0], 0
+}
+
+// deliver is the node's OnDeliver: relaxed batches, commits and aborts.
+func (m *Mailboxes) deliver(from stack.Addr, body []byte) {
+	if len(body) == 0 {
+		m.dropped.Add(1)
+		return
+	}
+	switch body[0] {
+	case msgBatch:
+		vs, err := decodeBatch(body[1:])
+		if err != nil {
+			m.dropped.Add(1)
+			return
+		}
+		m.mu.Lock()
+		m.appendLocked(vs)
+		m.mu.Unlock()
+	case msgCommit, msgAbort:
+		tx, k := binary.Uvarint(body[1:])
+		if k <= 0 {
+			m.dropped.Add(1)
+			return
+		}
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		key := prepKey{from, tx}
+		vs, ok := m.prepared[key]
+		delete(m.prepared, key)
+		if body[0] == msgAbort {
+			return
+		}
+		if !ok {
+			m.dropped.Add(1)
+			return
+		}
+		// Commits from one sender arrive in order, so a batch it
+		// prepared earlier and never committed was aborted.
+		for p := range m.prepared {
+			if p.from == from && p.tx < tx {
+				delete(m.prepared, p)
+			}
+		}
+		m.appendLocked(vs)
+	default:
+		m.dropped.Add(1)
+	}
+}
+
+// handlePrepare answers a prepare RPC: the batch is held until its commit.
+func (m *Mailboxes) handlePrepare(from stack.Addr, req []byte, respond func([]byte)) {
+	if len(req) == 0 || req[0] != msgPrepare {
+		m.dropped.Add(1)
+		respond([]byte{0})
+		return
+	}
+	tx, k := binary.Uvarint(req[1:])
+	if k <= 0 {
+		m.dropped.Add(1)
+		respond([]byte{0})
+		return
+	}
+	vs, err := decodeBatch(req[1+k:])
+	if err != nil {
+		m.dropped.Add(1)
+		respond([]byte{0})
+		return
+	}
+	m.mu.Lock()
+	m.prepared[prepKey{from, tx}] = vs
+	m.mu.Unlock()
+	respond([]byte{1})
+}
