@@ -131,7 +131,8 @@ func NewContext(a *Archetype, self tla.Value, opts ...Option) (*Context, error) 
 		return nil, fmt.Errorf("%s: archetype %s: self is not a valid value", a.Pos, a.Name)
 	}
 	c := &Context{arch: a, self: self, vars: map[string]*slot{}, out: os.Stdout,
-		backoffLo: time.Millisecond, backoffHi: 100 * time.Millisecond, seen: map[Resource]bool{}}
+		backoffLo: time.Millisecond, backoffHi: 100 * time.Millisecond, seen: map[Resource]bool{},
+		ctx: context.Background()}
 	for i := range a.Params {
 		c.vars[a.Params[i].Name] = &slot{param: &a.Params[i]}
 	}
@@ -485,4 +486,17 @@ func (c *Context) reset() {
 	clear(c.seen)
 	c.touched = c.touched[:0]
 	c.printed.Reset()
+}
+
+// MissingConstant is the error of a generated New when the constant
+// declared at pos is not supplied.
+func MissingConstant(pos, name string) error {
+	return fmt.Errorf("%s: constant %s is not set", pos, name)
+}
+
+// Fail records a failure of generated code that no TLA+ operator reports
+// (a CASE with no true arm) at e's position and returns the invalid value.
+func Fail(e *tla.Eval, op, msg string) tla.Value {
+	e.Fail(&tla.Error{Op: op, Msg: msg})
+	return tla.Value{}
 }

@@ -26,7 +26,7 @@ model-checks them with TLC from the TLA+ tools jar (installed by make setup).
 Errors are printed as file:line:col: kind: message. Plain PlusCal algorithms
 (--algorithm, C- or P-syntax) are checked and model-checked too.`,
 	}
-	c.AddCommand(mpcalFmtCmd(), mpcalPcalgenCmd(), mpcalCheckCmd())
+	c.AddCommand(mpcalFmtCmd(), mpcalPcalgenCmd(), mpcalCheckCmd(), mpcalGogenCmd())
 	return c
 }
 
