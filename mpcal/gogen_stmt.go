@@ -343,13 +343,19 @@ func (g *goGen) emitAssign(w *strings.Builder, s *Assign, env *goEnv) {
 		fmt.Fprintf(w, "c.Write(e, %q, %s, %s)\n", writes[0].name, writes[0].idx, writes[0].val)
 		return
 	}
-	var tmps []string
+	var tmps, idxs []string
 	for _, wr := range writes {
 		v := g.local("new" + wr.name)
 		tmps = append(tmps, v)
 		fmt.Fprintf(w, "%s := %s\n", v, wr.val)
+		idx := wr.idx
+		if idx != "nil" {
+			idx = g.local("at" + wr.name)
+			fmt.Fprintf(w, "%s := %s\n", idx, wr.idx)
+		}
+		idxs = append(idxs, idx)
 	}
 	for i, wr := range writes {
-		fmt.Fprintf(w, "c.Write(e, %q, %s, %s)\n", wr.name, wr.idx, tmps[i])
+		fmt.Fprintf(w, "c.Write(e, %q, %s, %s)\n", wr.name, idxs[i], tmps[i])
 	}
 }
