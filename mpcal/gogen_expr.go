@@ -34,7 +34,6 @@ type goEnv struct {
 	parent *goEnv
 	names  map[string]*goBinding
 	inOp   bool // inside a module operator: no archetype state
-	at     string
 }
 
 func (e *goEnv) lookup(n string) *goBinding {
@@ -47,7 +46,7 @@ func (e *goEnv) lookup(n string) *goBinding {
 }
 
 func (e *goEnv) child() *goEnv {
-	return &goEnv{parent: e, names: map[string]*goBinding{}, inOp: e.inOp, at: e.at}
+	return &goEnv{parent: e, names: map[string]*goBinding{}, inOp: e.inOp}
 }
 
 var goBinary = map[string]string{

@@ -178,11 +178,9 @@ func (g *goGen) emitSeq(w *strings.Builder, ss []Stmt, env *goEnv, k *goCont, se
 		w.WriteString("}\n") // the branch returns: no else needed
 		g.emitSeq(w, s.Else, env, kRest, sec)
 	case *While:
-		if s.Pos != g.sectionStart(sec, s) {
-			g.errorf(s.Pos, "Go back end: a while needs a label")
-			w.WriteString(jump("Done"))
-			return
-		}
+		// Only a section's first statement can be an unlabeled while
+		// here: the checker makes every while labeled, and a label
+		// inside a step ends it above.
 		v := g.local("cond")
 		fmt.Fprintf(w, "%s := e.Bool(%s)\n%sif %s {\n", v, g.expr(s.Cond, env), goCheck, v)
 		g.emitSeq(w, s.Body, env, &goCont{jump: sec}, sec)
@@ -261,10 +259,6 @@ func (g *goGen) emitSeq(w *strings.Builder, ss []Stmt, env *goEnv, k *goCont, se
 		w.WriteString(jump("Done"))
 	}
 }
-
-// sectionStart is the position a while must have to start section sec:
-// the while itself (emitSeq is called on the unwrapped statement first).
-func (g *goGen) sectionStart(_ string, s *While) Pos { return s.Pos }
 
 // target resolves an assignment's variable through macro parameters.
 func (g *goGen) target(lhs LHS, env *goEnv) (*goBinding, bool) {
