@@ -119,7 +119,6 @@ func (l *Local) Abort() { l.pending, l.dirty = tla.Value{}, false }
 type LocalMap struct {
 	f       tla.Value
 	entries map[string]*mapEntry // by the index's encoding; entries touched in this section
-	order   []*mapEntry
 }
 
 type mapEntry struct {
