@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -13,7 +14,9 @@ import (
 
 	"strata/bench/jgroups"
 	"strata/bench/kit"
+	"strata/internal/sealkeys"
 	"strata/stack"
+	"strata/stack/transport"
 )
 
 // Config is one run of `strata bench stack`.
@@ -44,6 +47,13 @@ type Config struct {
 	BusyPoll time.Duration
 	Procs    int // unpinned: GOMAXPROCS of the Go client and server processes
 
+	// Seal adds the system strata-sealed: Strata's blocking client and
+	// server with every datagram sealed (stack/transport.Sealed, a fresh
+	// cluster key), to measure what the seal costs.
+	Seal     bool
+	sealFile string             // Run: the key file the sealed server reads
+	sealRing *transport.Keyring // Run: the client's keyring
+
 	// Self runs this binary's `bench stack` command (the server modes).
 	Self     []string
 	Progress io.Writer
@@ -66,6 +76,7 @@ type Results struct {
 const (
 	sysStrata      = "strata"
 	sysStrataEvent = "strata-event"
+	sysStrataSeal  = "strata-sealed"
 	sysRaw         = "raw"
 	sysJGroups     = "jgroups"
 )
@@ -130,6 +141,29 @@ func Run(ctx context.Context, cfg Config) (*kit.Report, error) {
 	rep.System(sysRaw, kit.Settings{"what": "one socket per caller (UDP: connected; TCP: TCP_NODELAY, 4-byte length frames), one request outstanding; the server answers on one goroutine (UDP) or one per connection (TCP)",
 		"busy_poll": cfg.BusyPoll.String(), "gomaxprocs": gomaxprocs, "reply_bytes": cfg.Reply})
 	systems := []string{sysStrata, sysStrataEvent, sysRaw}
+	if cfg.Seal {
+		dir, err := os.MkdirTemp("", "strata-bench-seal")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		keyFile := filepath.Join(dir, "cluster.key")
+		k, err := sealkeys.NewKey(1)
+		if err == nil {
+			err = sealkeys.Write(keyFile, sealkeys.File{Keys: []sealkeys.Key{k}})
+		}
+		if err != nil {
+			return nil, err
+		}
+		if cfg.sealRing, _, err = sealkeys.Watch(keyFile, time.Hour, nil); err != nil {
+			return nil, err
+		}
+		cfg.sealFile = keyFile
+		systems = append(systems, sysStrataSeal)
+		rep.System(sysStrataSeal, kit.Settings{"what": "strata (blocking API) with every datagram sealed: XChaCha20-Poly1305 with a fresh cluster key, replay window (stack/transport.Sealed); client and server both sealed",
+			"overhead_bytes_per_datagram": 42})
+		rep.Note("strata-sealed/strata ratios (rtt seal-cost ...) compare the sealed and the plain Strata client within one round: > 1 would mean the sealed one is faster; the target (issue 32) is a seal costing at most 15%% of the round trip at 100-byte messages, i.e. a ratio >= %.3f", 1/1.15)
+	}
 	if cfg.JGroups {
 		systems = append(systems, sysJGroups)
 		rep.System(sysJGroups, jgroupsSettings(ctx, cfg, jar))
@@ -233,6 +267,18 @@ func runCells(ctx context.Context, cfg Config, rep *kit.Report, res *Results, ra
 		return err
 	}
 	defer ss.Stop()
+	var sealed *kit.Proc
+	var sealedAddr string
+	if cfg.sealFile != "" {
+		senv := env
+		env = append(append([]string(nil), env...), "STRATA_KEY_FILE="+cfg.sealFile)
+		sealed, sealedAddr, err = start("strata-sealed", bp, reply, "--serve-strata", kind+":127.0.0.1:0")
+		env = senv
+		if err != nil {
+			return err
+		}
+		defer sealed.Stop()
+	}
 	rs, raddr, err := start("raw", bp, reply, "--serve-raw", kind+":127.0.0.1:0")
 	if err != nil {
 		return err
@@ -245,8 +291,11 @@ func runCells(ctx context.Context, cfg Config, rep *kit.Report, res *Results, ra
 			var x RTTResult
 			var err error
 			server := ss.Pid()
-			if sys == sysRaw {
+			switch sys {
+			case sysRaw:
 				server = rs.Pid()
+			case sysStrataSeal:
+				server = sealed.Pid()
 			}
 			cpu0 := jgroups.CPUTime(os.Getpid()) + jgroups.CPUTime(server)
 			switch sys {
@@ -254,6 +303,11 @@ func runCells(ctx context.Context, cfg Config, rep *kit.Report, res *Results, ra
 				x, err = StrataRoundTrip(ctx, stack.Addr(saddr), cfg.Size, cfg.Reply, cfg.N, c, Blocking, cfg.BusyPoll)
 			case sysStrataEvent:
 				x, err = StrataRoundTrip(ctx, stack.Addr(saddr), cfg.Size, cfg.Reply, cfg.N, c, Event, cfg.BusyPoll)
+			case sysStrataSeal:
+				ring := cfg.sealRing
+				x, err = StrataRoundTripOpts(ctx, stack.Addr(sealedAddr), cfg.Size, cfg.Reply, cfg.N, c, Blocking, transport.Options{BusyPoll: cfg.BusyPoll,
+					Wrap: func(tr stack.Transport) (stack.Transport, error) { return transport.Sealed(tr, ring) }})
+				x.System = sysStrataSeal
 			case sysRaw:
 				var rr RawResult
 				rr, err = RawRoundTrip(ctx, kind, rawAddr, cfg.Size, cfg.Reply, cfg.N, c, cfg.BusyPoll)
@@ -344,6 +398,12 @@ func cellRatios(rs kit.Ratios, cell []RTTResult) {
 		by[key{x.System, x.Transport, x.Callers}] = x
 	}
 	for k, s := range by {
+		if k.sys == sysStrataSeal {
+			if p, ok := by[key{sysStrata, k.kind, k.callers}]; ok {
+				rs.Lower(fmt.Sprintf("rtt seal-cost strata-sealed/strata %s callers=%d", k.kind, k.callers), s.MeanUs, p.MeanUs)
+			}
+			continue
+		}
 		if k.sys != sysStrata && k.sys != sysStrataEvent {
 			continue
 		}

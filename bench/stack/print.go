@@ -50,7 +50,7 @@ func printRoundTrips(w io.Writer, res *Results) {
 	fmt.Fprintf(w, "mean µs = callers / req/s (every system); timer µs = mean of per-call timers (JGroups: RoundTrip's sampled average);\nCPU µs/call = CPU time of the client and server processes during the cell, per call\n\n")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "system\ttransport\tcallers\tmean µs\ttimer µs\tp50 µs\tp99 µs\treq/s\tCPU µs/call\trounds\t")
-	for _, sys := range []string{sysStrata, sysStrataEvent, sysRaw, sysJGroups} {
+	for _, sys := range []string{sysStrata, sysStrataEvent, sysStrataSeal, sysRaw, sysJGroups} {
 		for _, k := range cfg.Transports {
 			for _, c := range cfg.Callers {
 				n := 0

@@ -54,10 +54,15 @@ const Props = "Reliable,Fragment,RPC"
 // raw echo does); ready gets its address. Its transport busy polls for
 // busyPoll (transport.Options).
 func Serve(ctx context.Context, listen string, reply int, busyPoll time.Duration, ready func(stack.Addr)) error {
+	return ServeOpts(ctx, listen, reply, transport.Options{BusyPoll: busyPoll}, ready)
+}
+
+// ServeOpts is Serve with the node's transport options (e.g. a seal).
+func ServeOpts(ctx context.Context, listen string, reply int, o transport.Options, ready func(stack.Addr)) error {
 	if reply < 0 {
 		return fmt.Errorf("stackbench: reply size %d", reply)
 	}
-	n, err := layers.ListenOpts(listen, Props, transport.Options{BusyPoll: busyPoll})
+	n, err := layers.ListenOpts(listen, Props, o)
 	if err != nil {
 		return err
 	}
@@ -94,12 +99,18 @@ const (
 // concurrent callers (one outstanding call each) through one client node,
 // whose transport busy polls for busyPoll.
 func StrataRoundTrip(ctx context.Context, server stack.Addr, size, reply, n, callers int, api API, busyPoll time.Duration) (RTTResult, error) {
+	return StrataRoundTripOpts(ctx, server, size, reply, n, callers, api, transport.Options{BusyPoll: busyPoll})
+}
+
+// StrataRoundTripOpts is StrataRoundTrip with the client node's
+// transport options (e.g. a seal).
+func StrataRoundTripOpts(ctx context.Context, server stack.Addr, size, reply, n, callers int, api API, o transport.Options) (RTTResult, error) {
 	kind, _, _ := strings.Cut(string(server), ":")
 	host := "127.0.0.1"
 	if strings.Contains(string(server), "[") {
 		host = "[::1]"
 	}
-	node, err := layers.ListenOpts(kind+":"+host+":0", Props, transport.Options{BusyPoll: busyPoll})
+	node, err := layers.ListenOpts(kind+":"+host+":0", Props, o)
 	if err != nil {
 		return RTTResult{}, err
 	}

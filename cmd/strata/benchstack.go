@@ -13,19 +13,20 @@ import (
 	"strata/bench/jgroups"
 	stackbench "strata/bench/stack"
 	"strata/stack"
+	"strata/stack/transport"
 )
 
 func benchStackCmd() *cobra.Command {
 	var (
-		quick, asJSON, noJGroups bool
-		codeOnly                 bool
-		pin, jgTCP               string
-		n, size, reply, rounds   int
-		codeN, jgWarmup          int
-		callersFlag, transports  string
-		serveStrata, serveRaw    string
-		busyPoll                 time.Duration
-		procs                    int
+		quick, asJSON, noJGroups, noSeal bool
+		codeOnly                         bool
+		pin, jgTCP                       string
+		n, size, reply, rounds           int
+		codeN, jgWarmup                  int
+		callersFlag, transports          string
+		serveStrata, serveRaw            string
+		busyPoll                         time.Duration
+		procs                            int
 	)
 	c := &cobra.Command{
 		Use:   "stack",
@@ -109,7 +110,11 @@ Ratios are oriented so that > 1 means Strata is better.`,
 			defer stop()
 			switch {
 			case serveStrata != "":
-				return stackbench.Serve(stdinContext(ctx), serveStrata, reply, busyPoll, func(a stack.Addr) { fmt.Printf("listening on %s\n", a) })
+				o, err := withSeal(transport.Options{BusyPoll: busyPoll}) // the strata-sealed system's server
+				if err != nil {
+					return err
+				}
+				return stackbench.ServeOpts(stdinContext(ctx), serveStrata, reply, o, func(a stack.Addr) { fmt.Printf("listening on %s\n", a) })
 			case serveRaw != "":
 				network, addr, _ := strings.Cut(serveRaw, ":")
 				stopEcho, actual, err := stackbench.RawEchoServer(network, addr, reply, busyPoll)
@@ -178,7 +183,7 @@ Ratios are oriented so that > 1 means Strata is better.`,
 			}
 			rep, err := stackbench.Run(ctx, stackbench.Config{N: n, Size: size, Reply: reply, Rounds: rounds, CodeN: codeN,
 				Callers: callers, Transports: kinds, CodeOnly: codeOnly, JGroups: !noJGroups, JGroupsTCP: jgTCP, JGroupsWarmup: jgWarmup,
-				CPUs: cpus, BusyPoll: busyPoll, Procs: procs, Self: []string{self, "bench", "stack"}, Progress: cmd.ErrOrStderr()})
+				CPUs: cpus, BusyPoll: busyPoll, Procs: procs, Seal: !noSeal, Self: []string{self, "bench", "stack"}, Progress: cmd.ErrOrStderr()})
 			if err != nil {
 				return err
 			}
@@ -194,6 +199,7 @@ Ratios are oriented so that > 1 means Strata is better.`,
 	f.BoolVar(&quick, "quick", false, "reduced run: 20k calls per cell, 100k messages per code-latency cell, 1 round")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
 	f.BoolVar(&codeOnly, "code-only", false, "only the code-latency cells (no processes, no network)")
+	f.BoolVar(&noSeal, "no-seal", false, "skip strata-sealed (Strata with every datagram sealed, to measure the seal's cost)")
 	f.BoolVar(&noJGroups, "no-jgroups", false, "skip the JGroups peer (needs java and Maven Central)")
 	f.StringVar(&pin, "pin", "none", "placement for every system: none; split (clients on CPU 0, servers on CPU 1); shared (clients and servers on CPU 0); needs taskset")
 	f.IntVar(&n, "n", 100000, "calls per cell")

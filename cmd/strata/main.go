@@ -100,6 +100,7 @@ Start with:  strata up`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(upCmd(), journalCmd(), stackCmd(), worCmd(), kvCmd(), logCmd(), txCmd(), nfsCmd(), mpcalCmd(), benchCmd(), geoCmd(), wanCmd())
+	root.AddCommand(upCmd(), journalCmd(), stackCmd(), worCmd(), kvCmd(), logCmd(), txCmd(), nfsCmd(), mpcalCmd(), benchCmd(), geoCmd(), wanCmd(), keysCmd())
+	addKeyFileFlag(root)
 	return root
 }

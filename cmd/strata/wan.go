@@ -94,6 +94,9 @@ func listenNodeOpts(listen, props string, o transport.Options) (*stack.Node, err
 	if err != nil {
 		return nil, err
 	}
+	if o, err = withSeal(o); err != nil {
+		return nil, err
+	}
 	return layers.ListenOpts(listen, props, o)
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -146,17 +147,18 @@ func (k *Keyring) SetKeys(keys ...SealKey) error {
 }
 
 // IDs returns the ring's key ids, the primary first.
-func (k *Keyring) IDs() []byte {
+func (k *Keyring) IDs() []int {
 	ks := k.keys.Load()
 	if ks == nil {
 		return nil
 	}
-	out := []byte{ks.primary.id}
+	out := []int{int(ks.primary.id)}
 	for id := range ks.byID {
 		if id != ks.primary.id {
-			out = append(out, id)
+			out = append(out, int(id))
 		}
 	}
+	slices.Sort(out[1:])
 	return out
 }
 
