@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -76,6 +77,28 @@ func processKeyring(path string) (*transport.Keyring, error) {
 func withSeal(o transport.Options) (transport.Options, error) {
 	path := keySettings()
 	if path == "" {
+		// Unsealed: say so when a sealed peer tells us it needs a key
+		// (it answers nothing else), once a minute per peer.
+		inner := o.Wrap
+		var mu sync.Mutex
+		told := map[stack.Addr]time.Time{} // guarded by mu
+		o.Wrap = func(tr stack.Transport) (stack.Transport, error) {
+			if inner != nil {
+				var err error
+				if tr, err = inner(tr); err != nil {
+					return nil, err
+				}
+			}
+			return transport.Plain(tr, func(from stack.Addr) {
+				mu.Lock()
+				defer mu.Unlock()
+				if time.Since(told[from]) < time.Minute {
+					return
+				}
+				told[from] = time.Now()
+				slog.Error("strata: the peer requires sealed links and will not answer: give --key-file (or "+keyFileEnv+") with the cluster's key file", "peer", from)
+			}), nil
+		}
 		return o, nil
 	}
 	r, err := processKeyring(path)

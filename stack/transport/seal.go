@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"bytes"
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
@@ -62,7 +63,7 @@ func Sealed(inner stack.Transport, keys *Keyring) (*SealTransport, error) {
 		return nil, fmt.Errorf("transport: seal: incarnation: %w", err)
 	}
 	t := &SealTransport{inner: inner, keys: keys, incarnation: inc,
-		windows: map[[16]byte]*replayWindow{}, latest: map[stack.Addr]uint64{}}
+		windows: map[[16]byte]*replayWindow{}, latest: map[stack.Addr]uint64{}, noticed: map[stack.Addr]time.Time{}}
 	inner.SetReceiver(t.open)
 	return t, nil
 }
@@ -188,6 +189,7 @@ type SealTransport struct {
 	mu      sync.Mutex
 	windows map[[16]byte]*replayWindow // guarded by mu: per sender incarnation
 	latest  map[stack.Addr]uint64      // guarded by mu: per sender, the newest incarnation's start time seen
+	noticed map[stack.Addr]time.Time   // guarded by mu: when each unsealed sender was last told (SealNotice)
 
 	stats struct {
 		sealed, opened, malformed, unknownKey, forged, replayed, stale, oldIncarnation atomic.Uint64
@@ -293,6 +295,7 @@ func (t *SealTransport) Send(to stack.Addr, vec [][]byte) error {
 func (t *SealTransport) open(from stack.Addr, data []byte) {
 	if len(data) < sealOverhead || data[0] != sealVersion {
 		t.stats.malformed.Add(1)
+		t.notice(from, data)
 		return
 	}
 	k := t.keys.byID(data[1])
@@ -355,6 +358,86 @@ func (t *SealTransport) open(from stack.Addr, data []byte) {
 	if f := t.recv.Load(); f != nil {
 		(*f)(from, plain)
 	}
+}
+
+// SealNotice is what a sealed transport answers, unsealed, to a process
+// that sends it unsealed datagrams (at most once a noticeEvery per
+// sender), so that the sender can say why it gets no answers
+// (PlainTransport). It carries nothing else.
+var SealNotice = []byte("\x00strata: this process requires sealed links (--key-file)")
+
+const (
+	noticeEvery = 10 * time.Second
+	maxNoticed  = 1024 // senders remembered; beyond, the oldest times are forgotten
+)
+
+// notice tells from, rarely, that it must seal what it sends. Not for a
+// notice (two sealed processes never send each other unsealed datagrams,
+// but a notice must not start a ping-pong with anything).
+func (t *SealTransport) notice(from stack.Addr, data []byte) {
+	if bytes.Equal(data, SealNotice) {
+		return
+	}
+	now := time.Now()
+	t.mu.Lock()
+	if last, ok := t.noticed[from]; ok && now.Sub(last) < noticeEvery {
+		t.mu.Unlock()
+		return
+	}
+	if len(t.noticed) >= maxNoticed {
+		clear(t.noticed)
+	}
+	t.noticed[from] = now
+	t.mu.Unlock()
+	_ = t.inner.Send(from, [][]byte{SealNotice})
+}
+
+// Plain wraps an unsealed transport so that a SealNotice from a peer is
+// reported to onNotice (with the peer) instead of reaching the stack:
+// the process learns that the peer requires sealed links. Everything
+// else passes through.
+func Plain(inner stack.Transport, onNotice func(from stack.Addr)) *PlainTransport {
+	t := &PlainTransport{inner: inner, onNotice: onNotice}
+	inner.SetReceiver(func(from stack.Addr, data []byte) {
+		if bytes.Equal(data, SealNotice) {
+			onNotice(from)
+			return
+		}
+		if f := t.recv.Load(); f != nil {
+			(*f)(from, data)
+		}
+	})
+	return t
+}
+
+// PlainTransport is the transport Plain returns.
+type PlainTransport struct {
+	inner    stack.Transport
+	onNotice func(from stack.Addr)
+	recv     atomic.Pointer[func(from stack.Addr, data []byte)]
+}
+
+func (t *PlainTransport) Local() stack.Addr                      { return t.inner.Local() }
+func (t *PlainTransport) MTU() int                               { return t.inner.MTU() }
+func (t *PlainTransport) Send(to stack.Addr, vec [][]byte) error { return t.inner.Send(to, vec) }
+func (t *PlainTransport) Close() error                           { return t.inner.Close() }
+func (t *PlainTransport) SetReceiver(f func(from stack.Addr, data []byte)) {
+	t.recv.Store(&f)
+}
+
+// SetBatcher passes the node's batcher to the inner transport.
+func (t *PlainTransport) SetBatcher(batch func(f func())) {
+	if b, ok := t.inner.(interface{ SetBatcher(func(func())) }); ok {
+		b.SetBatcher(batch)
+	}
+}
+
+// Assist implements stack.Assister when the inner transport does.
+func (t *PlainTransport) Assist(from stack.Addr, done func() bool, d time.Duration) bool {
+	if a, ok := t.inner.(stack.Assister); ok {
+		return a.Assist(from, done, d)
+	}
+	return false
 }
 
 // replayWindow remembers which of the newest replayWindowN counters of one

@@ -297,3 +297,36 @@ func FuzzSealOpen(f *testing.F) {
 		}
 	})
 }
+
+// A process without the key that sends to a sealed one is told, rarely,
+// that links must be sealed (and nothing else): its Plain transport
+// reports the notice instead of handing it to the stack.
+func TestSealNoticeToPlainSender(t *testing.T) {
+	net := newPipeNet()
+	srv, err := Sealed(net.end("p:s"), ring(t, testKey(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.SetReceiver(func(stack.Addr, []byte) { t.Fatal("an unsealed datagram was handed up") })
+	var notices []stack.Addr
+	var up int
+	cli := Plain(net.end("p:c"), func(from stack.Addr) { notices = append(notices, from) })
+	cli.SetReceiver(func(stack.Addr, []byte) { up++ })
+	for range 3 {
+		if err := cli.Send("p:s", [][]byte{[]byte("plain request")}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(notices) != 1 || notices[0] != "p:s" || up != 0 {
+		t.Fatalf("notices %v, handed up %d", notices, up)
+	}
+	if s := srv.Stats(); s.Malformed != 3 {
+		t.Fatalf("server stats %+v", s)
+	}
+	// A notice sent to a sealed process is not answered with a notice.
+	before := len(net.wire)
+	net.deliver("p:c", "p:s", SealNotice)
+	if len(net.wire) != before {
+		t.Fatal("a sealed process answered a notice")
+	}
+}
