@@ -36,7 +36,7 @@ func delegateNet(t *testing.T, far, near time.Duration) (net *sim.Net, front, pr
 
 // propose runs e.Propose to its end and returns its error and the
 // simulated time it took.
-func propose(t *testing.T, net *sim.Net, e *EC, addr uint64, v string) (error, time.Duration) {
+func propose(t *testing.T, net *sim.Net, e *EC, addr uint64, v string) (time.Duration, error) {
 	t.Helper()
 	var out error
 	done := false
@@ -45,7 +45,7 @@ func propose(t *testing.T, net *sim.Net, e *EC, addr uint64, v string) (error, t
 	if !net.RunUntil(func() bool { return done }, time.Minute) {
 		t.Fatal("propose did not finish")
 	}
-	return out, net.Now() - start
+	return net.Now() - start, out
 }
 
 func readValue(t *testing.T, net *sim.Net, e *EC, addr uint64) string {
@@ -70,12 +70,12 @@ func TestECDelegatedWriteTiming(t *testing.T) {
 	const far, near = 50 * time.Millisecond, time.Millisecond
 	net, front, proposer, _ := delegateNet(t, far, near)
 	addr := Addr(1, 0)
-	if err, took := propose(t, net, front, addr, "here"); err != nil || took != 4*far {
+	if took, err := propose(t, net, front, addr, "here"); err != nil || took != 4*far {
 		t.Fatalf("without a delegate: %v after %v, want nil after %v (two round trips)", err, took, 4*far)
 	}
 	front.SetDelegate("sim:delegate")
 	addr = Addr(1, 1)
-	err, took := propose(t, net, front, addr, "delegated")
+	took, err := propose(t, net, front, addr, "delegated")
 	if err != nil || took != 2*far+2*near {
 		t.Fatalf("delegated: %v after %v, want nil after %v", err, took, 2*far+2*near)
 	}
@@ -94,14 +94,14 @@ func TestECDelegatedWriteFindsChosen(t *testing.T) {
 	net, front, proposer, _ := delegateNet(t, 5*time.Millisecond, time.Millisecond)
 	front.SetDelegate("sim:delegate")
 	addr := Addr(2, 0)
-	if err, _ := propose(t, net, proposer, addr, "first"); err != nil {
+	if _, err := propose(t, net, proposer, addr, "first"); err != nil {
 		t.Fatal(err)
 	}
 	var we *WrittenError
-	if err, _ := propose(t, net, front, addr, "second"); !errors.As(err, &we) || string(we.Value) != "first" {
+	if _, err := propose(t, net, front, addr, "second"); !errors.As(err, &we) || string(we.Value) != "first" {
 		t.Fatalf("delegated proposal over a chosen value: %v", err)
 	}
-	if err, _ := propose(t, net, front, addr, "first"); err != nil {
+	if _, err := propose(t, net, front, addr, "first"); err != nil {
 		t.Fatalf("proposing the value chosen: %v", err)
 	}
 }
@@ -113,7 +113,7 @@ func TestECDelegateDownFallsBack(t *testing.T) {
 	net, front, _, _ := delegateNet(t, 5*time.Millisecond, time.Millisecond)
 	front.SetDelegate("sim:nobody")
 	addr := Addr(3, 0)
-	err, took := propose(t, net, front, addr, "v")
+	took, err := propose(t, net, front, addr, "v")
 	if err != nil {
 		t.Fatalf("with the delegate gone: %v", err)
 	}
