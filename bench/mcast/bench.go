@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"text/tabwriter"
@@ -12,6 +14,7 @@ import (
 
 	"strata/bench/jgroups"
 	"strata/bench/kit"
+	"strata/internal/sealkeys"
 	"strata/stack"
 )
 
@@ -44,6 +47,11 @@ type Config struct {
 
 	Outstanding, Batch int           // Strata's sender (the workload, not the stack)
 	Timeout            time.Duration // Strata: deadline of one run
+
+	// Seal adds the system strata-sealed: the same members with every
+	// datagram sealed (stack/transport.Sealed, a fresh cluster key in a
+	// file the members read from STRATA_KEY_FILE).
+	Seal bool
 
 	// Self runs one member process given the member flags: this binary's
 	// `bench mcast --member`.
@@ -166,6 +174,27 @@ func Run(ctx context.Context, cfg Config) (*kit.Report, error) {
 		rep.System("jgroups", jgroupsSettings(ctx, cfg, jar))
 	}
 
+	var sealEnv []string
+	if cfg.Seal {
+		dir, err := os.MkdirTemp("", "strata-mcast-seal")
+		if err != nil {
+			return nil, err
+		}
+		defer os.RemoveAll(dir)
+		keyFile := filepath.Join(dir, "cluster.key")
+		k, err := sealkeys.NewKey(1)
+		if err == nil {
+			err = sealkeys.Write(keyFile, sealkeys.File{Keys: []sealkeys.Key{k}})
+		}
+		if err != nil {
+			return nil, err
+		}
+		sealEnv = []string{"STRATA_KEY_FILE=" + keyFile}
+		systems = append(systems, "strata-sealed")
+		rep.System("strata-sealed", kit.Settings{"what": "strata's members with every datagram sealed (XChaCha20-Poly1305, replay window; 42 bytes a datagram), otherwise the same settings"})
+		rep.Note("msgs/s seal-cost strata-sealed/strata pairs the sealed and plain Strata members within one round (> 1 would mean sealed is faster); the target (issue 32) is a seal costing at most 25%% of multicast throughput at 1 KiB, a ratio of 0.75 or more")
+	}
+
 	ratios := kit.Ratios{}
 	for r := 0; r < cfg.Rounds; r++ {
 		for _, n := range cfg.Members {
@@ -173,8 +202,13 @@ func Run(ctx context.Context, cfg Config) (*kit.Report, error) {
 			for _, sys := range kit.Order(r, systems) {
 				var x Result
 				var err error
-				if sys == "strata" {
-					x, err = runStrata(ctx, cfg, r, n, extra)
+				if sys == "strata" || sys == "strata-sealed" {
+					var env []string
+					if sys == "strata-sealed" {
+						env = sealEnv
+					}
+					x, err = runStrata(ctx, cfg, r, n, extra, env)
+					x.System = sys
 					if err != nil {
 						if ctx.Err() != nil {
 							return nil, err
@@ -182,8 +216,8 @@ func Run(ctx context.Context, cfg Config) (*kit.Report, error) {
 						// Recorded, not fatal: the run's other cells still
 						// pair, and the failure is printed with them (and
 						// makes the command exit non-zero).
-						fmt.Fprintf(progress, "round %d strata members=%d: FAILED: %v\n", r+1, n, firstLine(err.Error()))
-						rep.Fail("round %d strata members=%d: %s", r+1, n, firstLine(err.Error()))
+						fmt.Fprintf(progress, "round %d %s members=%d: FAILED: %v\n", r+1, sys, n, firstLine(err.Error()))
+						rep.Fail("round %d %s members=%d: %s", r+1, sys, n, firstLine(err.Error()))
 						continue
 					}
 				} else if x, err = runJGroups(ctx, cfg, r, n, jar); err != nil {
@@ -198,6 +232,9 @@ func Run(ctx context.Context, cfg Config) (*kit.Report, error) {
 				got[sys] = x.MsgsPerSec
 			}
 			ratios.Higher(ratioKey(cfg, n), got["strata"], got["jgroups"])
+			if cfg.Seal {
+				ratios.Higher(fmt.Sprintf("msgs/s seal-cost strata-sealed/strata %s members=%d", cfg.Transport, n), got["strata-sealed"], got["strata"])
+			}
 		}
 	}
 	ratios.Summarize(rep)
@@ -237,10 +274,10 @@ func jgroupsSettings(ctx context.Context, cfg Config, jar string) kit.Settings {
 	return s
 }
 
-func runStrata(ctx context.Context, cfg Config, r, n int, extra []string) (Result, error) {
+func runStrata(ctx context.Context, cfg Config, r, n int, extra, env []string) (Result, error) {
 	fmt.Fprintf(cfg.Progress, "round %d strata %s members=%d: %d casts each (members report every %v)\n", r+1, cfg.Transport, n, cfg.Count, ProgressEvery)
 	run, err := RunStrata(ctx, StrataConfig{Members: n, Size: cfg.Size, Count: cfg.Count, Transport: cfg.Transport,
-		Argv: cfg.Self, Extra: extra, Stderr: cfg.Progress, Timeout: cfg.Timeout})
+		Argv: cfg.Self, Extra: extra, Stderr: cfg.Progress, Timeout: cfg.Timeout, Env: env})
 	if err != nil {
 		return Result{}, err
 	}
@@ -326,7 +363,7 @@ func Print(w io.Writer, rep *kit.Report) error {
 	fmt.Fprintf(w, "(own messages included), mean over members, median of %d round(s); %s\n\n", cfg.Rounds, label)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "system\ttransport\tmembers\tmsgs/s per member\tspread (rounds)\tper member (last round)\t")
-	for _, sys := range []string{"strata", "jgroups"} {
+	for _, sys := range []string{"strata", "strata-sealed", "jgroups"} {
 		for _, n := range cfg.Members {
 			var xs []float64
 			var last []float64

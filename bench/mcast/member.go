@@ -58,6 +58,8 @@ type MemberConfig struct {
 	Listen  string // transport address; default "udp:127.0.0.1:0"
 	Contact string // a member to join through; "" starts the group
 	Props   string // stack properties; default Props
+	// Wrap, if set, wraps the member's transport (e.g. a seal).
+	Wrap func(stack.Transport) (stack.Transport, error)
 
 	// Stack tuning; zero keeps stack.Config's defaults.
 	CastWindow  int           // mflow: own casts unstable at once
@@ -174,7 +176,7 @@ func Join(ctx context.Context, cfg MemberConfig) (*Member, error) {
 	if !slices.Contains(ch.Provides, stack.Membership) {
 		return nil, fmt.Errorf("mcast: properties %q do not include Membership", cfg.Props)
 	}
-	tr, err := transport.Listen(cfg.Listen)
+	tr, err := transport.ListenOpts(cfg.Listen, transport.Options{Wrap: cfg.Wrap})
 	if err != nil {
 		return nil, err
 	}
@@ -560,6 +562,7 @@ type StrataConfig struct {
 	Extra   []string
 	Timeout time.Duration // whole run; default 3 minutes
 	Stderr  io.Writer     // members' stderr; default os.Stderr
+	Env     []string      // added to every member's environment (e.g. STRATA_KEY_FILE)
 }
 
 // StrataRun is one run of the Strata side.
@@ -632,7 +635,7 @@ func RunStrata(ctx context.Context, cfg StrataConfig) (StrataRun, error) {
 		args := append(slices.Clone(cfg.Argv), MemberArgs(cfg.Members, cfg.Size, cfg.Count, run.Transport+":127.0.0.1:0", contact)...)
 		args = append(args, cfg.Extra...)
 		lw := &lineWriter{lines: make(chan ChildLine, 16)}
-		p, err := kit.Start(procCtx, kit.Cmd{Name: "mcast member", Argv: args, Stdin: true, Stdout: lw, Stderr: cfg.Stderr,
+		p, err := kit.Start(procCtx, kit.Cmd{Name: "mcast member", Argv: args, Env: cfg.Env, Stdin: true, Stdout: lw, Stderr: cfg.Stderr,
 			Ready: func(l string) bool { return strings.HasPrefix(l, "{") }, ReadyTimeout: cfg.Timeout,
 			StopSignal: os.Interrupt, Grace: 5 * time.Second})
 		if err != nil {

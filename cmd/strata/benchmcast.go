@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	stacktransport "strata/stack/transport"
 	"strconv"
 	"time"
 
@@ -14,15 +15,15 @@ import (
 
 func benchMcastCmd() *cobra.Command {
 	var (
-		quick, asJSON, noJGroups, member, tuned bool
-		membersFlag, transport                  string
-		size, count, rounds, credits            int
-		jgTime, jgWarmup, jgThreads             int
-		castWindow, castBytes, window           int
-		outstanding                             int
-		batch                                   int
-		gossip, rto, timeout                    time.Duration
-		listen, contact                         string
+		quick, asJSON, noJGroups, noSeal, member, tuned bool
+		membersFlag, transport                          string
+		size, count, rounds, credits                    int
+		jgTime, jgWarmup, jgThreads                     int
+		castWindow, castBytes, window                   int
+		outstanding                                     int
+		batch                                           int
+		gossip, rto, timeout                            time.Duration
+		listen, contact                                 string
 	)
 	c := &cobra.Command{
 		Use:   "mcast",
@@ -83,7 +84,11 @@ oriented so that > 1 means Strata is better.`,
 				if err != nil {
 					return fmt.Errorf("--members: member mode wants one number: %w", err)
 				}
-				cfg := mcast.MemberConfig{Members: n, Size: size, Count: count, Listen: listen, Contact: contact,
+				o, err := withSeal(stacktransport.Options{}) // the strata-sealed system's members (STRATA_KEY_FILE)
+				if err != nil {
+					return err
+				}
+				cfg := mcast.MemberConfig{Members: n, Size: size, Count: count, Listen: listen, Contact: contact, Wrap: o.Wrap,
 					CastWindow: castWindow, CastBytes: castBytes, GossipEvery: gossip, Window: window, RTO: rto, Outstanding: outstanding, Batch: batch}
 				return mcast.ServeMember(ctx, stdinContext(ctx), cfg, cmd.OutOrStdout(), cmd.ErrOrStderr())
 			}
@@ -118,7 +123,7 @@ oriented so that > 1 means Strata is better.`,
 				return err
 			}
 			cfg := mcast.Config{Members: members, Size: size, Count: count, Rounds: rounds, Transport: transport,
-				JGroups: !noJGroups, JGTime: jgTime, JGWarmup: jgWarmup, JGThreads: jgThreads,
+				JGroups: !noJGroups, Seal: !noSeal, JGTime: jgTime, JGWarmup: jgWarmup, JGThreads: jgThreads,
 				Tuned: tuned, Credits: credits, CastWindow: castWindow, CastBytes: castBytes, Window: window, Gossip: gossip, RTO: rto,
 				Outstanding: outstanding, Batch: batch, Timeout: timeout,
 				Self: []string{self, "bench", "mcast", "--member"}, Progress: cmd.ErrOrStderr()}
@@ -142,6 +147,7 @@ oriented so that > 1 means Strata is better.`,
 	f.BoolVar(&quick, "quick", false, "reduced run: 200k casts per member, JGroups 15 s warm-up + 10 s test, 1 round")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
 	f.BoolVar(&noJGroups, "no-jgroups", false, "skip the JGroups peer (needs java and Maven Central)")
+	f.BoolVar(&noSeal, "no-seal", false, "skip strata-sealed (the members with every datagram sealed, to measure the seal's cost)")
 	f.StringVar(&transport, "transport", "tcp", "transport of both systems: tcp (JGroups: tcp.xml) or udp (JGroups: udp.xml without IP multicast)")
 	f.IntVar(&jgTime, "jg-time", 20, "JGroups: seconds of the measured MPerf test")
 	f.IntVar(&jgWarmup, "jg-warmup", 20, "JGroups: seconds of the warm-up test in the same JVMs (0: none)")
