@@ -112,19 +112,25 @@ func TestSealedGroup(t *testing.T) {
 	}
 }
 
-// RPC over sealed UDP nodes: calls succeed and take the bypass as
-// without the seal; a caller with another key gets no answer.
+// RPC over sealed UDP and TCP nodes: calls succeed and take the bypass
+// as without the seal; a caller with another key gets no answer.
 func TestSealedRPC(t *testing.T) {
+	for _, n := range []string{"udp", "tcp"} {
+		t.Run(n, func(t *testing.T) { sealedRPC(t, n) })
+	}
+}
+
+func sealedRPC(t *testing.T, sealNet string) {
 	key := sealKey(3, 1)
 	so, serverStats := sealWith(t, key)
-	srv, err := layers.ListenOpts("udp:127.0.0.1:0", "RPC", so)
+	srv, err := layers.ListenOpts(sealNet+":127.0.0.1:0", "RPC", so)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
 	srv.Handle(func(_ stack.Addr, req []byte) []byte { return append([]byte("re:"), req...) })
 	co, _ := sealWith(t, key)
-	cli, err := layers.ListenOpts("udp:127.0.0.1:0", "RPC", co)
+	cli, err := layers.ListenOpts(sealNet+":127.0.0.1:0", "RPC", co)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,7 +155,7 @@ func TestSealedRPC(t *testing.T) {
 		t.Fatal("the bypass was never taken over the sealed transport")
 	}
 	bo, _ := sealWith(t, sealKey(3, 2))
-	bad, err := layers.ListenOpts("udp:127.0.0.1:0", "RPC", bo)
+	bad, err := layers.ListenOpts(sealNet+":127.0.0.1:0", "RPC", bo)
 	if err != nil {
 		t.Fatal(err)
 	}
