@@ -32,19 +32,38 @@ type Handler func(from Addr, req []byte) []byte
 // events (one goroutine at a time dispatches). Callbacks must not block
 // waiting for the node (e.g. a blocking Call from inside a callback).
 type Node struct {
-	mu    sync.Mutex
+	// Set when the node is made, never changed: read without the lock.
 	run   Runner
 	tr    Transport
 	clock Clock
 	// spinWait: how long Call polls for its reply before parking (only
 	// with one processor)
 	spinWait time.Duration
-	oneProc  bool         // GOMAXPROCS was 1 when the node was made
-	assist   Assister     // the transport, if a caller can receive in its place
-	calling  atomic.Int64 // Calls in progress
-	out      []Event      // top events of the current injection
+	oneProc  bool     // GOMAXPROCS was 1 when the node was made
+	assist   Assister // the transport, if a caller can receive in its place
+	log      *slog.Logger
+
+	// Counters: atomics, read without the lock.
+	calling      atomic.Int64  // Calls in progress
+	sendErrs     atomic.Uint64 // transport sends that failed
+	bundles      atomic.Uint64
+	bundled      atomic.Uint64 // frames that travelled in bundles
+	badBundles   atomic.Uint64
+	selfReceived atomic.Uint64 // calls whose caller received the reply itself (Assister)
+
+	// Owned by the one goroutine that is sending (sending, below, says
+	// which): used outside the lock.
+	txvec [][]byte
+	txone [1][]byte
+
+	// Everything below is guarded by mu. The stack runs under it (one
+	// event at a time); the application's callbacks and the transport's
+	// sends run outside it.
+	mu  sync.Mutex
+	out []Event // top events of the current injection
 	// Events for the application, handed over by one goroutine at a time
-	// in the order the stack produced them (see inject).
+	// in the order the stack produced them (see inject): the one that
+	// set dispatching.
 	pending     []Event
 	spareEv     []Event
 	dispatching bool
@@ -54,27 +73,18 @@ type Node struct {
 	nextID      uint64
 	calls       map[uint64]func([]byte, error)
 	closed      bool
-	sendErrs    atomic.Uint64 // transport sends that failed
-
 	// The send queue (see flush): frames the stack emitted, sent by one
-	// goroutine at a time outside the lock, bundled per peer.
-	sendq      []outFrame
-	spareq     []outFrame
-	txvec      [][]byte // used by the one sending goroutine
-	txone      [1][]byte
-	sending    bool
-	batching   int // > 0: callers are mid-batch; the last one flushes
-	bundles    atomic.Uint64
-	bundled    atomic.Uint64 // frames that travelled in bundles
-	badBundles atomic.Uint64
-	// calls whose caller received the reply itself (Assister)
-	selfReceived atomic.Uint64
-
+	// goroutine at a time outside the lock (the one that set sending),
+	// bundled per peer.
+	sendq    []outFrame
+	spareq   []outFrame
+	sending  bool
+	batching int // > 0: callers are mid-batch; the last one flushes
+	// The application's callbacks (OnDeliver, Handle, HandleAsync, OnEvent).
 	deliver func(from Addr, body []byte)
 	handler Handler
 	async   AsyncHandler
 	other   func(Event)
-	log     *slog.Logger
 }
 
 // NodeOptions configure a Node.

@@ -45,10 +45,12 @@ func Addr(seg, off uint64) uint64 { return seg<<offsetBits | off }
 // Client is the application's view of the address space: segments that
 // are allocated once, and registers in them. It runs over any Engine.
 type Client struct {
-	e  Engine
+	e Engine // set by NewClient, never changed; safe for concurrent use itself
+
 	mu sync.Mutex
-	// allocated caches segments known to be allocated (that never changes
-	// back until trim, which a later version adds).
+	// allocated caches segments known to be allocated (guarded by mu); a
+	// segment stays allocated until trimmed, and a trimmed one is refused
+	// by the servers whatever the cache says.
 	allocated map[uint64]bool
 }
 
