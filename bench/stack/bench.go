@@ -148,11 +148,7 @@ func Run(ctx context.Context, cfg Config) (*kit.Report, error) {
 		}
 		defer os.RemoveAll(dir)
 		keyFile := filepath.Join(dir, "cluster.key")
-		k, err := sealkeys.NewKey(1)
-		if err == nil {
-			err = sealkeys.Write(keyFile, sealkeys.File{Keys: []sealkeys.Key{k}})
-		}
-		if err != nil {
+		if err := sealkeys.WriteNew(keyFile); err != nil {
 			return nil, err
 		}
 		if cfg.sealRing, _, err = sealkeys.Watch(keyFile, time.Hour, nil); err != nil {

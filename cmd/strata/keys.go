@@ -154,11 +154,7 @@ step. See docs/security.md.`,
 			if _, err := os.Stat(args[0]); err == nil {
 				return fmt.Errorf("%s exists: rotate it instead ('strata keys rotate')", args[0])
 			}
-			k, err := sealkeys.NewKey(1)
-			if err != nil {
-				return err
-			}
-			if err := sealkeys.Write(args[0], sealkeys.File{Keys: []sealkeys.Key{k}}); err != nil {
+			if err := sealkeys.WriteNew(args[0]); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "wrote %s: key 1 (mode 0600)\n", args[0])

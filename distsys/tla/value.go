@@ -3,6 +3,7 @@ package tla
 import (
 	"math/big"
 	"slices"
+	"strata/internal/tlastring"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -547,25 +548,4 @@ func isName(s string) bool {
 }
 
 // writeQuoted writes s as a TLA+ string literal.
-func writeQuoted(b *strings.Builder, s string) {
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\f':
-			b.WriteString(`\f`)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('"')
-}
+func writeQuoted(b *strings.Builder, s string) { tlastring.Write(b, s) }

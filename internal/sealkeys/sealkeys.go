@@ -104,6 +104,19 @@ func NewKey(id byte) (Key, error) {
 	return Key{ID: id, Key: base64.StdEncoding.EncodeToString(raw[:])}, nil
 }
 
+// WriteNew writes a new key file at path with one fresh random key (id
+// 1), refusing to replace an existing file.
+func WriteNew(path string) error {
+	if _, err := os.Lstat(path); err == nil {
+		return fmt.Errorf("sealkeys: %s exists", path)
+	}
+	k, err := NewKey(1)
+	if err != nil {
+		return err
+	}
+	return Write(path, File{Keys: []Key{k}})
+}
+
 // Write writes f to path with mode 0600, atomically (a process watching
 // the file never reads half of it).
 func Write(path string, f File) error {

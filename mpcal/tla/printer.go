@@ -1,6 +1,7 @@
 package tla
 
 import (
+	"strata/internal/tlastring"
 	"strings"
 	"unicode/utf8"
 )
@@ -555,30 +556,7 @@ func isWordOp(op string) bool {
 }
 
 // quote renders a TLA+ string literal.
-func quote(s string) string {
-	var b strings.Builder
-	b.WriteByte('"')
-	for i := 0; i < len(s); i++ {
-		switch c := s[i]; c {
-		case '"':
-			b.WriteString(`\"`)
-		case '\\':
-			b.WriteString(`\\`)
-		case '\n':
-			b.WriteString(`\n`)
-		case '\t':
-			b.WriteString(`\t`)
-		case '\r':
-			b.WriteString(`\r`)
-		case '\f':
-			b.WriteString(`\f`)
-		default:
-			b.WriteByte(c)
-		}
-	}
-	b.WriteByte('"')
-	return b.String()
-}
+func quote(s string) string { return tlastring.Quote(s) }
 
 // ---- units ----
 
