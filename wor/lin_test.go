@@ -353,18 +353,9 @@ func linRunWith(t *testing.T, seed uint64, o linOpts) (int, error) {
 			if crng.IntN(2) == 0 {
 				v := fmt.Sprintf("c%d-%d", k, left)
 				in := linIn{write: true, value: v}
+				written := func(err error) { finish(in, writeOutcome(err)) }
 				if p, ok := c.(Proposer); ok && o.delegate {
-					p.Propose(addr, []byte(v), func(err error) {
-						var we *WrittenError
-						switch {
-						case err == nil:
-							finish(in, linOut{kind: "ok"})
-						case errors.As(err, &we):
-							finish(in, linOut{kind: "written", value: string(we.Value)})
-						default:
-							finish(in, linOut{kind: "unknown"})
-						}
-					})
+					p.Propose(addr, []byte(v), written)
 					return
 				}
 				c.Capture(addr, func(cid CaptureID, err error) {
@@ -372,17 +363,7 @@ func linRunWith(t *testing.T, seed uint64, o linOpts) (int, error) {
 						finish(in, linOut{kind: "unknown"}) // a failed capture writes nothing, "unknown" is weaker and also sound
 						return
 					}
-					c.Write(addr, []byte(v), cid, func(err error) {
-						var we *WrittenError
-						switch {
-						case err == nil:
-							finish(in, linOut{kind: "ok"})
-						case errors.As(err, &we):
-							finish(in, linOut{kind: "written", value: string(we.Value)})
-						default:
-							finish(in, linOut{kind: "unknown"})
-						}
-					})
+					c.Write(addr, []byte(v), cid, written)
 				})
 				return
 			}
@@ -455,6 +436,18 @@ func linRunWith(t *testing.T, seed uint64, o linOpts) (int, error) {
 		return 0, errors.New("no operation completed")
 	}
 	return len(history), nil
+}
+
+// writeOutcome is what a write's (or a proposal's) result says happened.
+func writeOutcome(err error) linOut {
+	var we *WrittenError
+	switch {
+	case err == nil:
+		return linOut{kind: "ok"}
+	case errors.As(err, &we):
+		return linOut{kind: "written", value: string(we.Value)}
+	}
+	return linOut{kind: "unknown"}
 }
 
 func clientAddrs(n int) []stack.Addr {
