@@ -114,6 +114,8 @@ package fs
 
 import (
 	"crypto/rand"
+	"crypto/sha256"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
@@ -621,6 +623,17 @@ func loadBitmap(j *journal.Journal, a *bitAlloc, start, n uint64) error {
 
 // Root is the handle of the root directory.
 func (f *FS) Root() Handle { return Handle{Ino: rootInum, Gen: f.rootGen} }
+
+// Secret returns 32 bytes derived from the file system's random salt
+// (chosen by Mkfs, kept in the superblock), the same at every open: the
+// NFS server keys its file handles' checksum with it, so handles stay
+// valid across restarts but cannot be forged by clients that do not know
+// the salt. It holds only the salt's 64 bits of entropy.
+func (f *FS) Secret() [32]byte {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], f.sb.salt)
+	return sha256.Sum256(append([]byte("strata nfs handle key\x00"), b[:]...))
+}
 
 // SyncMetadata reports whether metadata operations are durable on return
 // (the file system was opened without Options.UnstableMetadata).

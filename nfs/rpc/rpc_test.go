@@ -754,3 +754,35 @@ func TestDetach(t *testing.T) {
 		}
 	}
 }
+
+// TestDenyAuth: a handler that calls Call.DenyAuth gets MSG_DENIED,
+// AUTH_ERROR with its status on both transports, whatever it wrote or
+// returned; the call counts as denied, and the next call is unaffected.
+func TestDenyAuth(t *testing.T) {
+	for _, network := range networks {
+		t.Run(network, func(t *testing.T) {
+			s, _ := newTestServer(t)
+			const prog = testProg + 7
+			s.Register(prog, 1, func(_ context.Context, c *Call, res *xdr.Writer) AcceptStat {
+				res.Uint32(42) // discarded
+				if c.CredFlavor != AuthSysFlavor {
+					c.DenyAuth(AuthTooWeak)
+				}
+				return Success
+			})
+			c := dial(t, network, serve(t, s, network))
+			ctx := testCtx(t)
+			_, err := c.Call(ctx, prog, 1, 0, nil)
+			wantReplyError(t, err, &ReplyError{Denied: true, Reject: AuthError, Auth: AuthTooWeak})
+			c.SetAuthSys(AuthSys{Machine: "m", UID: 1, GID: 1})
+			res, err := c.Call(ctx, prog, 1, 0, nil)
+			if err != nil || len(res) != 4 {
+				t.Fatalf("AUTH_SYS call: %x %v", res, err)
+			}
+			waitFor(t, "replies counted", func() bool { return s.Stats().Replies == 2 })
+			if st := s.Stats(); st.Denied != 1 || st.Accepted[Success] != 1 {
+				t.Fatalf("stats %+v", st)
+			}
+		})
+	}
+}

@@ -53,7 +53,18 @@ type Call struct {
 	Peer                  net.Addr
 
 	conn *tcpConn // the connection whose reader runs this call, if it does
+	// deny, if not AuthOK, makes the server answer MSG_DENIED/AUTH_ERROR
+	// with it instead of the accepted reply (see DenyAuth).
+	deny AuthStat
 }
+
+// DenyAuth makes the server answer the call with MSG_DENIED, AUTH_ERROR and
+// stat (for example AuthTooWeak for AUTH_NONE where the program needs
+// AUTH_SYS) instead of an accepted reply: whatever the handler returns or
+// wrote is discarded. Credentials are checked by the program because only
+// it knows which flavors a call needs (NFS: the export the file handle
+// belongs to). AuthOK cancels an earlier DenyAuth.
+func (c *Call) DenyAuth(stat AuthStat) { c.deny = stat }
 
 // Detach tells the server that the handler may now block for a while
 // (waiting for a disk barrier, say). A call that arrives on an otherwise
@@ -322,6 +333,16 @@ func (s *Server) handle(ctx context.Context, req *request, msg []byte, netw stri
 			Net: netw, Peer: peer, conn: req.inline,
 		}
 		stat = s.invoke(ctx, p.vers[h.vers], &req.call, &req.res)
+		if as := req.call.deny; as != AuthOK {
+			s.st.denied.Add(1)
+			req.res.Reset()
+			if s.log.Enabled(ctx, slog.LevelDebug) {
+				s.log.Debug("rpc: call denied by its program", "net", netw, "peer", peer, "xid", h.xid,
+					"prog", h.prog, "vers", h.vers, "proc", h.proc, "auth", as)
+			}
+			appendDenied(&req.hdr, h.xid, AuthError, as)
+			return true
+		}
 	}
 	if stat > SystemErr {
 		s.warn("rpc: handler returned an undefined accept status; sending SYSTEM_ERR",
