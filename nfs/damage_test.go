@@ -55,7 +55,7 @@ func TestDamagedImageIsIO(t *testing.T) {
 	if st := c.write(gh, 0, []byte("still here"), 2); st != nfsOK {
 		t.Fatalf("write: %d", st)
 	}
-	h, err := decodeFH(fh)
+	_, h, err := ts.srv.fh.decode(fh)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package nfs
 
 import (
 	"context"
+	"net"
 	"testing"
 
 	"strata/journal"
@@ -32,7 +33,7 @@ func FuzzNFSArgs(f *testing.F) {
 		f.Fatal(err)
 	}
 	s := NewServer(fsys, "/strata", nil)
-	root := encodeFH(fsys.Root())
+	root := testFH(s, fsys.Root())
 	seed := func(proc uint32, build func(w *xdr.Writer)) {
 		w := xdr.NewWriter(nil)
 		build(w)
@@ -48,7 +49,8 @@ func FuzzNFSArgs(f *testing.F) {
 	seed(procSetattr, func(w *xdr.Writer) { w.Opaque(root); emptySattr(w); w.Bool(false) })
 	f.Add(uint32(mntMnt), true, []byte{0, 0, 0, 7, '/', 's', 't', 'r', 'a', 't', 'a', 0})
 	f.Fuzz(func(t *testing.T, proc uint32, mount bool, args []byte) {
-		c := &rpc.Call{Prog: ProgNFS, Vers: VersNFS, Proc: proc % (nProcs + 1), Args: xdr.NewReader(args), Sys: &rpc.AuthSys{UID: 0}}
+		c := &rpc.Call{Prog: ProgNFS, Vers: VersNFS, Proc: proc % (nProcs + 1), Args: xdr.NewReader(args),
+			CredFlavor: rpc.AuthSysFlavor, Sys: &rpc.AuthSys{UID: 0}, Peer: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}}
 		w := xdr.NewWriter(nil)
 		var st rpc.AcceptStat
 		if mount {

@@ -61,6 +61,13 @@ func startTestServer(t *testing.T, path string) *testServer {
 	}
 	r := rpc.NewServer(nil)
 	srv := NewServer(f, "/strata", nil)
+	// The tests act as root and as other users on loopback: root keeps
+	// its powers here; the exports' own tests are in exports_test.go.
+	ex, err := ParseExports("test", []byte("/strata 127.0.0.1(rw,no_root_squash)"), "/strata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv.SetExports(ex)
 	srv.Register(r)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -188,3 +195,6 @@ func TestLibnfsClient(t *testing.T) {
 	ts = startTestServer(t, img)
 	check(ts)
 }
+
+// testFH is the handle of h in the server's first export.
+func testFH(s *Server, h fs.Handle) []byte { return s.fh.encode(s.Exports().List()[0].id, h) }

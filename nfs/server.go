@@ -20,8 +20,10 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"log/slog"
-	"strings"
+	"net/netip"
+	"slices"
 	"sync/atomic"
 	"time"
 
@@ -32,15 +34,21 @@ import (
 
 // Server answers NFSv3 and MOUNT v3 calls for one file system.
 type Server struct {
-	fs     *fs.FS
-	export string
-	verf   uint64 // the write verifier of this run
-	log    *slog.Logger
-	calls  [nProcs]atomic.Uint64
-	errs   atomic.Uint64 // replies with a status other than NFS3_OK
+	fs      *fs.FS
+	export  string // the path the file system's root is exported as
+	exports atomic.Pointer[Exports]
+	fh      fhCodec
+	verf    uint64 // the write verifier of this run
+	log     *slog.Logger
+	calls   [nProcs]atomic.Uint64
+	errs    atomic.Uint64 // replies with a status other than NFS3_OK
+	refused atomic.Uint64 // calls refused by the exports (see Refused)
+	warnL   limiter       // refusals logged at warning level
 }
 
-// NewServer serves f under the export path export (e.g. "/strata").
+// NewServer serves f under the export path export (e.g. "/strata"), to
+// the clients of DefaultExports(export) (loopback only, read-write, root
+// squashed) until SetExports says otherwise.
 func NewServer(f *fs.FS, export string, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
@@ -49,8 +57,17 @@ func NewServer(f *fs.FS, export string, log *slog.Logger) *Server {
 	if _, err := rand.Read(b[:]); err != nil {
 		binary.BigEndian.PutUint64(b[:], uint64(time.Now().UnixNano()))
 	}
-	return &Server{fs: f, export: export, verf: binary.BigEndian.Uint64(b[:]), log: log}
+	s := &Server{fs: f, export: export, verf: binary.BigEndian.Uint64(b[:]), log: log, fh: fhCodec{key: f.Secret()}}
+	s.exports.Store(DefaultExports(export))
+	return s
 }
+
+// SetExports replaces the export table; calls that start afterwards use
+// the new one. Handles stay valid for the exports of the same path.
+func (s *Server) SetExports(e *Exports) { s.exports.Store(e) }
+
+// Exports returns the export table in use.
+func (s *Server) Exports() *Exports { return s.exports.Load() }
 
 // Register adds the NFS and MOUNT programs to an RPC server.
 func (s *Server) Register(r *rpc.Server) {
@@ -67,6 +84,13 @@ func (s *Server) Calls() (perProc [nProcs]uint64, errors uint64) {
 	return perProc, s.errs.Load()
 }
 
+// Refused returns how many NFS and MOUNT calls the exports refused: from
+// an address no export admits (AUTH_BADCRED), with AUTH_NONE where
+// AUTH_SYS is required (AUTH_TOOWEAK), with a handle of an export that
+// does not admit the caller (STALE), modifying a read-only export (ROFS),
+// and MNT of an export that does not admit the caller (MNT3ERR_ACCES).
+func (s *Server) Refused() uint64 { return s.refused.Load() }
+
 func now() fs.Time {
 	t := time.Now()
 	return fs.Time{Sec: uint32(t.Unix()), Nsec: uint32(t.Nanosecond())}
@@ -82,7 +106,134 @@ func callerOf(c *rpc.Call) caller {
 	if c.Sys != nil {
 		return caller{uid: c.Sys.UID, gid: c.Sys.GID, gids: c.Sys.GIDs}
 	}
-	return caller{uid: 65534, gid: 65534}
+	return caller{uid: DefaultAnonUID, gid: DefaultAnonGID}
+}
+
+// credOf is the identity a call acts with under rule r: AUTH_NONE (or
+// AUTH_SYS on a sec=none-only rule) and all_squash are the anonymous user;
+// root_squash maps uid 0 and gid 0, in the supplementary groups too, to
+// the anonymous ids, as knfsd does.
+func credOf(c *rpc.Call, r *Rule) caller {
+	anon := caller{uid: r.AnonUID, gid: r.AnonGID}
+	if c.Sys == nil || r.Squash == AllSquash || r.Sec&SecSys == 0 {
+		return anon
+	}
+	cr := callerOf(c)
+	if r.Squash == RootSquash {
+		if cr.uid == 0 {
+			cr.uid = r.AnonUID
+		}
+		if cr.gid == 0 {
+			cr.gid = r.AnonGID
+		}
+		if slices.Contains(cr.gids, 0) {
+			gids := slices.Clone(cr.gids) // c.Sys belongs to the RPC server
+			for i, g := range gids {
+				if g == 0 {
+					gids[i] = r.AnonGID
+				}
+			}
+			cr.gids = gids
+		}
+	}
+	return cr
+}
+
+// flavorOK reports whether rule r accepts the call's credential flavor.
+func flavorOK(c *rpc.Call, r *Rule) bool {
+	if c.CredFlavor == rpc.AuthNone {
+		return r.Sec&SecNone != 0
+	}
+	return true // AUTH_SYS: as itself under sec=sys, as anonymous under sec=none
+}
+
+// modifies lists the procedures a read-only export answers with
+// NFS3ERR_ROFS. COMMIT is not among them: it writes nothing a client of
+// a read-only export could have sent.
+func modifies(proc uint32) bool {
+	switch proc {
+	case procSetattr, procWrite, procCreate, procMkdir, procSymlink, procMknod,
+		procRemove, procRmdir, procRename, procLink:
+		return true
+	}
+	return false
+}
+
+// admit applies the exports to an NFS call (not NULL, which anyone may
+// ping, as with knfsd). A call from an address no export admits is denied
+// at the RPC level with AUTH_BADCRED, which is what knfsd answers for a
+// client unknown to mountd; AUTH_NONE where the export needs AUTH_SYS is
+// AUTH_TOOWEAK (RFC 2623 §2.3.1's status for a flavor too weak). Both
+// return nil. Otherwise the call's first file handle (every NFSv3
+// procedure but NULL starts with one) picks the export; if that export
+// does not admit the caller, every handle of the call is STALE (knfsd's
+// answer for a file system not exported to the client), and on a
+// read-only export modifying procedures are ROFS.
+func (s *Server) admit(c *rpc.Call) *op {
+	ex := s.exports.Load()
+	addr := peerAddr(c.Peer)
+	if !ex.admits(addr) {
+		s.refuse(c, addr, "no export admits the address", rpc.AuthBadCred)
+		return nil
+	}
+	o := &op{Server: s, ex: ex}
+	peek := *c.Args // the procedure decodes the handle again from the start
+	b := peek.Opaque(MaxFH)
+	if peek.Err() != nil {
+		return o // the procedure answers GARBAGE_ARGS
+	}
+	id, _, err := s.fh.decode(b)
+	e := ex.byID(id)
+	if err != nil || e == nil {
+		if c.CredFlavor == rpc.AuthNone && !ex.allows(addr, SecNone) {
+			s.refuse(c, addr, "AUTH_NONE", rpc.AuthTooWeak)
+			return nil
+		}
+		return o // the procedure answers BADHANDLE or STALE
+	}
+	rule := e.match(addr)
+	if rule == nil {
+		s.refuse(c, addr, "export "+e.Path+" does not admit the address", 0)
+		o.deny = errStaleFH
+		return o
+	}
+	if !flavorOK(c, rule) {
+		s.refuse(c, addr, "AUTH_NONE on export "+e.Path, rpc.AuthTooWeak)
+		return nil
+	}
+	o.exp, o.rule, o.cred = e, rule, credOf(c, rule)
+	if rule.ReadOnly && modifies(c.Proc) {
+		s.refuse(c, addr, "read-only export "+e.Path, 0)
+		o.deny = errReadOnly
+	}
+	return o
+}
+
+// refuse counts and logs a call the exports refuse; with a status other
+// than AuthOK the RPC reply is MSG_DENIED/AUTH_ERROR with it. Warnings
+// are limited to a few a second (a scanning client would flood the log);
+// the rest go to debug level.
+func (s *Server) refuse(c *rpc.Call, addr netip.Addr, why string, as rpc.AuthStat) {
+	s.refused.Add(1)
+	if as != rpc.AuthOK {
+		c.DenyAuth(as)
+	}
+	proc := fmt.Sprint(c.Proc)
+	switch {
+	case c.Prog == ProgNFS && c.Proc < nProcs:
+		proc = ProcNames[c.Proc]
+	case c.Prog == ProgMount:
+		proc = "mount." + proc
+	}
+	args := []any{"peer", addr, "net", c.Net, "proc", proc, "flavor", c.CredFlavor, "why", why}
+	if ok, suppressed := s.warnL.allow(); ok {
+		if suppressed > 0 {
+			args = append(args, "not_logged_since", suppressed)
+		}
+		s.log.Warn("nfs: call refused by the exports", args...)
+		return
+	}
+	s.log.Debug("nfs: call refused by the exports", args...)
 }
 
 func (s *Server) nfs(_ context.Context, c *rpc.Call, w *xdr.Writer) rpc.AcceptStat {
@@ -90,53 +241,59 @@ func (s *Server) nfs(_ context.Context, c *rpc.Call, w *xdr.Writer) rpc.AcceptSt
 		return rpc.ProcUnavail
 	}
 	s.calls[c.Proc].Add(1)
+	if c.Proc == procNull {
+		return rpc.Success
+	}
+	o := s.admit(c)
+	if o == nil {
+		return rpc.Success // denied (c.DenyAuth): the results are not sent
+	}
 	switch c.Proc {
 	case procCommit, procSetattr, procCreate, procMkdir, procSymlink, procMknod, procRemove, procRmdir, procRename, procLink:
 		// COMMIT waits for the disk; so do metadata operations when they
 		// are durable on return: let the connection's other calls proceed
 		// meanwhile (see rpc.Call.Detach). Stable WRITEs detach in write.
-		if c.Proc == procCommit || s.fs.SyncMetadata() {
+		if o.deny == nil && (c.Proc == procCommit || s.fs.SyncMetadata()) {
 			c.Detach()
 		}
 	}
 	r := c.Args
+	cr := o.cred
 	var st uint32
 	var err error
 	switch c.Proc {
-	case procNull:
-		return rpc.Success
 	case procGetattr:
-		st, err = s.getattr(r, w)
+		st, err = o.getattr(r, w)
 	case procSetattr:
-		st, err = s.setattr(r, w, callerOf(c))
+		st, err = o.setattr(r, w, cr)
 	case procLookup:
-		st, err = s.lookup(r, w, callerOf(c))
+		st, err = o.lookup(r, w, cr)
 	case procAccess:
-		st, err = s.access(r, w, callerOf(c))
+		st, err = o.access(r, w, cr)
 	case procReadlink:
-		st, err = s.readlink(r, w)
+		st, err = o.readlink(r, w)
 	case procRead:
-		st, err = s.read(r, w, callerOf(c))
+		st, err = o.read(r, w, cr)
 	case procWrite:
-		st, err = s.write(r, w, callerOf(c), c)
+		st, err = o.write(r, w, cr, c)
 	case procCreate, procMkdir, procSymlink, procMknod:
-		st, err = s.create(c.Proc, r, w, callerOf(c))
+		st, err = o.create(c.Proc, r, w, cr)
 	case procRemove, procRmdir:
-		st, err = s.remove(c.Proc, r, w, callerOf(c))
+		st, err = o.remove(c.Proc, r, w, cr)
 	case procRename:
-		st, err = s.rename(r, w, callerOf(c))
+		st, err = o.rename(r, w, cr)
 	case procLink:
-		st, err = s.link(r, w, callerOf(c))
+		st, err = o.link(r, w, cr)
 	case procReaddir, procReaddirplus:
-		st, err = s.readdir(c.Proc == procReaddirplus, r, w, callerOf(c))
+		st, err = o.readdir(c.Proc == procReaddirplus, r, w, cr)
 	case procFsstat:
-		st, err = s.fsstat(r, w)
+		st, err = o.fsstat(r, w)
 	case procFsinfo:
-		st, err = s.fsinfo(r, w)
+		st, err = o.fsinfo(r, w)
 	case procPathconf:
-		st, err = s.pathconf(r, w)
+		st, err = o.pathconf(r, w)
 	case procCommit:
-		st, err = s.commit(r, w)
+		st, err = o.commit(r, w)
 	}
 	if errors.Is(err, errGarbage) || (err != nil && errors.Is(err, xdr.ErrMalformed)) {
 		w.Reset()
@@ -169,27 +326,14 @@ func args(r *xdr.Reader) error {
 	return nil
 }
 
-// fhArg reads a file handle argument; a malformed handle is a status
-// (BADHANDLE), not garbage.
-func fhArg(r *xdr.Reader) (fs.Handle, uint32, error) {
-	h, err := readFH(r)
-	if r.Err() != nil {
-		return h, 0, errGarbage
-	}
-	if err != nil {
-		return h, errBadHandle, nil
-	}
-	return h, nfsOK, nil
-}
-
-func (s *Server) getattr(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
-	h, st, err := fhArg(r)
+func (o *op) getattr(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
+	h, st, err := o.fhArg(r)
 	if err != nil {
 		return 0, err
 	}
 	var a fs.Attr
 	if st == nfsOK {
-		a, err = s.fs.GetAttr(h)
+		a, err = o.fs.GetAttr(h)
 		st = status(err)
 	}
 	w.Uint32(st)
@@ -199,8 +343,8 @@ func (s *Server) getattr(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
 	return st, err
 }
 
-func (s *Server) setattr(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
-	h, st, err := fhArg(r)
+func (o *op) setattr(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
+	h, st, err := o.fhArg(r)
 	if err != nil {
 		return 0, err
 	}
@@ -221,13 +365,13 @@ func (s *Server) setattr(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error)
 		wcc(w, fs.WCC{}, false, fs.Attr{}, false)
 		return st, nil
 	}
-	err = s.mayChange(h, sa, c)
+	err = o.mayChange(h, sa, c)
 	var pre fs.WCC
 	var post fs.Attr
 	if err == nil {
-		pre, post, err = s.fs.SetAttr(h, sa, guard, now())
+		pre, post, err = o.fs.SetAttr(h, sa, guard, now())
 	}
-	return s.wccResult(w, h, pre, post, err)
+	return o.wccResult(w, h, pre, post, err)
 }
 
 // wccResult writes the status and wcc data of a change to one object: the
@@ -245,29 +389,33 @@ func (s *Server) wccResult(w *xdr.Writer, h fs.Handle, pre fs.WCC, post fs.Attr,
 	return st, nil
 }
 
-func (s *Server) lookup(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
-	dir, name, err := readDirop(r)
+func (o *op) lookup(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
+	dir, name, err := o.readDirop(r)
 	if r.Err() != nil {
 		return 0, errGarbage
 	}
 	if err != nil {
-		w.Uint32(errBadHandle)
+		st := status(err)
+		w.Uint32(st)
 		postOp(w, fs.Attr{}, false)
-		return errBadHandle, err
+		return st, err
 	}
 	var h fs.Handle
 	var a, da fs.Attr
-	if err = s.may(dir, c, permX, false); err == nil {
-		h, a, da, err = s.fs.Lookup(dir, name)
+	if err = o.may(dir, c, permX, false); err == nil {
+		if name == ".." && o.isExportRoot(dir) {
+			name = "." // the export's root is its own parent
+		}
+		h, a, da, err = o.fs.Lookup(dir, name)
 	}
 	st := status(err)
 	w.Uint32(st)
 	if err != nil {
-		d, derr := s.fs.GetAttr(dir)
+		d, derr := o.fs.GetAttr(dir)
 		postOp(w, d, derr == nil)
 		return st, err
 	}
-	w.Opaque(encodeFH(h))
+	w.Opaque(o.encodeFH(h))
 	postOp(w, a, true)
 	postOp(w, da, true)
 	return st, nil
@@ -317,6 +465,32 @@ func (c caller) allowed(a fs.Attr, want uint32, ownerOK bool) error {
 	return errAccessDenied
 }
 
+// mayUnlink applies the sticky bit: in a directory with mode 01000 (like
+// /tmp, or the root of a file system made by strata nfs serve) only the
+// owner of an entry or of the directory, or root, may remove or replace
+// it. Elsewhere write and search permission on the directory suffice
+// (checked by may).
+func (s *Server) mayUnlink(dir fs.Handle, name string, c caller) error {
+	if c.uid == 0 {
+		return nil
+	}
+	d, err := s.fs.GetAttr(dir)
+	if err != nil || d.Mode&01000 == 0 || c.uid == d.UID {
+		return err
+	}
+	_, a, _, err := s.fs.Lookup(dir, name)
+	if err != nil {
+		if errors.Is(err, fs.ErrNoEnt) || errors.Is(err, fs.ErrInval) {
+			return err
+		}
+		return nil // let the operation report what is wrong with the name
+	}
+	if a.UID != c.uid {
+		return errAccessDenied
+	}
+	return nil
+}
+
 // mayChange checks a SETATTR: a size change needs write permission;
 // mode and explicit times are the owner's (or root's) to set, times set
 // to the server's clock need write permission; a new owner needs root, a
@@ -340,6 +514,20 @@ func (s *Server) mayChange(h fs.Handle, sa fs.SetAttr, c caller) error {
 	case sa.UID != nil && *sa.UID != a.UID:
 		return errNotOwner
 	case sa.GID != nil && *sa.GID != a.GID && (!owner || !inGroup(c, *sa.GID)):
+		return errNotOwner
+	}
+	return nil
+}
+
+// mayOwn checks the owner and group a create asks for in its attributes:
+// only root may give a new file to someone else, and a group must be one
+// the caller is in (else anyone could create a set-uid file of root's,
+// and a squashed root could undo its squashing).
+func (c caller) mayOwn(sa fs.SetAttr) error {
+	if c.uid == 0 {
+		return nil
+	}
+	if (sa.UID != nil && *sa.UID != c.uid) || (sa.GID != nil && !inGroup(c, *sa.GID)) {
 		return errNotOwner
 	}
 	return nil
@@ -393,8 +581,8 @@ func inGroup(c caller, gid uint32) bool {
 	return false
 }
 
-func (s *Server) access(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
-	h, st, err := fhArg(r)
+func (o *op) access(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
+	h, st, err := o.fhArg(r)
 	if err != nil {
 		return 0, err
 	}
@@ -404,26 +592,30 @@ func (s *Server) access(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) 
 	}
 	var a fs.Attr
 	if st == nfsOK {
-		a, err = s.fs.GetAttr(h)
+		a, err = o.fs.GetAttr(h)
 		st = status(err)
 	}
 	w.Uint32(st)
 	postOp(w, a, st == nfsOK)
 	if st == nfsOK {
-		w.Uint32(granted(a, asked, c))
+		g := granted(a, asked, c)
+		if o.rule != nil && o.rule.ReadOnly {
+			g &^= accessModify | accessExtend | accessDelete
+		}
+		w.Uint32(g)
 	}
 	return st, err
 }
 
-func (s *Server) readlink(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
-	h, st, err := fhArg(r)
+func (o *op) readlink(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
+	h, st, err := o.fhArg(r)
 	if err != nil {
 		return 0, err
 	}
 	var target string
 	var a fs.Attr
 	if st == nfsOK {
-		target, a, err = s.fs.Readlink(h)
+		target, a, err = o.fs.Readlink(h)
 		st = status(err)
 	}
 	w.Uint32(st)
@@ -434,8 +626,8 @@ func (s *Server) readlink(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
 	return st, err
 }
 
-func (s *Server) read(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
-	h, st, err := fhArg(r)
+func (o *op) read(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
+	h, st, err := o.fhArg(r)
 	if err != nil {
 		return 0, err
 	}
@@ -465,7 +657,7 @@ func (s *Server) read(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
 	var a fs.Attr
 	err = w.OpaqueFunc(int(min(count, MaxIO)), func(p []byte) (int, error) {
 		var err error
-		n, eof, a, err = s.fs.ReadAt(h, off, p, &t, func(a fs.Attr) error { return c.allowed(a, permR, true) })
+		n, eof, a, err = o.fs.ReadAt(h, off, p, &t, func(a fs.Attr) error { return c.allowed(a, permR, true) })
 		return n, err
 	})
 	if err != nil {
@@ -489,8 +681,8 @@ func (s *Server) read(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
 // fattrSize is the size of an encoded fattr3.
 const fattrSize = 84
 
-func (s *Server) write(r *xdr.Reader, w *xdr.Writer, c caller, call *rpc.Call) (uint32, error) {
-	h, st, err := fhArg(r)
+func (o *op) write(r *xdr.Reader, w *xdr.Writer, c caller, call *rpc.Call) (uint32, error) {
+	h, st, err := o.fhArg(r)
 	if err != nil {
 		return 0, err
 	}
@@ -510,9 +702,9 @@ func (s *Server) write(r *xdr.Reader, w *xdr.Writer, c caller, call *rpc.Call) (
 	if stable != unstable {
 		call.Detach() // it waits for the disk
 	}
-	pre, post, err := s.fs.WriteChecked(h, off, data, stable != unstable, now(),
+	pre, post, err := o.fs.WriteChecked(h, off, data, stable != unstable, now(),
 		func(a fs.Attr) error { return c.allowed(a, permW, true) })
-	if st, err = s.wccResult(w, h, pre, post, err); err != nil {
+	if st, err = o.wccResult(w, h, pre, post, err); err != nil {
 		return st, err
 	}
 	w.Uint32(uint32(len(data)))
@@ -521,14 +713,14 @@ func (s *Server) write(r *xdr.Reader, w *xdr.Writer, c caller, call *rpc.Call) (
 	} else {
 		w.Uint32(unstable)
 	}
-	w.Uint64(s.verf)
+	w.Uint64(o.verf)
 	return st, nil
 }
 
 // create handles CREATE, MKDIR, SYMLINK and MKNOD, which share their
 // result: the new object's handle and attributes, and the directory's wcc.
-func (s *Server) create(proc uint32, r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
-	dir, name, ferr := readDirop(r)
+func (o *op) create(proc uint32, r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
+	dir, name, ferr := o.readDirop(r)
 	if r.Err() != nil {
 		return 0, errGarbage
 	}
@@ -583,13 +775,13 @@ func (s *Server) create(proc uint32, r *xdr.Reader, w *xdr.Writer, c caller) (ui
 		var d fs.Attr
 		derr := errBadFH
 		if ferr == nil {
-			d, derr = s.fs.GetAttr(dir)
+			d, derr = o.fs.GetAttr(dir)
 		}
 		wcc(w, fs.WCC{}, false, d, derr == nil)
 		return st, err
 	}
 	if ferr != nil {
-		return fail(errBadHandle, ferr)
+		return fail(status(ferr), ferr)
 	}
 	if proc == procMknod && ftype != fs.TypeChr && ftype != fs.TypeBlk && ftype != fs.TypeSock && ftype != fs.TypeFifo {
 		return fail(errBadType, nil)
@@ -600,77 +792,94 @@ func (s *Server) create(proc uint32, r *xdr.Reader, w *xdr.Writer, c caller) (ui
 		a, after fs.Attr
 		pre      fs.WCC
 	)
-	if err := s.may(dir, c, permW|permX, false); err != nil {
+	if err := o.may(dir, c, permW|permX, false); err != nil {
+		return fail(status(err), err)
+	}
+	if err := c.mayOwn(sa); err != nil {
 		return fail(status(err), err)
 	}
 	switch proc {
 	case procCreate:
-		h, a, pre, after, err = s.fs.Create(dir, name, mode, sa, verf, c.uid, c.gid, t)
+		h, a, pre, after, err = o.fs.Create(dir, name, mode, sa, verf, c.uid, c.gid, t)
 	case procMkdir:
-		h, a, pre, after, err = s.fs.Mkdir(dir, name, sa, c.uid, c.gid, t)
+		h, a, pre, after, err = o.fs.Mkdir(dir, name, sa, c.uid, c.gid, t)
 	case procSymlink:
-		h, a, pre, after, err = s.fs.Symlink(dir, name, target, sa, c.uid, c.gid, t)
+		h, a, pre, after, err = o.fs.Symlink(dir, name, target, sa, c.uid, c.gid, t)
 	case procMknod:
-		h, a, pre, after, err = s.fs.Mknod(dir, name, ftype, major, minor, sa, c.uid, c.gid, t)
+		h, a, pre, after, err = o.fs.Mknod(dir, name, ftype, major, minor, sa, c.uid, c.gid, t)
 	}
 	if err != nil {
 		return fail(status(err), err)
 	}
 	w.Uint32(nfsOK)
-	postFH(w, h, true)
+	o.postFH(w, h, true)
 	postOp(w, a, true)
 	wcc(w, pre, true, after, true)
 	return nfsOK, nil
 }
 
-func (s *Server) remove(proc uint32, r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
-	dir, name, err := readDirop(r)
+func (o *op) remove(proc uint32, r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
+	dir, name, err := o.readDirop(r)
 	if r.Err() != nil {
 		return 0, errGarbage
 	}
 	if err != nil {
-		w.Uint32(errBadHandle)
+		st := status(err)
+		w.Uint32(st)
 		wcc(w, fs.WCC{}, false, fs.Attr{}, false)
-		return errBadHandle, err
+		return st, err
 	}
 	var pre fs.WCC
 	var post fs.Attr
-	switch err = s.may(dir, c, permW|permX, false); {
+	if err = o.may(dir, c, permW|permX, false); err == nil {
+		err = o.mayUnlink(dir, name, c)
+	}
+	switch {
 	case err != nil:
 	case proc == procRemove:
-		pre, post, err = s.fs.Remove(dir, name, now())
+		pre, post, err = o.fs.Remove(dir, name, now())
 	default:
-		pre, post, err = s.fs.Rmdir(dir, name, now())
+		pre, post, err = o.fs.Rmdir(dir, name, now())
 	}
-	return s.wccResult(w, dir, pre, post, err)
+	return o.wccResult(w, dir, pre, post, err)
 }
 
-func (s *Server) rename(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
-	from, fname, ferr := readDirop(r)
-	to, tname, terr := readDirop(r)
+func (o *op) rename(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
+	from, fname, ferr := o.readDirop(r)
+	to, tname, terr := o.readDirop(r)
 	if err := args(r); err != nil {
 		return 0, err
 	}
 	if ferr != nil || terr != nil {
-		w.Uint32(errBadHandle)
+		err := errors.Join(ferr, terr)
+		st := status(err)
+		w.Uint32(st)
 		wcc(w, fs.WCC{}, false, fs.Attr{}, false)
 		wcc(w, fs.WCC{}, false, fs.Attr{}, false)
-		return errBadHandle, errors.Join(ferr, terr)
+		return st, err
 	}
 	var fpre, tpre fs.WCC
 	var fpost, tpost fs.Attr
-	err := s.may(from, c, permW|permX, false)
+	err := o.may(from, c, permW|permX, false)
 	if err == nil {
-		err = s.may(to, c, permW|permX, false)
+		err = o.may(to, c, permW|permX, false)
 	}
 	if err == nil {
-		fpre, fpost, tpre, tpost, err = s.fs.Rename(from, fname, to, tname, now())
+		err = o.mayUnlink(from, fname, c)
+	}
+	if err == nil {
+		if err = o.mayUnlink(to, tname, c); errors.Is(err, fs.ErrNoEnt) {
+			err = nil // nothing to replace
+		}
+	}
+	if err == nil {
+		fpre, fpost, tpre, tpost, err = o.fs.Rename(from, fname, to, tname, now())
 	}
 	st := status(err)
 	w.Uint32(st)
 	if err != nil {
-		fa, faErr := s.fs.GetAttr(from)
-		ta, taErr := s.fs.GetAttr(to)
+		fa, faErr := o.fs.GetAttr(from)
+		ta, taErr := o.fs.GetAttr(to)
 		wcc(w, fs.WCC{}, false, fa, faErr == nil)
 		wcc(w, fs.WCC{}, false, ta, taErr == nil)
 		return st, err
@@ -680,32 +889,36 @@ func (s *Server) rename(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) 
 	return st, nil
 }
 
-func (s *Server) link(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
-	h, hst, err := fhArg(r)
+func (o *op) link(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
+	h, hst, err := o.fhArg(r)
 	if err != nil {
 		return 0, err
 	}
-	dir, name, derr := readDirop(r)
+	dir, name, derr := o.readDirop(r)
 	if err := args(r); err != nil {
 		return 0, err
 	}
 	if hst != nfsOK || derr != nil {
-		w.Uint32(errBadHandle)
+		st := hst
+		if st == nfsOK {
+			st = status(derr)
+		}
+		w.Uint32(st)
 		postOp(w, fs.Attr{}, false)
 		wcc(w, fs.WCC{}, false, fs.Attr{}, false)
-		return errBadHandle, derr
+		return st, derr
 	}
 	var a, post fs.Attr
 	var pre fs.WCC
-	err = s.may(dir, c, permW|permX, false)
+	err = o.may(dir, c, permW|permX, false)
 	if err == nil {
-		a, pre, post, err = s.fs.Link(h, dir, name, now())
+		a, pre, post, err = o.fs.Link(h, dir, name, now())
 	}
 	st := status(err)
 	w.Uint32(st)
 	if err != nil {
-		fa, faErr := s.fs.GetAttr(h)
-		da, daErr := s.fs.GetAttr(dir)
+		fa, faErr := o.fs.GetAttr(h)
+		da, daErr := o.fs.GetAttr(dir)
 		postOp(w, fa, faErr == nil)
 		wcc(w, fs.WCC{}, false, da, daErr == nil)
 		return st, err
@@ -718,13 +931,13 @@ func (s *Server) link(r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
 // Sizes used to bound READDIR replies: an entry3 costs its fixed fields
 // plus the name; entryplus3 adds attributes and a handle.
 const (
-	entryFixed     = 4 + 8 + 4 + 8       // value_follows, fileid, name length, cookie
-	entryPlusExtra = 4 + 84 + 4 + 4 + 16 // post_op_attr, post_op_fh3
+	entryFixed     = 4 + 8 + 4 + 8           // value_follows, fileid, name length, cookie
+	entryPlusExtra = 4 + 84 + 4 + 4 + fhSize // post_op_attr, post_op_fh3
 	readdirFixed   = 4 + 4 + 84 + 8 + 4 + 4
 )
 
-func (s *Server) readdir(plus bool, r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
-	dir, st, err := fhArg(r)
+func (o *op) readdir(plus bool, r *xdr.Reader, w *xdr.Writer, c caller) (uint32, error) {
+	dir, st, err := o.fhArg(r)
 	if err != nil {
 		return 0, err
 	}
@@ -752,13 +965,13 @@ func (s *Server) readdir(plus bool, r *xdr.Reader, w *xdr.Writer, c caller) (uin
 	var eof bool
 	var newVerf uint64
 	var da fs.Attr
-	if err = s.may(dir, c, permR, false); err == nil {
-		entries, eof, newVerf, da, err = s.fs.ReadDir(dir, cookie, verf, min(want, 4096), plus)
+	if err = o.may(dir, c, permR, false); err == nil {
+		entries, eof, newVerf, da, err = o.fs.ReadDir(dir, cookie, verf, min(want, 4096), plus)
 	}
 	st = status(err)
 	if err != nil {
 		w.Uint32(st)
-		d, derr := s.fs.GetAttr(dir)
+		d, derr := o.fs.GetAttr(dir)
 		postOp(w, d, derr == nil)
 		return st, err
 	}
@@ -793,8 +1006,11 @@ func (s *Server) readdir(plus bool, r *xdr.Reader, w *xdr.Writer, c caller) (uin
 		w.String(e.Name)
 		w.Uint64(e.Cookie)
 		if plus {
-			postOp(w, e.Attr, true)
-			postFH(w, e.Handle, true)
+			// No handle for ".." of the export's root: it is outside
+			// the export (knfsd leaves it out too).
+			ok := e.Name != ".." || !o.isExportRoot(dir)
+			postOp(w, e.Attr, ok)
+			o.postFH(w, e.Handle, ok)
 		}
 	}
 	w.Bool(false)
@@ -802,19 +1018,19 @@ func (s *Server) readdir(plus bool, r *xdr.Reader, w *xdr.Writer, c caller) (uin
 	return nfsOK, nil
 }
 
-func (s *Server) fsstat(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
-	h, st, err := fhArg(r)
+func (o *op) fsstat(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
+	h, st, err := o.fhArg(r)
 	if err != nil {
 		return 0, err
 	}
 	var a fs.Attr
 	if st == nfsOK {
-		a, err = s.fs.GetAttr(h)
+		a, err = o.fs.GetAttr(h)
 		st = status(err)
 	}
 	var stat fs.Stat
 	if st == nfsOK {
-		stat, err = s.fs.Stat()
+		stat, err = o.fs.Stat()
 		st = status(err)
 	}
 	w.Uint32(st)
@@ -835,14 +1051,14 @@ func (s *Server) fsstat(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
 // the object's post-operation attributes, which FSINFO and PATHCONF
 // results start with. Undecodable arguments return errGarbage (the
 // dispatcher discards whatever was written).
-func (s *Server) attrReply(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
-	h, st, err := fhArg(r)
+func (o *op) attrReply(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
+	h, st, err := o.fhArg(r)
 	if err != nil {
 		return errServerFault, err
 	}
 	var a fs.Attr
 	if st == nfsOK {
-		a, err = s.fs.GetAttr(h)
+		a, err = o.fs.GetAttr(h)
 		st = status(err)
 	}
 	w.Uint32(st)
@@ -850,8 +1066,8 @@ func (s *Server) attrReply(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
 	return st, err
 }
 
-func (s *Server) fsinfo(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
-	st, err := s.attrReply(r, w)
+func (o *op) fsinfo(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
+	st, err := o.attrReply(r, w)
 	if st == nfsOK {
 		w.Uint32(MaxIO)    // rtmax
 		w.Uint32(64 << 10) // rtpref
@@ -867,8 +1083,8 @@ func (s *Server) fsinfo(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
 	return st, err
 }
 
-func (s *Server) pathconf(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
-	st, err := s.attrReply(r, w)
+func (o *op) pathconf(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
+	st, err := o.attrReply(r, w)
 	if st == nfsOK {
 		w.Uint32(fs.MaxLinks) // linkmax
 		w.Uint32(fs.MaxName)
@@ -880,8 +1096,8 @@ func (s *Server) pathconf(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
 	return st, err
 }
 
-func (s *Server) commit(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
-	h, st, err := fhArg(r)
+func (o *op) commit(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
+	h, st, err := o.fhArg(r)
 	if err != nil {
 		return 0, err
 	}
@@ -891,31 +1107,27 @@ func (s *Server) commit(r *xdr.Reader, w *xdr.Writer) (uint32, error) {
 	}
 	var a fs.Attr
 	if st == nfsOK {
-		if a, err = s.fs.GetAttr(h); err == nil {
-			err = s.fs.FlushFile(h)
+		if a, err = o.fs.GetAttr(h); err == nil {
+			err = o.fs.FlushFile(h)
 		}
 		st = status(err)
 	}
 	w.Uint32(st)
 	wcc(w, fs.WCC{}, false, a, st == nfsOK)
 	if st == nfsOK {
-		w.Uint64(s.verf)
+		w.Uint64(o.verf)
 	}
 	return st, err
 }
 
-// mountPoint resolves a MNT path: the export, or a directory under it
-// (as NFS servers commonly allow, and libnfs relies on for URLs whose
-// file is in a subdirectory). It returns a mountstat3.
-func (s *Server) mountPoint(path string) (fs.Handle, uint32) {
-	rest, ok := strings.CutPrefix(path, strings.TrimSuffix(s.export, "/"))
-	if !ok || (rest != "" && rest[0] != '/') {
-		return fs.Handle{}, 2 // MNT3ERR_NOENT
-	}
+// resolve walks names down from the file system's root and returns the
+// directory they name, as a mountstat3. Permissions are not checked: the
+// exports say who may mount.
+func (s *Server) resolve(names []string) (fs.Handle, uint32) {
 	h := s.fs.Root()
-	for _, name := range strings.Split(rest, "/") {
-		if name == "" {
-			continue
+	for _, name := range names {
+		if name == "" || name == "." || name == ".." {
+			return fs.Handle{}, 2 // MNT3ERR_NOENT: export paths are clean
 		}
 		next, a, _, err := s.fs.Lookup(h, name)
 		switch {
@@ -934,6 +1146,28 @@ func (s *Server) mountPoint(path string) (fs.Handle, uint32) {
 		h = next
 	}
 	return h, 0
+}
+
+// exportRoot is the handle of the directory export e exports (resolved
+// on each use: only LOOKUP of ".." and READDIRPLUS need it, and the
+// directory may be replaced while serving).
+func (s *Server) exportRoot(e *Export) (fs.Handle, bool) {
+	if len(e.Dir) == 0 {
+		return s.fs.Root(), true
+	}
+	h, st := s.resolve(e.Dir)
+	return h, st == 0
+}
+
+// isExportRoot reports whether dir is the call's export's root, whose
+// ".." is itself: a client may not walk out of its export (knfsd does the
+// same).
+func (o *op) isExportRoot(dir fs.Handle) bool {
+	if o.exp == nil {
+		return false
+	}
+	root, ok := o.exportRoot(o.exp)
+	return ok && root == dir
 }
 
 // MOUNT v3 (RFC 1813 appendix I).
@@ -956,14 +1190,37 @@ func (s *Server) mount(_ context.Context, c *rpc.Call, w *xdr.Writer) rpc.Accept
 		if r.Err() != nil {
 			return rpc.GarbageArgs
 		}
-		h, st := s.mountPoint(path)
+		addr := peerAddr(c.Peer)
+		e, rule, rest, found := s.exports.Load().forMount(path, addr)
+		switch {
+		case e == nil && found:
+			s.refuse(c, addr, "MNT "+path+": no export of it admits the address", 0)
+			w.Uint32(13) // MNT3ERR_ACCES
+			return rpc.Success
+		case e == nil:
+			w.Uint32(2) // MNT3ERR_NOENT: not exported
+			return rpc.Success
+		case !flavorOK(c, rule):
+			s.refuse(c, addr, "MNT "+path+" with AUTH_NONE", rpc.AuthTooWeak)
+			return rpc.Success
+		}
+		h, st := s.resolve(append(slices.Clone(e.Dir), rest...))
 		w.Uint32(st)
 		if st != 0 {
 			return rpc.Success
 		}
-		w.Opaque(encodeFH(h))
-		w.Uint32(1) // one flavor
-		w.Uint32(rpc.AuthSysFlavor)
+		w.Opaque(s.fh.encode(e.id, h))
+		var flavors []uint32
+		if rule.Sec&SecSys != 0 {
+			flavors = append(flavors, rpc.AuthSysFlavor)
+		}
+		if rule.Sec&SecNone != 0 {
+			flavors = append(flavors, rpc.AuthNone)
+		}
+		w.Uint32(uint32(len(flavors)))
+		for _, f := range flavors {
+			w.Uint32(f)
+		}
 		return rpc.Success
 	case mntDump:
 		w.Bool(false) // no mount list is kept
@@ -975,9 +1232,17 @@ func (s *Server) mount(_ context.Context, c *rpc.Call, w *xdr.Writer) rpc.Accept
 		}
 		return rpc.Success
 	case mntExport:
-		w.Bool(true)
-		w.String(s.export)
-		w.Bool(false) // no groups: everyone
+		// exports: every export with its client patterns as groups
+		// (showmount -e prints them), as mountd answers.
+		for _, e := range s.exports.Load().List() {
+			w.Bool(true)
+			w.String(e.Path)
+			for _, r := range e.Rules {
+				w.Bool(true)
+				w.String(r.Pattern)
+			}
+			w.Bool(false)
+		}
 		w.Bool(false)
 		return rpc.Success
 	}

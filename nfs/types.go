@@ -1,7 +1,6 @@
 package nfs
 
 import (
-	"encoding/binary"
 	"errors"
 
 	"strata/nfs/fs"
@@ -134,6 +133,10 @@ func status(err error) uint32 {
 		return errNotSync
 	case errors.Is(err, errBadFH):
 		return errBadHandle
+	case errors.Is(err, errXDevFH):
+		return errXDev
+	case errors.Is(err, errReadOnly):
+		return errROFS
 	case errors.Is(err, errAccessDenied):
 		return errAcces
 	case errors.Is(err, errNotOwner):
@@ -142,35 +145,6 @@ func status(err error) uint32 {
 		return errIO
 	}
 	return errServerFault
-}
-
-// File handles: "STR1", the inode number and its generation (16 bytes).
-// A handle of another length or magic is BADHANDLE; a freed or reused
-// inode is STALE (the file system checks the generation).
-var errBadFH = errors.New("nfs: bad file handle")
-
-const fhMagic = "STR1"
-
-func encodeFH(h fs.Handle) []byte {
-	b := make([]byte, 0, 16)
-	b = append(b, fhMagic...)
-	b = binary.BigEndian.AppendUint64(b, uint64(h.Ino))
-	return binary.BigEndian.AppendUint32(b, h.Gen)
-}
-
-func decodeFH(b []byte) (fs.Handle, error) {
-	if len(b) != 16 || string(b[:4]) != fhMagic {
-		return fs.Handle{}, errBadFH
-	}
-	return fs.Handle{Ino: fs.Inum(binary.BigEndian.Uint64(b[4:])), Gen: binary.BigEndian.Uint32(b[12:])}, nil
-}
-
-func readFH(r *xdr.Reader) (fs.Handle, error) {
-	b := r.Opaque(MaxFH)
-	if r.Err() != nil {
-		return fs.Handle{}, r.Err()
-	}
-	return decodeFH(b)
 }
 
 // fsid is the file system id in attributes (one file system per server).
@@ -221,13 +195,6 @@ func wcc(w *xdr.Writer, pre fs.WCC, preOK bool, post fs.Attr, postOK bool) {
 	postOp(w, post, postOK)
 }
 
-func postFH(w *xdr.Writer, h fs.Handle, ok bool) {
-	w.Bool(ok)
-	if ok {
-		w.Opaque(encodeFH(h))
-	}
-}
-
 // errGarbage marks arguments that do not decode (GARBAGE_ARGS).
 var errGarbage = errors.New("nfs: undecodable arguments")
 
@@ -274,13 +241,3 @@ func readSattr(r *xdr.Reader) (fs.SetAttr, error) {
 
 // readName decodes a filename3.
 func readName(r *xdr.Reader) string { return r.String(maxNameArg) }
-
-// readDirop decodes diropargs3.
-func readDirop(r *xdr.Reader) (fs.Handle, string, error) {
-	h, err := readFH(r)
-	name := readName(r)
-	if r.Err() != nil {
-		return h, name, r.Err()
-	}
-	return h, name, err
-}
