@@ -379,7 +379,7 @@ func (r *Rule) String() string {
 	case AllSquash:
 		o = append(o, "all_squash")
 	}
-	if r.Squash != NoRootSquash && (r.AnonUID != DefaultAnonUID || r.AnonGID != DefaultAnonGID) {
+	if r.AnonUID != DefaultAnonUID || r.AnonGID != DefaultAnonGID {
 		o = append(o, fmt.Sprintf("anonuid=%d,anongid=%d", r.AnonUID, r.AnonGID))
 	}
 	switch r.Sec {
