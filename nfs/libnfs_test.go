@@ -198,3 +198,51 @@ func TestLibnfsClient(t *testing.T) {
 
 // testFH is the handle of h in the server's first export.
 func testFH(s *Server, h fs.Handle) []byte { return s.fh.encode(s.Exports().List()[0].id, h) }
+
+// TestLibnfsRootSquashed: with the default exports (loopback, root
+// squashed), a real client run by root (libnfs sends the process's uid)
+// writes files owned by 65534 and cannot read a 0600 file of root's.
+func TestLibnfsRootSquashed(t *testing.T) {
+	if os.Getuid() != 0 {
+		t.Skip("libnfs sends the caller's uid: squashing root needs the test to run as root")
+	}
+	ts := startTestServer(t, filepath.Join(t.TempDir(), "nfs.img"))
+	admin := dialTest(t, ts)
+	root, st := admin.mnt("/strata")
+	if st != 0 {
+		t.Fatal(st)
+	}
+	tmp, st := admin.mkdir(root, "tmp")
+	if st != nfsOK || admin.setattrMode(tmp, 0777) != nfsOK {
+		t.Fatalf("mkdir tmp: %d", st)
+	}
+	secret, st := admin.create(root, "secret")
+	if st != nfsOK || admin.write(secret, 0, []byte("root only"), fileSync) != nfsOK || admin.setattrMode(secret, 0600) != nfsOK {
+		t.Fatalf("secret: %d", st)
+	}
+	ts.srv.SetExports(DefaultExports("/strata"))
+
+	local := filepath.Join(t.TempDir(), "f")
+	if err := os.WriteFile(local, []byte("from root"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	runTool(t, "nfs-cp", local, ts.url("/tmp/f"))
+	dir, _, _, err := ts.fs.Lookup(ts.fs.Root(), "tmp")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, a, _, err := ts.fs.Lookup(dir, "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.UID != 65534 || a.GID != 65534 {
+		t.Fatalf("file copied in by root is owned by %d:%d, want 65534:65534", a.UID, a.GID)
+	}
+	out, err := exec.Command(libnfsTool(t, "nfs-cat"), ts.url("/secret")).Output()
+	if err == nil || bytes.Contains(out, []byte("root only")) {
+		t.Fatalf("nfs-cat of root's 0600 file as squashed root: %v, %q", err, out)
+	}
+	if err := exec.Command(libnfsTool(t, "nfs-cp"), local, ts.url("/g")).Run(); err == nil {
+		t.Fatal("squashed root created a file in root's 0755 directory")
+	}
+}
