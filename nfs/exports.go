@@ -71,15 +71,36 @@ const (
 	DefaultAnonGID = 65534
 )
 
-// DefaultExports is the export table without an exports file: the file
-// system's root exported as root, read-write to loopback clients only,
-// with root squashed.
+// DefaultExports is strata nfs serve's export table without an exports
+// file: the file system's root exported as root, read-write to loopback
+// clients only, with root squashed. It panics if root is not a clean
+// absolute path (see CheckRoot).
 func DefaultExports(root string) *Exports {
-	e, err := ParseExports("default", []byte(root+" 127.0.0.0/8(rw,root_squash) ::1(rw,root_squash)\n"), root)
+	return mustExports(root + " 127.0.0.0/8(rw,root_squash) ::1(rw,root_squash)")
+}
+
+// LoopbackExports is NewServer's table: loopback clients only, read-write,
+// credentials as sent.
+func LoopbackExports(root string) *Exports {
+	return mustExports(root + " 127.0.0.0/8(rw,no_root_squash) ::1(rw,no_root_squash)")
+}
+
+func mustExports(line string) *Exports {
+	root, _, _ := strings.Cut(line, " ")
+	e, err := ParseExports("default exports", []byte(line), root)
 	if err != nil {
-		panic(err) // root is checked by the caller's flag parsing; a bug otherwise
+		panic(err)
 	}
 	return e
+}
+
+// CheckRoot reports whether root can be the path a file system is
+// exported as: absolute and clean ("/strata", "/").
+func CheckRoot(root string) error {
+	if !path.IsAbs(root) || path.Clean(root) != root {
+		return fmt.Errorf("export path %q is not a clean absolute path (e.g. /strata)", root)
+	}
+	return nil
 }
 
 // ParseExports parses an exports file (name is used in errors). root is

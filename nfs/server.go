@@ -46,9 +46,11 @@ type Server struct {
 	warnL   limiter       // refusals logged at warning level
 }
 
-// NewServer serves f under the export path export (e.g. "/strata"), to
-// the clients of DefaultExports(export) (loopback only, read-write, root
-// squashed) until SetExports says otherwise.
+// NewServer serves f under the export path export (e.g. "/strata") to
+// loopback clients only, with their credentials as sent (LoopbackExports:
+// what in-process tests and benchmarks that act as root need), until
+// SetExports says otherwise. strata nfs serve sets DefaultExports, which
+// squashes root, or the table of its --exports file.
 func NewServer(f *fs.FS, export string, log *slog.Logger) *Server {
 	if log == nil {
 		log = slog.Default()
@@ -58,7 +60,7 @@ func NewServer(f *fs.FS, export string, log *slog.Logger) *Server {
 		binary.BigEndian.PutUint64(b[:], uint64(time.Now().UnixNano()))
 	}
 	s := &Server{fs: f, export: export, verf: binary.BigEndian.Uint64(b[:]), log: log, fh: fhCodec{key: f.Secret()}}
-	s.exports.Store(DefaultExports(export))
+	s.exports.Store(LoopbackExports(export))
 	return s
 }
 

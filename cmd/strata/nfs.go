@@ -8,7 +8,9 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"strings"
 	"syscall"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/spf13/cobra"
@@ -57,6 +59,18 @@ func openNFSDisk(path string, sizeMiB, inodes uint64, opt fs.Options, log *slog.
 		}
 		return nil, nil, fmt.Errorf("file system on %s: %w", path, err)
 	}
+	if created {
+		// Root is squashed by default, so a root directory of root's
+		// with mode 0755 would let no client create anything at the
+		// top: make it 1777, like /tmp (anyone creates, only owners
+		// remove).
+		mode := uint32(0o1777)
+		t := time.Now()
+		if _, _, err := f.SetAttr(f.Root(), fs.SetAttr{Mode: &mode}, nil, fs.Time{Sec: uint32(t.Unix()), Nsec: uint32(t.Nanosecond())}); err != nil {
+			j.Close()
+			return nil, nil, fmt.Errorf("file system on %s: root directory mode: %w", path, err)
+		}
+	}
 	return j, f, nil
 }
 
@@ -67,9 +81,9 @@ func damagedErr(path string, err error) error {
 
 func nfsServeCmd() *cobra.Command {
 	var (
-		diskPath, listen, mountListen, export, metrics string
-		sizeMiB, inodes                                uint64
-		rpcbind, async, check                          bool
+		diskPath, listen, mountListen, export, metrics, exportsFile string
+		sizeMiB, inodes                                             uint64
+		rpcbind, async, check                                       bool
 	)
 	c := &cobra.Command{
 		Use:   "serve",
@@ -94,6 +108,23 @@ the last moments (the journal logs operations nobody waits for within
 2 ms), never a COMMIT or stable WRITE that was answered, nor anything
 before one.
 
+Who may use the export is set by --exports FILE, one export per line as
+in exports(5): a path (--export, default /strata, is the file system's
+root; a path below it exports that directory) and clients, each an IP
+address, a CIDR or *, with options in parentheses: ro or rw (default),
+root_squash (default) or no_root_squash, all_squash, anonuid=N and
+anongid=N (default 65534), sec=sys (default), sec=none or sec=sys:none.
+For example:
+  /strata      127.0.0.1(rw) 10.0.0.0/8(ro)
+  /strata/pub  *(ro,all_squash)
+Without --exports, only loopback clients (127.0.0.0/8, ::1) may mount
+and use the export, read-write, with root squashed to 65534. Calls from
+other addresses are denied (AUTH_BADCRED), AUTH_NONE where AUTH_SYS is
+required gets AUTH_TOOWEAK, modifying calls on a read-only export get
+NFS3ERR_ROFS, and handles of an export the client may not use are STALE.
+A new file system's root directory is mode 1777 (like /tmp), so that
+squashed root and other users can create files at the top.
+
 At start serve checks the superblock, the root inode and the orphan table
 and refuses a damaged image, pointing at strata nfs fsck. --check also
 runs the full check first; it reads every inode, bitmap, directory and
@@ -104,6 +135,23 @@ error level with the inode and block.`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			export = strings.TrimSuffix(export, "/")
+			if export == "" {
+				export = "/"
+			}
+			if err := nfs.CheckRoot(export); err != nil {
+				return fmt.Errorf("--export: %w", err)
+			}
+			exports := nfs.DefaultExports(export)
+			if exportsFile != "" {
+				data, err := os.ReadFile(exportsFile)
+				if err != nil {
+					return fmt.Errorf("--exports: %w", err)
+				}
+				if exports, err = nfs.ParseExports(exportsFile, data, export); err != nil {
+					return fmt.Errorf("--exports: %w", err)
+				}
+			}
 			j, f, err := openNFSDisk(diskPath, sizeMiB, inodes, fs.Options{UnstableMetadata: async}, log)
 			if err != nil {
 				return err
@@ -128,6 +176,14 @@ error level with the inode and block.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			srv := nfs.NewServer(f, export, log)
+			srv.SetExports(exports)
+			for _, e := range exports.List() {
+				rules := make([]string, len(e.Rules))
+				for i := range e.Rules {
+					rules[i] = e.Rules[i].String()
+				}
+				log.Info("export", "path", e.Path, "clients", strings.Join(rules, " "))
+			}
 			r := rpc.NewServer(log)
 			srv.Register(r)
 			nfsPort, err := serveRPC(ctx, r, listen, log)
@@ -160,7 +216,8 @@ error level with the inode and block.`,
 	f.Uint64Var(&inodes, "inodes", 0, "inodes of a new file system (default: one per 4 blocks)")
 	f.StringVar(&listen, "listen", "127.0.0.1:20049", "NFS address (TCP and UDP)")
 	f.StringVar(&mountListen, "mount-listen", "127.0.0.1:20048", "MOUNT address (TCP and UDP)")
-	f.StringVar(&export, "export", "/strata", "export path clients mount")
+	f.StringVar(&export, "export", "/strata", "the path clients mount the file system's root as")
+	f.StringVar(&exportsFile, "exports", "", "exports file: who may mount what, how (see above; default: loopback clients, rw, root_squash)")
 	f.BoolVar(&rpcbind, "rpcbind", true, "register with rpcbind on 127.0.0.1:111 if it runs")
 	f.StringVar(&metrics, "metrics", "", "serve Prometheus metrics on this HOST:PORT")
 	f.BoolVar(&async, "async", false, "answer metadata operations before they are durable (see above)")
@@ -270,6 +327,9 @@ func serveNFSMetrics(addr string, srv *nfs.Server, r *rpc.Server, j *journal.Jou
 	}
 	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "strata_nfs_error_replies_total", Help: "NFSv3 replies with a status other than NFS3_OK."},
 		func() float64 { _, e := srv.Calls(); return float64(e) }))
+	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "strata_nfs_refused_total",
+		Help: "NFS and MOUNT calls refused by the exports (address not admitted, AUTH_NONE where AUTH_SYS is needed, read-only export, another export's handle)."},
+		func() float64 { return float64(srv.Refused()) }))
 	for _, m := range []struct {
 		name, help string
 		f          func(rpc.Stats) uint64

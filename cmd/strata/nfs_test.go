@@ -26,9 +26,10 @@ import (
 
 // startNFS runs `strata nfs serve` as a child process on free ports and
 // returns it with its NFS and MOUNT addresses.
-func startNFS(t *testing.T, img string) (*exec.Cmd, string, string) {
+func startNFS(t *testing.T, img string, extra ...string) (*exec.Cmd, string, string) {
 	t.Helper()
-	p := exec.Command(os.Args[0], "nfs", "serve", "--disk", img, "--size", "64", "--listen", "127.0.0.1:0", "--mount-listen", "127.0.0.1:0", "--rpcbind=false")
+	args := append([]string{"nfs", "serve", "--disk", img, "--size", "64", "--listen", "127.0.0.1:0", "--mount-listen", "127.0.0.1:0", "--rpcbind=false"}, extra...)
+	p := exec.Command(os.Args[0], args...)
 	p.Env = append(os.Environ(), "STRATA_TEST_AS_CLI=1")
 	out, err := p.StdoutPipe()
 	if err != nil {
@@ -360,5 +361,87 @@ func TestNfsServeRefusesDamagedImage(t *testing.T) {
 				t.Fatalf("fsck on the damaged image: exit %d:\n%s", code, out)
 			}
 		})
+	}
+}
+
+// TestNfsServeExports: `strata nfs serve` refuses a bad --exports file
+// naming the line, before touching the disk; with a file that admits only
+// another address a loopback client's MNT is MNT3ERR_ACCES and its NFS
+// calls are denied; without --exports loopback root is squashed to 65534,
+// and a new image's root directory is 1777 so that it can still create
+// files there.
+func TestNfsServeExports(t *testing.T) {
+	dir := t.TempDir()
+	img := filepath.Join(dir, "nfs.img")
+	bad := filepath.Join(dir, "exports.bad")
+	if err := os.WriteFile(bad, []byte("# ok so far\n/strata 127.0.0.1(rw)\n/strata/pub *(ro,no_such_option)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, code := runCLI(t, "nfs", "serve", "--disk", img, "--exports", bad, "--listen", "127.0.0.1:0", "--mount-listen", "127.0.0.1:0", "--rpcbind=false")
+	if code == 0 || !strings.Contains(out, bad+":3: ") || !strings.Contains(out, "no_such_option") {
+		t.Fatalf("bad exports file: exit %d, output %q", code, out)
+	}
+	if _, err := os.Stat(img); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the refused start created the disk (%v)", err)
+	}
+
+	other := filepath.Join(dir, "exports")
+	if err := os.WriteFile(other, []byte("/strata 127.0.0.2(rw)\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	p, nfsAddr, mountAddr := startNFS(t, img, "--exports", other)
+	c, err := nfs.DialClient(ctx, nfsAddr, mountAddr, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var se *nfs.StatusError
+	if _, err := c.Mount(ctx, "/strata"); !errors.As(err, &se) || se.Status != 13 {
+		t.Fatalf("MNT from an address the exports do not list: %v, want MNT3ERR_ACCES", err)
+	}
+	c.Close()
+	p.Process.Signal(os.Interrupt)
+	p.Wait()
+
+	p, nfsAddr, mountAddr = startNFS(t, img)
+	c, err = nfs.DialClient(ctx, nfsAddr, mountAddr, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := c.Mount(ctx, "/strata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	fh, err := c.Create(ctx, root, "by-root", 0o644)
+	if err != nil {
+		t.Fatalf("create at the top of a new image as squashed root: %v", err)
+	}
+	if _, err := c.Write(ctx, fh, 0, []byte("x"), nfs.FileSync); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	p.Process.Signal(os.Interrupt)
+	p.Wait()
+
+	d, err := disk.OpenFile(img)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := journal.Open(d, journal.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer j.Close()
+	f, err := fs.Open(j)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ra, err := f.GetAttr(f.Root())
+	if err != nil || ra.Mode != 0o1777 {
+		t.Fatalf("root directory mode %o (%v), want 1777", ra.Mode, err)
+	}
+	_, a, _, err := f.Lookup(f.Root(), "by-root")
+	if err != nil || a.UID != 65534 || a.GID != 65534 {
+		t.Fatalf("file created by root over NFS: owner %d:%d (%v), want 65534:65534", a.UID, a.GID, err)
 	}
 }
