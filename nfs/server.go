@@ -10,9 +10,16 @@
 // return only once the data is durable, and the write verifier changes on
 // every start, so clients resend UNSTABLE data a crash may have lost.
 //
-// Assumed: clients are trusted to send their real AUTH_SYS identity (as
-// with any AUTH_SYS server); permissions are evaluated for ACCESS and for
-// owner/group/other mode bits, root (uid 0) is not squashed.
+// Access: an export table (Exports, an exports(5)-like file) says which
+// client addresses may use which exported directory, read-only or not,
+// with root or everyone squashed to an anonymous id, and whether AUTH_NONE
+// is enough; it is applied to every call, not only to MNT, since a client
+// may use a handle without mounting. Handles carry their export and a
+// checksum keyed with a secret of the file system, so they cannot be
+// forged. Within that, clients are trusted to send their real AUTH_SYS
+// identity (as with any AUTH_SYS server): the address is what protects.
+// Permissions are evaluated for ACCESS and for owner/group/other mode
+// bits, with the sticky bit of directories.
 package nfs
 
 import (
@@ -178,7 +185,9 @@ func (s *Server) admit(c *rpc.Call) *op {
 		s.refuse(c, addr, "no export admits the address", rpc.AuthBadCred)
 		return nil
 	}
-	o := &op{Server: s, ex: ex}
+	// Until a rule is found the call acts as nobody; the procedures fail
+	// on the handle before using it, but nothing should rely on that.
+	o := &op{Server: s, ex: ex, cred: caller{uid: DefaultAnonUID, gid: DefaultAnonGID}}
 	peek := *c.Args // the procedure decodes the handle again from the start
 	b := peek.Opaque(MaxFH)
 	if peek.Err() != nil {
