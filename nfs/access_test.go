@@ -112,8 +112,7 @@ func wantDenied(t *testing.T, what string, err error, as rpc.AuthStat) {
 type accessFixture struct {
 	ts                    *testServer
 	admin                 *client
-	root, secret, tmp     []byte
-	pub, pubFile, pubRoot []byte // pubRoot: /strata/pub as mounted by srcPub
+	root, secret, tmp, pub, pubFile []byte // handles of /strata as the admin has them
 }
 
 func newAccessFixture(t *testing.T) *accessFixture {
