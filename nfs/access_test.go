@@ -110,8 +110,8 @@ func wantDenied(t *testing.T, what string, err error, as rpc.AuthStat) {
 // client: a 0600 file of root's, a 0777 directory, and /pub (exported on
 // its own) with a file.
 type accessFixture struct {
-	ts                    *testServer
-	admin                 *client
+	ts                              *testServer
+	admin                           *client
 	root, secret, tmp, pub, pubFile []byte // handles of /strata as the admin has them
 }
 
