@@ -193,7 +193,7 @@ func (s *Server) admit(c *rpc.Call) *op {
 	if peek.Err() != nil {
 		return o // the procedure answers GARBAGE_ARGS
 	}
-	id, _, err := s.fh.decode(b)
+	id, h, err := s.fh.decode(b)
 	e := ex.byID(id)
 	if err != nil || e == nil {
 		if c.CredFlavor == rpc.AuthNone && !ex.allows(addr, SecNone) {
@@ -213,6 +213,7 @@ func (s *Server) admit(c *rpc.Call) *op {
 		return nil
 	}
 	o.exp, o.rule, o.cred = e, rule, credOf(c, rule)
+	o.first, o.firstH = b, h
 	if rule.ReadOnly && modifies(c.Proc) {
 		s.refuse(c, addr, "read-only export "+e.Path, 0)
 		o.deny = errReadOnly
