@@ -281,6 +281,8 @@ func parseRule(f string) (Rule, error) {
 					err = fmt.Errorf("client %s: sec=%s: flavor %q is not supported (sys, none)", pat, v, fl)
 				}
 			}
+		case "async":
+			err = fmt.Errorf("client %s: async is not an export option here: it is the server's flag (strata nfs serve --async)", pat)
 		case "sync", "no_subtree_check":
 			// What Strata always does; accepted so that lines written for
 			// Linux read the same here.

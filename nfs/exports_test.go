@@ -109,7 +109,7 @@ func TestParseExports(t *testing.T) {
 		{"/strata *(sec=)", 1, "not supported"},
 		{"/strata *(rw=1)", 1, "takes no value"},
 		{"/strata *(insecure)", 1, "unknown option"},
-		{"/strata *(async)", 1, "unknown option"},
+		{"/strata *(async)", 1, "strata nfs serve --async"},
 		{"/strata *(rw,,ro)", 1, "unknown option"},
 	} {
 		_, err := ParseExports("exports", []byte(tc.text), "/strata")
