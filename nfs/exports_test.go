@@ -1,6 +1,7 @@
 package nfs
 
 import (
+	"net"
 	"net/netip"
 	"regexp"
 	"strconv"
@@ -248,4 +249,28 @@ func FuzzParseExports(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestPeerAddr: the address rules see, over TCP and UDP: IPv4-mapped
+// addresses unmapped, zones dropped, nothing for an unknown peer.
+func TestPeerAddr(t *testing.T) {
+	for _, tc := range []struct {
+		peer net.Addr
+		want string
+	}{
+		{&net.TCPAddr{IP: net.ParseIP("127.0.0.1"), Port: 1}, "127.0.0.1"},
+		{&net.UDPAddr{IP: net.ParseIP("::ffff:10.1.2.3"), Port: 2}, "10.1.2.3"},
+		{&net.UDPAddr{IP: net.ParseIP("fe80::1"), Port: 2, Zone: "eth0"}, "fe80::1"},
+		{&net.TCPAddr{IP: net.ParseIP("::1"), Port: 3}, "::1"},
+	} {
+		if got := peerAddr(tc.peer); got.String() != tc.want {
+			t.Errorf("%v: %v, want %s", tc.peer, got, tc.want)
+		}
+	}
+	if got := peerAddr(nil); got.IsValid() {
+		t.Errorf("nil peer: %v", got)
+	}
+	if got := peerAddr(&net.UnixAddr{Name: "/x", Net: "unix"}); got.IsValid() {
+		t.Errorf("unix peer: %v", got)
+	}
 }
