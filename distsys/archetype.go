@@ -110,6 +110,9 @@ type Context struct {
 	seen    map[Resource]bool
 	printed bytes.Buffer // the current section's print output
 	aborts  uint64       // sections aborted (for tests and tracing)
+	// eval is the current section's evaluator, kept here so that running
+	// a section does not allocate one (Section.Run takes a pointer).
+	eval tla.Eval
 }
 
 // slot is what a name of the archetype is bound to.
@@ -409,8 +412,9 @@ func (c *Context) Run(ctx context.Context) error {
 			return fmt.Errorf("%s: archetype %s has no label %q", c.arch.Pos, c.arch.Name, label)
 		}
 		c.ctx = ctx
-		e := tla.Eval{Pos: sec.Pos}
-		next, err := sec.Run(c, &e)
+		c.eval = tla.Eval{Pos: sec.Pos}
+		e := &c.eval
+		next, err := sec.Run(c, e)
 		if err == nil {
 			err = e.Err()
 		}

@@ -168,16 +168,22 @@ func TestInputKeepsValuesOfAbortedSections(t *testing.T) {
 // counts and drops them), and a batch round-trips.
 func TestMailboxDecodeRejects(t *testing.T) {
 	for _, b := range [][]byte{{}, {1}, {1, 5}, {1, 1, 200}, {1, 1, 1, 0xff}, {1, 0, 0}} {
-		if _, err := decodeBatch(b); err == nil {
-			t.Errorf("decodeBatch(%v) accepted", b)
+		prev := []tla.Value{tla.Int(7)}
+		if got, err := decodeBatch(prev, b); err == nil || len(got) != 1 {
+			t.Errorf("decodeBatch(%v) accepted or changed what it appends to: %v", b, got)
 		}
 	}
 	vs := []tla.Value{tla.Int(1), tla.Tuple(tla.String("a"))}
-	b, err := encodeBatch(nil, vs)
-	if err != nil {
-		t.Fatal(err)
+	var scratch []byte
+	b, err := encodeBatch([]byte{9}, vs, &scratch)
+	if err != nil || b[0] != 9 {
+		t.Fatal(b, err)
 	}
-	got, err := decodeBatch(b)
+	again, _ := encodeBatch([]byte{9}, vs, &scratch) // the scratch reused: same bytes, a new message
+	if string(again) != string(b) || &again[0] == &b[0] {
+		t.Fatal("encoding with a reused scratch buffer differs or shares the message")
+	}
+	got, err := decodeBatch(nil, b[1:])
 	if err != nil || len(got) != 2 || !tla.Equal(got[1], vs[1]) {
 		t.Fatalf("round trip: %v %v", got, err)
 	}

@@ -47,10 +47,18 @@ type Mailboxes struct {
 	in   *inbox
 	outs map[string]*outbox // by destination address; used by the archetype's goroutine
 	tx   uint64             // last two-phase transaction id; archetype's goroutine
+	// scratch is where the archetype's goroutine encodes outgoing values.
+	scratch []byte
+	last    *outbox // the outbox Index returned last; archetype's goroutine
 
-	mu       sync.Mutex              // guards queue, arrived, prepared
+	// arrived wakes the inbox's one reader when the queue grows: a
+	// buffered signal (not a channel closed and replaced per delivery,
+	// which cost two allocations per message). A stale signal only makes
+	// the reader look at the queue once more.
+	arrived chan struct{}
+
+	mu       sync.Mutex              // guards queue, prepared
 	queue    []tla.Value             // committed, unread messages
-	arrived  chan struct{}           // closed (and replaced) when queue grows
 	prepared map[prepKey][]tla.Value // prepared batches awaiting commit or abort
 
 	dropped atomic.Uint64
@@ -96,7 +104,7 @@ func NewMailboxes(node *stack.Node, self tla.Value, peers []Peer, opt MailboxOpt
 		opt.PrepareTimeout = 2 * time.Second
 	}
 	m := &Mailboxes{node: node, self: self, opt: opt, addrs: map[string]stack.Addr{},
-		outs: map[string]*outbox{}, arrived: make(chan struct{}), prepared: map[prepKey][]tla.Value{}}
+		outs: map[string]*outbox{}, arrived: make(chan struct{}, 1), prepared: map[prepKey][]tla.Value{}}
 	m.in = &inbox{m: m}
 	for _, p := range peers {
 		k, err := p.ID.MarshalBinary()
@@ -123,6 +131,9 @@ func (m *Mailboxes) Index(idx tla.Value) (Resource, error) {
 	if tla.Equal(idx, m.self) {
 		return m.in, nil
 	}
+	if m.last != nil && tla.Equal(idx, m.last.id) {
+		return m.last, nil // most sections send to the peer of the last one
+	}
 	k, err := idx.MarshalBinary()
 	if err != nil {
 		return nil, err
@@ -136,38 +147,49 @@ func (m *Mailboxes) Index(idx tla.Value) (Resource, error) {
 		o = &outbox{m: m, to: addr, id: idx}
 		m.outs[string(addr)] = o
 	}
+	m.last = o
 	return o, nil
 }
 
 // inbox is net[self]: reads take messages from the front of the queue.
 type inbox struct {
-	m    *Mailboxes
-	used int         // messages this section has read (archetype's goroutine)
-	self []tla.Value // messages this section sent to itself
+	m     *Mailboxes
+	used  int         // messages this section has read (archetype's goroutine)
+	self  []tla.Value // messages this section sent to itself
+	timer *time.Timer // the wait of an empty read, reused (one reader)
 }
 
 func (in *inbox) Read(ctx context.Context) (tla.Value, error) {
 	m := in.m
-	var t *time.Timer
+	armed := false
 	for {
 		m.mu.Lock()
 		if in.used < len(m.queue) {
 			v := m.queue[in.used]
 			m.mu.Unlock()
 			in.used++
+			if armed {
+				in.timer.Stop()
+			}
 			return v, nil
 		}
-		ch := m.arrived
 		m.mu.Unlock()
-		if t == nil {
-			t = time.NewTimer(m.opt.Wait)
-			defer t.Stop()
+		if !armed {
+			// Since Go 1.23 a stopped or fired timer can be Reset
+			// without draining its channel.
+			if in.timer == nil {
+				in.timer = time.NewTimer(m.opt.Wait)
+			} else {
+				in.timer.Reset(m.opt.Wait)
+			}
+			armed = true
 		}
 		select {
-		case <-ch:
-		case <-t.C:
+		case <-m.arrived:
+		case <-in.timer.C:
 			return tla.Value{}, &AbortError{Reason: fmt.Sprintf("mailbox %v is empty", m.self)}
 		case <-ctx.Done():
+			in.timer.Stop()
 			return tla.Value{}, ctx.Err()
 		}
 	}
@@ -183,7 +205,15 @@ func (in *inbox) PreCommit(context.Context) error { return nil }
 func (in *inbox) Commit(context.Context) error {
 	m := in.m
 	m.mu.Lock()
-	m.queue = m.queue[in.used:]
+	if in.used == len(m.queue) {
+		// All read: keep the array from its start, so that the next
+		// deliveries append without reallocating (slicing the read
+		// prefix off shrinks the capacity every section).
+		clear(m.queue)
+		m.queue = m.queue[:0]
+	} else {
+		m.queue = m.queue[in.used:]
+	}
 	if len(in.self) > 0 {
 		m.appendLocked(in.self)
 	}
@@ -198,8 +228,15 @@ func (in *inbox) Abort() { in.used, in.self = 0, in.self[:0] }
 // Caller holds m.mu.
 func (m *Mailboxes) appendLocked(vs []tla.Value) {
 	m.queue = append(m.queue, vs...)
-	close(m.arrived)
-	m.arrived = make(chan struct{})
+	m.signal()
+}
+
+// signal wakes the reader if it waits (or makes its next wait return).
+func (m *Mailboxes) signal() {
+	select {
+	case m.arrived <- struct{}{}:
+	default:
+	}
 }
 
 // outbox is net[j] for another instance j: writes are sends.
@@ -220,42 +257,61 @@ func (o *outbox) Write(_ context.Context, v tla.Value) error {
 	return nil
 }
 
-func encodeBatch(b []byte, vs []tla.Value) ([]byte, error) {
-	b = binary.AppendUvarint(b, uint64(len(vs)))
+// encodeBatch returns a new message: head, then the count and each
+// value's length and encoding. The values are encoded into *scratch
+// (reused across calls) first, so that the message is allocated once at
+// its exact size: the stack keeps a sent message until it is
+// acknowledged, so messages themselves cannot be reused.
+func encodeBatch(head []byte, vs []tla.Value, scratch *[]byte) ([]byte, error) {
+	sc := (*scratch)[:0]
+	ends := make([]int, 0, 4)
 	for _, v := range vs {
-		enc, err := v.MarshalBinary()
-		if err != nil {
+		var err error
+		if sc, err = v.AppendBinary(sc); err != nil {
+			*scratch = sc[:0]
 			return nil, err
 		}
-		b = binary.AppendUvarint(b, uint64(len(enc)))
-		b = append(b, enc...)
+		ends = append(ends, len(sc))
+	}
+	*scratch = sc[:0]
+	size := len(head) + binary.MaxVarintLen64*(1+len(vs)) + len(sc)
+	b := make([]byte, 0, size)
+	b = append(b, head...)
+	b = binary.AppendUvarint(b, uint64(len(vs)))
+	start := 0
+	for _, end := range ends {
+		b = binary.AppendUvarint(b, uint64(end-start))
+		b = append(b, sc[start:end]...)
+		start = end
 	}
 	return b, nil
 }
 
-func decodeBatch(b []byte) ([]tla.Value, error) {
+// decodeBatch appends the batch's values to vs; on an error vs is
+// returned as it came.
+func decodeBatch(vs []tla.Value, b []byte) ([]tla.Value, error) {
 	n, k := binary.Uvarint(b)
 	if k <= 0 || n > uint64(len(b)) {
-		return nil, errors.New("bad message count")
+		return vs, errors.New("bad message count")
 	}
 	b = b[k:]
-	vs := make([]tla.Value, 0, n)
+	out := vs
 	for range n {
 		l, k := binary.Uvarint(b)
 		if k <= 0 || l > uint64(len(b)-k) {
-			return nil, errors.New("bad value length")
+			return vs, errors.New("bad value length")
 		}
 		v, err := tla.Decode(b[k : k+int(l)])
 		if err != nil {
-			return nil, err
+			return vs, err
 		}
-		vs = append(vs, v)
+		out = append(out, v)
 		b = b[k+int(l):]
 	}
 	if len(b) != 0 {
-		return nil, errors.New("trailing bytes")
+		return vs, errors.New("trailing bytes")
 	}
-	return vs, nil
+	return out, nil
 }
 
 func (o *outbox) PreCommit(ctx context.Context) error {
@@ -264,8 +320,10 @@ func (o *outbox) PreCommit(ctx context.Context) error {
 	}
 	o.m.tx++
 	tx := o.m.tx
-	req := binary.AppendUvarint([]byte{msgPrepare}, tx)
-	req, err := encodeBatch(req, o.buf)
+	var head [1 + binary.MaxVarintLen64]byte
+	head[0] = msgPrepare
+	req := binary.AppendUvarint(head[:1], tx)
+	req, err := encodeBatch(req, o.buf, &o.m.scratch)
 	if err != nil {
 		return err
 	}
@@ -309,7 +367,7 @@ func (o *outbox) Commit(context.Context) error {
 	if !o.m.opt.Relaxed {
 		return o.m.node.Send(o.to, binary.AppendUvarint([]byte{msgCommit}, o.prepared))
 	}
-	msg, err := encodeBatch([]byte{msgBatch}, o.buf)
+	msg, err := encodeBatch([]byte{msgBatch}, o.buf, &o.m.scratch)
 	if err != nil {
 		return err
 	}
@@ -331,14 +389,16 @@ func (m *Mailboxes) deliver(from stack.Addr, body []byte) {
 	}
 	switch body[0] {
 	case msgBatch:
-		vs, err := decodeBatch(body[1:])
+		// Decoded straight onto the queue: no batch slice per message.
+		m.mu.Lock()
+		q, err := decodeBatch(m.queue, body[1:])
+		m.queue = q
+		m.mu.Unlock()
 		if err != nil {
 			m.dropped.Add(1)
 			return
 		}
-		m.mu.Lock()
-		m.appendLocked(vs)
-		m.mu.Unlock()
+		m.signal()
 	case msgCommit, msgAbort:
 		tx, k := binary.Uvarint(body[1:])
 		if k <= 0 {
@@ -383,7 +443,7 @@ func (m *Mailboxes) handlePrepare(from stack.Addr, req []byte, respond func([]by
 		respond([]byte{0})
 		return
 	}
-	vs, err := decodeBatch(req[1+k:])
+	vs, err := decodeBatch(nil, req[1+k:])
 	if err != nil {
 		m.dropped.Add(1)
 		respond([]byte{0})

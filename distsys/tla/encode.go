@@ -241,7 +241,16 @@ func (d *decoder) value(depth int) (Value, error) {
 		if n == 0 {
 			return Value{}, d.fail("empty function under the function tag (<< >> is a sequence)")
 		}
-		keys, vals := make([]Value, n), make([]Value, n)
+		var keys, vals []Value
+		if n <= chunkedAbove {
+			// One allocation for both halves (a message record is
+			// decoded per delivery); larger functions get their values
+			// copied into chunks, which would leave half of it dead.
+			kv := make([]Value, 2*n)
+			keys, vals = kv[:n:n], kv[n:]
+		} else {
+			keys, vals = make([]Value, n), make([]Value, n)
+		}
 		for i := range keys {
 			if keys[i], err = d.value(depth + 1); err != nil {
 				return Value{}, err
