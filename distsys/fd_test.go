@@ -157,7 +157,7 @@ func (c *countIndexAborts) aborts() int64 {
 // TestFailureDetectorRejects: fd is read-only, unknown instances and bad
 // timings are errors, not panics; Suspect feeds the detector by hand.
 func TestFailureDetectorRejects(t *testing.T) {
-	fd, err := distsys.NewFailureDetector(nil, nil)
+	_, err := distsys.NewFailureDetector(nil, nil)
 	if err == nil {
 		t.Fatal("nil node accepted")
 	}
@@ -185,7 +185,8 @@ func TestFailureDetectorRejects(t *testing.T) {
 	if _, err := distsys.NewFailureDetector(n, []distsys.Peer{p, p}); err == nil {
 		t.Fatal("peer listed twice accepted")
 	}
-	if fd, err = distsys.NewFailureDetector(n, []distsys.Peer{p}); err != nil {
+	fd, err := distsys.NewFailureDetector(n, []distsys.Peer{p})
+	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := fd.Index(tla.Int(8)); err == nil {
