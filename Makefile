@@ -12,7 +12,7 @@ export PATH := $(if $(TOOLCHAIN_BIN),$(TOOLCHAIN_BIN):)$(PATH)
 # A module asking for a newer Go still gets it through the module proxy.
 export GOTOOLCHAIN := auto
 
-.PHONY: all build setup lint test test-long fuzz pgo bench-journal bench-stack bench-mcast bench-wor bench-nfs bench-mpcal bench-geo bench-kv bench-log bench-tx bench-geo-kv up demo clean
+.PHONY: all build setup lint test test-long fuzz pgo bench-journal bench-stack bench-mcast bench-wor bench-nfs bench-mpcal bench-mpcal-go bench-geo bench-kv bench-log bench-tx bench-geo-kv up demo clean
 
 all: build
 
@@ -85,6 +85,9 @@ bench-nfs: build
 
 bench-mpcal: build
 	$(BIN)/strata bench mpcal
+
+bench-mpcal-go: build
+	$(BIN)/strata bench mpcal-go
 
 bench-geo: build
 	$(BIN)/strata bench geo
