@@ -188,3 +188,60 @@ func TestMailboxDecodeRejects(t *testing.T) {
 		t.Fatalf("round trip: %v %v", got, err)
 	}
 }
+
+// commitCounter is an indexed resource whose entries count their commits.
+type commitCounter struct{ entries map[int64]*countingEntry }
+
+type countingEntry struct {
+	Local
+	commits int
+}
+
+func (e *countingEntry) Commit(ctx context.Context) error { e.commits++; return e.Local.Commit(ctx) }
+
+func (c *commitCounter) Index(idx tla.Value) (Resource, error) {
+	i, err := idx.AsInt64()
+	if err != nil {
+		return nil, err
+	}
+	if c.entries[i] == nil {
+		c.entries[i] = &countingEntry{Local: Local{value: tla.Int(0)}}
+	}
+	return c.entries[i], nil
+}
+
+// TestManyTouchedResources: a section that touches more resources than
+// the context scans linearly (touchScan), each several times, commits
+// each exactly once, in order of first touch, with its last write.
+func TestManyTouchedResources(t *testing.T) {
+	const n = 3 * touchScan
+	a := &Archetype{Name: "Many", Pos: "M.tla:1:1", Start: "l",
+		Params: []Param{{Name: "x", Pos: "M.tla:1:10", Ref: true, Index: 1}},
+		Sections: map[string]Section{"l": {Label: "l", Pos: "M.tla:2:3", Run: func(c *Context, e *tla.Eval) (string, error) {
+			for round := range 3 {
+				for i := 1; i <= n; i++ {
+					idx := []tla.Value{tla.Int(int64(i))}
+					c.Write(e, "x", idx, e.Plus(c.Read(e, "x", idx...), tla.Int(int64(i+round))))
+				}
+			}
+			return Done, e.Err()
+		}}},
+	}
+	cc := &commitCounter{entries: map[int64]*countingEntry{}}
+	c, err := NewContext(a, tla.Int(1), BindIndexed("x", cc))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Run(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for i := int64(1); i <= n; i++ {
+		e := cc.entries[i]
+		if e.commits != 1 || e.Value().String() != tla.Int(3*i+3).String() {
+			t.Fatalf("x[%d]: %d commits, value %v; want 1 commit of %d", i, e.commits, e.Value(), 3*i+3)
+		}
+	}
+	if len(c.touched) != 0 || len(c.seen) != 0 {
+		t.Fatalf("section state not reset: %d touched, %d seen", len(c.touched), len(c.seen))
+	}
+}
