@@ -105,11 +105,11 @@ type Context struct {
 
 	backoffLo, backoffHi time.Duration
 
-	ctx     context.Context // the context of the current Run
-	touched []Resource      // resources touched by the current section, in order
+	ctx     context.Context   // the context of the current Run
+	touched []Resource        // resources touched by the current section, in order
 	seen    map[Resource]bool // touched, once a section touches more than touchScan resources
-	printed bytes.Buffer // the current section's print output
-	aborts  uint64       // sections aborted (for tests and tracing)
+	printed bytes.Buffer      // the current section's print output
+	aborts  uint64            // sections aborted (for tests and tracing)
 	// eval is the current section's evaluator, kept here so that running
 	// a section does not allocate one (Section.Run takes a pointer).
 	eval tla.Eval
