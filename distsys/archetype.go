@@ -479,6 +479,28 @@ func (c *Context) sleep(ctx context.Context, max time.Duration) error {
 // failure aborts them all.
 func (c *Context) commit(ctx context.Context) error {
 	defer c.reset()
+	if la := c.soleAgent(); la != nil {
+		// The other resources are private and cannot refuse: the last
+		// agent's answer is the section's outcome.
+		for _, r := range c.touched {
+			if r == Resource(la) {
+				continue
+			}
+			if err := r.PreCommit(ctx); err != nil {
+				for _, r := range c.touched {
+					r.Abort()
+				}
+				return err
+			}
+		}
+		if err := la.commitAlone(ctx); err != nil {
+			for _, r := range c.touched {
+				r.Abort()
+			}
+			return err
+		}
+		return c.commitAll(ctx)
+	}
 	for _, r := range c.touched {
 		if err := r.PreCommit(ctx); err != nil {
 			for _, r := range c.touched {
@@ -487,6 +509,31 @@ func (c *Context) commit(ctx context.Context) error {
 			return err
 		}
 	}
+	return c.commitAll(ctx)
+}
+
+// soleAgent is the section's one resource that can decide it alone, if
+// every other resource it touched is private (see lastAgent).
+func (c *Context) soleAgent() lastAgent {
+	var la lastAgent
+	for _, r := range c.touched {
+		if a, ok := r.(lastAgent); ok && a.soleAgent() {
+			if la != nil {
+				return nil
+			}
+			la = a
+			continue
+		}
+		if _, ok := r.(private); !ok {
+			return nil
+		}
+	}
+	return la
+}
+
+// commitAll commits the touched resources in order and writes the
+// section's prints.
+func (c *Context) commitAll(ctx context.Context) error {
 	for _, r := range c.touched {
 		if err := r.Commit(ctx); err != nil {
 			return fmt.Errorf("commit: %w", err)

@@ -3,12 +3,14 @@ package distsys
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"strings"
 	"testing"
 	"time"
 
 	"strata/distsys/tla"
+	"strata/stack"
 )
 
 // counter is a hand-written archetype: one local x, and a section that
@@ -243,5 +245,38 @@ func TestManyTouchedResources(t *testing.T) {
 	}
 	if len(c.touched) != 0 || len(c.seen) != 0 {
 		t.Fatalf("section state not reset: %d touched, %d seen", len(c.touched), len(c.seen))
+	}
+}
+
+// TestDeliverOnce: a LastAgent delivery repeated with the same
+// transaction (its answer was lost) joins the inbox once; an older
+// transaction is not delivered; a malformed one is refused and counted;
+// the next transaction is delivered.
+func TestDeliverOnce(t *testing.T) {
+	m := &Mailboxes{arrived: make(chan struct{}, 1), delivered: map[stack.Addr]uint64{}, prepared: map[prepKey][]tla.Value{}}
+	var scratch []byte
+	msg := func(tx uint64, v tla.Value) []byte {
+		b, err := encodeBatch(binary.AppendUvarint([]byte{msgDeliver}, tx), []tla.Value{v}, &scratch)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	var answers []byte
+	answer := func(b []byte) { answers = append(answers, b...) }
+	m.handlePrepare("a", msg(10, tla.Int(1)), answer)
+	m.handlePrepare("a", msg(10, tla.Int(1)), answer) // the repeat
+	m.handlePrepare("a", msg(9, tla.Int(0)), answer)  // older
+	m.handlePrepare("b", msg(10, tla.Int(2)), answer) // another sender's tx 10
+	m.handlePrepare("a", []byte{msgDeliver, 11, 1, 200}, answer)
+	m.handlePrepare("a", msg(11, tla.Int(3)), answer)
+	if string(answers) != "\x01\x01\x01\x01\x00\x01" {
+		t.Fatalf("answers %v", answers)
+	}
+	if got := tla.Tuple(m.queue...).String(); got != "<<1, 2, 3>>" {
+		t.Fatalf("inbox %s, want <<1, 2, 3>>", got)
+	}
+	if m.Dropped() != 1 {
+		t.Fatalf("dropped %d, want 1", m.Dropped())
 	}
 }

@@ -45,16 +45,22 @@ func nodes(t *testing.T, n int) []*stack.Node {
 // are ever inside at once (mutual exclusion) and that every client
 // entered Rounds times (progress).
 func TestLockServiceEndToEnd(t *testing.T) {
-	for _, relaxed := range []bool{false, true} {
-		name := "two-phase"
-		if relaxed {
-			name = "relaxed"
-		}
-		t.Run(name, func(t *testing.T) { runLock(t, 3, 5, relaxed) })
+	for name, opt := range mailboxModes {
+		t.Run(name, func(t *testing.T) { runLock(t, 3, 5, opt) })
 	}
 }
 
-func runLock(t *testing.T, clients, rounds int, relaxed bool) {
+// mailboxModes are the mailbox options the end-to-end tests run with.
+// With LastAgent, the lock clients' sections that send also write the cs
+// output channel (not private), so they keep the two-phase protocol; the
+// server's sends and the echo's go as last agents.
+var mailboxModes = map[string]distsys.MailboxOptions{
+	"two-phase":  {},
+	"relaxed":    {Relaxed: true},
+	"last-agent": {LastAgent: true},
+}
+
+func runLock(t *testing.T, clients, rounds int, opt distsys.MailboxOptions) {
 	m, err := lock.New(lock.Constants{NumClients: tla.Int(int64(clients)), Rounds: tla.Int(int64(rounds))})
 	if err != nil {
 		t.Fatal(err)
@@ -71,7 +77,7 @@ func runLock(t *testing.T, clients, rounds int, relaxed bool) {
 	defer stopServer()
 
 	run := func(arch *distsys.Archetype, id int, opts ...distsys.Option) (*distsys.Context, error) {
-		mb, err := distsys.NewMailboxes(ns[id], tla.Int(int64(id)), peers, distsys.MailboxOptions{Relaxed: relaxed})
+		mb, err := distsys.NewMailboxes(ns[id], tla.Int(int64(id)), peers, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -145,6 +151,12 @@ func runLock(t *testing.T, clients, rounds int, relaxed bool) {
 // the client's output channel must receive 2, 4, ..., 40 in order; the
 // client's final print must reach its output.
 func TestEchoEndToEnd(t *testing.T) {
+	for name, opt := range mailboxModes {
+		t.Run(name, func(t *testing.T) { runEcho(t, opt) })
+	}
+}
+
+func runEcho(t *testing.T, opt distsys.MailboxOptions) {
 	const n = 20
 	server, client := tla.String("server"), tla.String("client")
 	m, err := echo.New(echo.Constants{NumRequests: tla.Int(n), ServerID: server, ClientID: client})
@@ -153,11 +165,11 @@ func TestEchoEndToEnd(t *testing.T) {
 	}
 	ns := nodes(t, 2)
 	peers := []distsys.Peer{{ID: server, Addr: ns[0].Local()}, {ID: client, Addr: ns[1].Local()}}
-	smb, err := distsys.NewMailboxes(ns[0], server, peers, distsys.MailboxOptions{})
+	smb, err := distsys.NewMailboxes(ns[0], server, peers, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmb, err := distsys.NewMailboxes(ns[1], client, peers, distsys.MailboxOptions{})
+	cmb, err := distsys.NewMailboxes(ns[1], client, peers, opt)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -34,6 +34,23 @@ import (
 //     sends at most one message, or when a receiver may see sends of a
 //     section that a later resource's pre-commit refuses (none of the
 //     built-in resources refuses).
+//   - two-phase with LastAgent: as two-phase, except for a section whose
+//     only send goes to one destination and whose other resources are all
+//     private to the archetype (locals, LocalMap entries, its own inbox:
+//     nothing that can refuse or that anyone else sees). Such a section's
+//     outcome is the destination's to decide (the last-agent optimization
+//     of two-phase commit): the batch goes as one "deliver" RPC, the
+//     receiver appends it to its inbox at once and answers, and the
+//     section commits when the answer comes; one round trip, and the
+//     receiver sees the messages after one message instead of three. The
+//     price is what an unanswered RPC means: the batch may have been
+//     delivered, so the sender cannot abort; it repeats the same
+//     transaction (the receiver delivers it once) until it is answered,
+//     instead of aborting and retrying the section (which could have
+//     taken another branch, say after its fd said the destination
+//     failed). A Run cancelled meanwhile still waits up to PrepareTimeout
+//     for the call in flight, then stops with an error saying the
+//     delivery is in doubt. Other sections use the two-phase protocol.
 //
 // Either way one section's messages to one destination arrive together,
 // in order. Received messages that do not decode are dropped and counted
@@ -57,9 +74,10 @@ type Mailboxes struct {
 	// the reader look at the queue once more.
 	arrived chan struct{}
 
-	mu       sync.Mutex              // guards queue, prepared
-	queue    []tla.Value             // committed, unread messages
-	prepared map[prepKey][]tla.Value // prepared batches awaiting commit or abort
+	mu        sync.Mutex              // guards queue, prepared, delivered
+	queue     []tla.Value             // committed, unread messages
+	prepared  map[prepKey][]tla.Value // prepared batches awaiting commit or abort
+	delivered map[stack.Addr]uint64   // LastAgent: the last tx delivered from each sender
 
 	dropped atomic.Uint64
 }
@@ -78,6 +96,7 @@ type Peer struct {
 // MailboxOptions tune Mailboxes.
 type MailboxOptions struct {
 	Relaxed        bool          // no two-phase commit (see Mailboxes)
+	LastAgent      bool          // two-phase: a section with one destination and only private resources besides commits in one round trip (see Mailboxes)
 	Wait           time.Duration // how long a read of an empty inbox waits before aborting (default 50 ms)
 	PrepareTimeout time.Duration // two-phase: how long a prepare may take (default 2 s)
 }
@@ -88,6 +107,7 @@ const (
 	msgPrepare = 2 // RPC: tx, count, values
 	msgCommit  = 3 // tx
 	msgAbort   = 4 // tx
+	msgDeliver = 5 // RPC, LastAgent: tx, count, values; delivered at once, once per tx
 )
 
 // NewMailboxes makes the mailboxes of the instance self, whose node is
@@ -104,7 +124,12 @@ func NewMailboxes(node *stack.Node, self tla.Value, peers []Peer, opt MailboxOpt
 		opt.PrepareTimeout = 2 * time.Second
 	}
 	m := &Mailboxes{node: node, self: self, opt: opt, addrs: map[string]stack.Addr{},
-		outs: map[string]*outbox{}, arrived: make(chan struct{}, 1), prepared: map[prepKey][]tla.Value{}}
+		outs: map[string]*outbox{}, arrived: make(chan struct{}, 1), prepared: map[prepKey][]tla.Value{},
+		delivered: map[stack.Addr]uint64{},
+		// Transaction ids start from the clock, so that those of a
+		// restarted sender (same address) exceed the ones a receiver
+		// remembers from before the restart.
+		tx: uint64(time.Now().UnixNano())}
 	m.in = &inbox{m: m}
 	for _, p := range peers {
 		k, err := p.ID.MarshalBinary()
@@ -432,6 +457,10 @@ func (m *Mailboxes) deliver(from stack.Addr, body []byte) {
 
 // handlePrepare answers a prepare RPC: the batch is held until its commit.
 func (m *Mailboxes) handlePrepare(from stack.Addr, req []byte, respond func([]byte)) {
+	if len(req) > 0 && req[0] == msgDeliver {
+		m.handleDeliver(from, req, respond)
+		return
+	}
 	if len(req) == 0 || req[0] != msgPrepare {
 		m.dropped.Add(1)
 		respond([]byte{0})
@@ -454,3 +483,84 @@ func (m *Mailboxes) handlePrepare(from stack.Addr, req []byte, respond func([]by
 	m.mu.Unlock()
 	respond([]byte{1})
 }
+
+// handleDeliver answers a LastAgent deliver RPC: the batch joins the
+// inbox now, once per transaction (a repeat, sent because the answer was
+// late or lost, is answered again and not delivered twice).
+func (m *Mailboxes) handleDeliver(from stack.Addr, req []byte, respond func([]byte)) {
+	tx, k := binary.Uvarint(req[1:])
+	if k <= 0 {
+		m.dropped.Add(1)
+		respond([]byte{0})
+		return
+	}
+	m.mu.Lock()
+	if tx <= m.delivered[from] {
+		m.mu.Unlock()
+		respond([]byte{1})
+		return
+	}
+	q, err := decodeBatch(m.queue, req[1+k:])
+	if err != nil {
+		m.mu.Unlock()
+		m.dropped.Add(1)
+		respond([]byte{0})
+		return
+	}
+	m.queue = q
+	m.delivered[from] = tx
+	m.mu.Unlock()
+	m.signal()
+	respond([]byte{1})
+}
+
+// soleAgent implements lastAgent: this outbox can decide its section
+// alone when LastAgent is on and it has something to send.
+func (o *outbox) soleAgent() bool {
+	return o.m.opt.LastAgent && !o.m.opt.Relaxed && len(o.buf) > 0
+}
+
+// commitAlone delivers the section's batch as one deliver RPC, repeated
+// (same tx) until it is answered or ctx ends. A refusal (the receiver
+// could not decode it, so it delivered nothing) aborts the section.
+func (o *outbox) commitAlone(ctx context.Context) error {
+	o.m.tx++
+	var head [1 + binary.MaxVarintLen64]byte
+	head[0] = msgDeliver
+	req, err := encodeBatch(binary.AppendUvarint(head[:1], o.m.tx), o.buf, &o.m.scratch)
+	if err != nil {
+		return err
+	}
+	for {
+		// The call outlives a cancelled ctx by up to PrepareTimeout: once
+		// the batch may have been delivered, the section must learn the
+		// answer to commit with it (a Run cancelled just after the
+		// receiver took its message would otherwise drop the section's
+		// other effects while its message stays delivered).
+		callCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), o.m.opt.PrepareTimeout)
+		resp, err := o.m.node.Call(callCtx, o.to, req, o.m.opt.PrepareTimeout)
+		cancel()
+		if err == nil {
+			o.buf = o.buf[:0]
+			if len(resp) != 1 || resp[0] != 1 {
+				return &AbortError{Reason: fmt.Sprintf("mailbox %v refused a delivery", o.id)}
+			}
+			return nil
+		}
+		if ctx.Err() != nil {
+			return fmt.Errorf("delivery to mailbox %v in doubt (unanswered: %v): %w", o.id, err, ctx.Err())
+		}
+		// In doubt: the batch may have been delivered. Ask again after
+		// a pause (a closed node fails at once).
+		t := time.NewTimer(min(o.m.opt.PrepareTimeout/10, 100*time.Millisecond))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return fmt.Errorf("delivery to mailbox %v in doubt (unanswered: %v): %w", o.id, err, ctx.Err())
+		case <-t.C:
+		}
+	}
+}
+
+// private marks the mailbox resource only this archetype sees.
+func (*inbox) private() {}

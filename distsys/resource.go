@@ -74,6 +74,26 @@ func (e *AssertionError) Error() string {
 	return fmt.Sprintf("%s: assertion failed: %s", e.Pos, e.Expr)
 }
 
+// lastAgent is a resource that can decide a section's outcome alone
+// when every other resource the section touched is private (the
+// last-agent optimization: see Mailboxes' LastAgent). soleAgent reports
+// whether it can this time; commitAlone makes its effects visible and
+// returns nil once they are, or an error (matching ErrAborted if nothing
+// became visible); Commit afterwards only clears its state.
+type lastAgent interface {
+	Resource
+	soleAgent() bool
+	commitAlone(ctx context.Context) error
+}
+
+// private is a resource whose effects only its own archetype sees and
+// whose PreCommit never refuses, so committing it after a last agent
+// has decided cannot be observed out of order.
+type private interface{ private() }
+
+func (*Local) private()    {}
+func (*mapEntry) private() {}
+
 // Local is an in-memory resource: an archetype's local variable, a value
 // parameter, or a `ref` bound to state the archetype alone uses. It is
 // not safe for concurrent use (see the package's assumptions).

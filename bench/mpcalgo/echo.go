@@ -22,12 +22,16 @@ const (
 	Handwritten = "handwritten"
 	Relaxed     = "relaxed"
 	TwoPhase    = "two-phase"
+	// LastAgent is two-phase with MailboxOptions.LastAgent: these
+	// sections (one send, the rest locals and the inbox) commit in one
+	// deliver round trip.
+	LastAgent = "last-agent"
 )
 
 // Props is the stack both systems run on in a mode: the mailboxes'
 // two-phase commit needs RPC, the relaxed mode does not.
 func Props(mode string) string {
-	if mode == TwoPhase {
+	if mode == TwoPhase || mode == LastAgent {
 		return "Reliable,FIFO,RPC"
 	}
 	return "Reliable,FIFO"
@@ -114,7 +118,7 @@ func runGenerated(ctx context.Context, o echoOpts) ([]time.Duration, distsysStat
 	defer sn.Close()
 	defer cn.Close()
 	peers := []distsys.Peer{{ID: serverID, Addr: sn.Local()}, {ID: clientID, Addr: cn.Local()}}
-	mo := distsys.MailboxOptions{Relaxed: o.mode == Relaxed}
+	mo := distsys.MailboxOptions{Relaxed: o.mode == Relaxed, LastAgent: o.mode == LastAgent}
 	smb, err := distsys.NewMailboxes(sn, serverID, peers, mo)
 	if err != nil {
 		return nil, st, err

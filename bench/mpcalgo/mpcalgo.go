@@ -30,7 +30,7 @@ type Config struct {
 	Rounds   int
 	N        int           // measured round trips per system, mode and round
 	Warmup   int           // untimed round trips before them
-	Modes    []string      // Relaxed, TwoPhase
+	Modes    []string      // Relaxed, TwoPhase, LastAgent
 	BusyPoll time.Duration // transport busy polling, both systems
 	Values   bool          // run the TLA+ value microbenchmarks
 	ValueN   int           // their values' size
@@ -80,8 +80,8 @@ func Run(ctx context.Context, cfg Config) (*kit.Report, error) {
 		return nil, fmt.Errorf("mpcal-go: need at least 1 round, 100 round trips and 1 warm-up round trip (got %d, %d, %d)", cfg.Rounds, cfg.N, cfg.Warmup)
 	}
 	for _, m := range cfg.Modes {
-		if m != Relaxed && m != TwoPhase {
-			return nil, fmt.Errorf("mpcal-go: unknown mailbox mode %q (want %s or %s)", m, Relaxed, TwoPhase)
+		if m != Relaxed && m != TwoPhase && m != LastAgent {
+			return nil, fmt.Errorf("mpcal-go: unknown mailbox mode %q (want %s, %s or %s)", m, Relaxed, TwoPhase, LastAgent)
 		}
 	}
 	progress := cfg.Progress
@@ -93,13 +93,13 @@ func Run(ctx context.Context, cfg Config) (*kit.Report, error) {
 	common := func(s kit.Settings) kit.Settings {
 		s["transport"] = "udp:127.0.0.1"
 		s["busy_poll"] = cfg.BusyPoll.String()
-		s["stack_props"] = fmt.Sprintf("%s: %s; %s: %s", Relaxed, Props(Relaxed), TwoPhase, Props(TwoPhase))
+		s["stack_props"] = fmt.Sprintf("%s: %s; %s and %s: %s", Relaxed, Props(Relaxed), TwoPhase, LastAgent, Props(TwoPhase))
 		s["request_bytes"] = wireSize((cfg.N + cfg.Warmup) / 2)
 		return s
 	}
 	rep.System(Generated, common(kit.Settings{
 		"model":     "mpcal/testdata/gogen/echobench/EchoBench.tla (strata mpcal gogen)",
-		"runtime":   "distsys.Context.Run; distsys.Mailboxes (relaxed: one one-way message per send at commit; two-phase: prepare RPC at pre-commit, one-way commit)",
+		"runtime":   "distsys.Context.Run; distsys.Mailboxes (relaxed: one one-way message per send at commit; two-phase: prepare RPC at pre-commit, one-way commit; last-agent: two-phase with LastAgent, one deliver RPC for these single-send sections)",
 		"per_round": "client: 2 critical sections (request, response), server: 1 (receive and reply)",
 	}))
 	rep.System(Handwritten, common(kit.Settings{

@@ -15,7 +15,7 @@ import (
 func TestEchoSystems(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	for _, mode := range []string{Relaxed, TwoPhase} {
+	for _, mode := range []string{Relaxed, TwoPhase, LastAgent} {
 		o := echoOpts{mode: mode, n: 300, warmup: 20}
 		lat, st, err := runGenerated(ctx, o)
 		if err != nil {
@@ -136,3 +136,4 @@ func BenchmarkEchoGeneratedRelaxed(b *testing.B)    { benchEcho(b, Generated, Re
 func BenchmarkEchoGeneratedTwoPhase(b *testing.B)   { benchEcho(b, Generated, TwoPhase) }
 func BenchmarkEchoHandwrittenRelaxed(b *testing.B)  { benchEcho(b, Handwritten, Relaxed) }
 func BenchmarkEchoHandwrittenTwoPhase(b *testing.B) { benchEcho(b, Handwritten, TwoPhase) }
+func BenchmarkEchoGeneratedLastAgent(b *testing.B)  { benchEcho(b, Generated, LastAgent) }

@@ -36,7 +36,11 @@ size). Both run in this process. Each mailbox mode (--modes):
              one-way message per destination (exact for sections with a
              single send, as here); stack Reliable,FIFO;
   two-phase: the mailboxes' two-phase commit (a prepare RPC at pre-commit,
-             a one-way commit); stack Reliable,FIFO,RPC.
+             a one-way commit); stack Reliable,FIFO,RPC;
+  last-agent: two-phase with MailboxOptions.LastAgent: a section whose one
+             send is its only resource others see commits through one
+             deliver RPC that the receiver decides (all of this model's
+             sending sections); stack Reliable,FIFO,RPC.
 Each round runs, per mode, both systems in alternating order (bench/kit
 Order). Printed: mean, p50 and p99 round trip per system (medians over
 rounds), the overhead of generated code over hand-written per mode, and
@@ -59,8 +63,8 @@ testing.Benchmark.`,
 			var ms []string
 			for _, m := range strings.Split(modes, ",") {
 				m = strings.TrimSpace(m)
-				if m != mpcalgo.Relaxed && m != mpcalgo.TwoPhase {
-					return fmt.Errorf("--modes: unknown mode %q (want %s, %s)", m, mpcalgo.Relaxed, mpcalgo.TwoPhase)
+				if m != mpcalgo.Relaxed && m != mpcalgo.TwoPhase && m != mpcalgo.LastAgent {
+					return fmt.Errorf("--modes: unknown mode %q (want %s, %s, %s)", m, mpcalgo.Relaxed, mpcalgo.TwoPhase, mpcalgo.LastAgent)
 				}
 				ms = append(ms, m)
 			}
@@ -91,7 +95,7 @@ testing.Benchmark.`,
 	f.IntVar(&n, "n", 10000, "measured round trips per system, mode and round")
 	f.IntVar(&warmup, "warmup", 1000, "untimed round trips before the measured ones")
 	f.IntVar(&valueN, "value-n", 1000, "elements of the values in the TLA+ microbenchmarks")
-	f.StringVar(&modes, "modes", "relaxed,two-phase", "mailbox modes: relaxed, two-phase")
+	f.StringVar(&modes, "modes", "relaxed,two-phase,last-agent", "mailbox modes: relaxed, two-phase, last-agent")
 	f.DurationVar(&busyPoll, "busy-poll", 0, "both systems' transports poll an empty socket this long before sleeping (0: never)")
 	return c
 }
