@@ -2,6 +2,7 @@ package models
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -82,6 +83,16 @@ var ownModels = []ownModel{
 
 func runOwn(t *testing.T, spec, cfg string) *tlc.Result {
 	t.Helper()
+	// Read the files here so that go test's cache sees them (TLC reads
+	// them in another process).
+	for _, f := range []string{spec, cfg} {
+		if f == "" {
+			f = strings.TrimSuffix(spec, ".tla") + ".cfg"
+		}
+		if _, err := os.ReadFile(f); err != nil {
+			t.Fatal(err)
+		}
+	}
 	r, err := tlc.Check(context.Background(), tlc.Options{Spec: spec, Config: cfg, Workers: 1})
 	if err != nil {
 		t.Fatalf("TLC on %s with %s: %v", spec, cfg, err)
