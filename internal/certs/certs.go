@@ -339,10 +339,6 @@ func Load(f Files) (*tls.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("certs: %w", err)
 	}
-	pool := x509.NewCertPool()
-	if !pool.AppendCertsFromPEM(cab) {
-		return nil, fmt.Errorf("certs: %s holds no PEM certificate", f.CA)
-	}
 	cb, err := os.ReadFile(f.Cert)
 	if err != nil {
 		return nil, fmt.Errorf("certs: %w", err)
@@ -351,18 +347,32 @@ func Load(f Files) (*tls.Config, error) {
 	if err != nil {
 		return nil, err
 	}
-	pair, err := tls.X509KeyPair(cb, kb)
+	cfg, err := Config(cab, Node{CertPEM: cb, KeyPEM: kb})
 	if err != nil {
-		return nil, fmt.Errorf("certs: %s, %s: %w", f.Cert, f.Key, err)
+		return nil, fmt.Errorf("%w (CA %s, certificate %s, key %s)", err, f.CA, f.Cert, f.Key)
+	}
+	return cfg, nil
+}
+
+// Config is Load's configuration from PEM contents: the CA's certificate
+// and a node's certificate and key.
+func Config(caPEM []byte, n Node) (*tls.Config, error) {
+	pool := x509.NewCertPool()
+	if !pool.AppendCertsFromPEM(caPEM) {
+		return nil, errors.New("certs: the CA file holds no PEM certificate")
+	}
+	pair, err := tls.X509KeyPair(n.CertPEM, n.KeyPEM)
+	if err != nil {
+		return nil, fmt.Errorf("certs: %w", err)
 	}
 	leaf, err := x509.ParseCertificate(pair.Certificate[0])
 	if err != nil {
-		return nil, fmt.Errorf("certs: %s: %w", f.Cert, err)
+		return nil, fmt.Errorf("certs: %w", err)
 	}
 	// Our own certificate must chain to the CA we trust: a mismatch
 	// would otherwise show only as every peer refusing us.
 	if _, err := leaf.Verify(x509.VerifyOptions{Roots: pool, KeyUsages: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth}}); err != nil {
-		return nil, fmt.Errorf("certs: %s is not signed by the CA in %s: %w", f.Cert, f.CA, err)
+		return nil, fmt.Errorf("certs: the certificate is not signed by the CA: %w", err)
 	}
 	return &tls.Config{
 		MinVersion:             tls.VersionTLS13,

@@ -1,6 +1,7 @@
 package transport
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -78,12 +79,13 @@ type Stats struct {
 	Dropped       uint64 // datagrams read while no receiver was set or while closing
 	Dials         uint64 // TCP: outbound connections established
 	Accepts       uint64 // TCP: inbound connections accepted
+	TLSRefused    uint64 // TCP with TLS: inbound connections refused (failed handshake, plain peer, address not covered by the certificate)
 }
 
 type counters struct {
 	sent, received, bytesSent, bytesReceived atomic.Uint64
 	sendErrors, recvErrors, badFrames        atomic.Uint64
-	dropped, dials, accepts                  atomic.Uint64
+	dropped, dials, accepts, tlsRefused      atomic.Uint64
 }
 
 func (c *counters) snapshot() Stats {
@@ -98,6 +100,7 @@ func (c *counters) snapshot() Stats {
 		Dropped:       c.dropped.Load(),
 		Dials:         c.dials.Load(),
 		Accepts:       c.accepts.Load(),
+		TLSRefused:    c.tlsRefused.Load(),
 	}
 }
 
@@ -398,6 +401,12 @@ type Options struct {
 	// it runs once the local address is known. If it fails, ListenOpts
 	// closes the transport and returns its error.
 	Wrap func(stack.Transport) (stack.Transport, error)
+	// TLS, OnTLSRefused, OnTLSRequired: TCP only (TCPOptions.TLS,
+	// OnRefused, OnTLSRequired). A UDP address with TLS is refused:
+	// sealed links protect UDP.
+	TLS           *tls.Config
+	OnTLSRefused  func(remote string, err error)
+	OnTLSRequired func(peer stack.Addr)
 }
 
 // ListenOpts is Listen with options.
@@ -406,10 +415,12 @@ func ListenOpts(a string, o Options) (stack.Transport, error) {
 	var err error
 	network, hostport, ok := strings.Cut(a, ":")
 	switch {
+	case ok && network == "udp" && o.TLS != nil:
+		return nil, fmt.Errorf("transport: address %q: TLS is for tcp addresses only (sealed links, --key-file, protect UDP)", a)
 	case ok && network == "udp":
 		tr, err = ListenUDPOpts(hostport, UDPOptions{BusyPoll: o.BusyPoll})
 	case ok && network == "tcp":
-		tr, err = ListenTCPOpts(hostport, TCPOptions{BusyPoll: o.BusyPoll})
+		tr, err = ListenTCPOpts(hostport, TCPOptions{BusyPoll: o.BusyPoll, TLS: o.TLS, OnRefused: o.OnTLSRefused, OnTLSRequired: o.OnTLSRequired})
 	default:
 		return nil, fmt.Errorf("transport: address %q: want udp:HOST:PORT or tcp:HOST:PORT", a)
 	}

@@ -3,6 +3,7 @@ package transport
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -46,8 +47,22 @@ type TCPOptions struct {
 	HelloTimeout time.Duration // an inbound connection must send its hello within this; default DefaultTCPHelloTimeout
 	// BusyPoll: when a connection has nothing to read, its reader keeps
 	// polling it for this long before sleeping (0: never). It trades CPU
-	// time for latency (see spin_unix.go).
+	// time for latency (see spin_unix.go). Not with TLS: its reader
+	// reads the TLS connection, which cannot step aside mid-record.
 	BusyPoll time.Duration
+	// TLS, if set, runs every connection over TLS 1.3 with mutual
+	// authentication (tls.go): this config's certificate is presented
+	// both ways, the peer's must chain to RootCAs (dialing) or ClientCAs
+	// (listening) and cover the address it speaks for (CheckPeer).
+	TLS *tls.Config
+	// OnRefused, with TLS, is told of every inbound connection refused
+	// (a failed handshake, a plain peer, an address the certificate does
+	// not cover), on the connection's goroutine: it must not block.
+	OnRefused func(remote string, err error)
+	// OnTLSRequired, without TLS, is told when a peer refuses our
+	// connection because it requires TLS (TLSNotice), on the connection's
+	// reader goroutine: it must not block.
+	OnTLSRequired func(peer stack.Addr)
 }
 
 // TCP is a stack.Transport over TCP connections carrying length-prefixed
@@ -62,6 +77,11 @@ type TCP struct {
 	rturn  serial        // one receiver call at a time, abandoned on done
 	start  time.Time     // the origin of now
 	hello  []byte        // our hello frame payload
+	// helloFrame: the hello with its header (written whole under TLS)
+	helloFrame []byte
+	// with TLS: the listener's and the dialer's configurations (nil
+	// without), set before the transport starts
+	tlsServer, tlsClient *tls.Config
 	receiver
 	batcher
 	closing atomic.Bool
@@ -98,7 +118,11 @@ const flatMax = 2048
 // conn is one connection, dialed or accepted; frames flow both ways on it.
 // Its reader marks it dead when the peer closes it.
 type conn struct {
-	c    *net.TCPConn
+	c *net.TCPConn
+	// tc, with TLS: the TLS connection over c, which frames are written
+	// to and read from (c stays the socket: closing, peeking, deadlines);
+	// set before the connection is shared
+	tc   *tls.Conn
 	dead atomic.Bool
 	// on the transport's monotonic clock (TCP.now), guarded by the peer's
 	// mu: the last write, and the write deadline set on c
@@ -171,6 +195,13 @@ func ListenTCPOpts(addr string, opt TCPOptions) (*TCP, error) {
 	if opt.DialTimeout < 0 || opt.WriteTimeout < 0 || opt.HelloTimeout < 0 || opt.BusyPoll < 0 {
 		return nil, fmt.Errorf("transport: listen tcp %s: negative timeout or busy-poll time", addr)
 	}
+	var tlsServer, tlsClient *tls.Config
+	if opt.TLS != nil {
+		var err error
+		if tlsServer, tlsClient, err = tlsConfigs(opt.TLS); err != nil {
+			return nil, fmt.Errorf("transport: listen tcp %s: %w", addr, err)
+		}
+	}
 	if opt.DialTimeout == 0 {
 		opt.DialTimeout = DefaultTCPDialTimeout
 	}
@@ -195,11 +226,16 @@ func ListenTCPOpts(addr string, opt TCPOptions) (*TCP, error) {
 		done:  make(chan struct{}),
 		peers: map[stack.Addr]*peer{},
 		conns: map[*net.TCPConn]struct{}{},
+
+		tlsServer: tlsServer,
+		tlsClient: tlsClient,
 	}
 	t.rturn.init()
 	t.start = time.Now()
 	t.ctx, t.cancel = context.WithCancel(context.Background())
 	t.hello = []byte(helloMagic + string(t.local))
+	t.helloFrame = binary.BigEndian.AppendUint32(nil, uint32(len(t.hello)))
+	t.helloFrame = append(t.helloFrame, t.hello...)
 	t.g.start(t.acceptLoop)
 	return t, nil
 }
@@ -252,7 +288,9 @@ func (t *TCP) Send(to stack.Addr, vec [][]byte) error {
 		now = t.now()
 	}
 	binary.BigEndian.PutUint32(p.hdr[:], uint32(n))
-	if n+len(p.hdr) <= flatMax {
+	// Under TLS a frame is written whole, one record (a write per piece
+	// would seal each in a record of its own).
+	if n+len(p.hdr) <= flatMax || t.tlsClient != nil {
 		p.flat = append(p.flat[:0], p.hdr[:]...)
 		for _, b := range vec {
 			p.flat = append(p.flat, b...)
@@ -286,6 +324,14 @@ func (t *TCP) writeFrame(oc *conn, bufs net.Buffers, now time.Duration) error {
 		if err := oc.c.SetWriteDeadline(t.start.Add(oc.deadline)); err != nil {
 			return err
 		}
+	}
+	if oc.tc != nil {
+		for _, b := range bufs { // one buffer: Send flattens under TLS
+			if _, err := oc.tc.Write(b); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	if len(bufs) == 1 {
 		_, err := oc.c.Write(bufs[0])
@@ -346,14 +392,24 @@ func (t *TCP) dial(to stack.Addr, hostport string) (*conn, error) {
 	}
 	t.conns[tc] = struct{}{}
 	t.mu.Unlock()
-	var hdr [4]byte
-	binary.BigEndian.PutUint32(hdr[:], uint32(len(t.hello)))
-	now := t.now()
-	if err := t.writeFrame(oc, net.Buffers{hdr[:], t.hello}, now); err != nil {
-		t.dropConn(tc)
-		return nil, fmt.Errorf("dial %s: hello: %w", hostport, err)
+	var tlsReader *bufio.Reader
+	if t.tlsClient != nil {
+		br, err := t.dialTLS(oc, to, hostport)
+		if err != nil {
+			t.dropConn(tc)
+			return nil, err
+		}
+		tlsReader = br
+	} else {
+		var hdr [4]byte
+		binary.BigEndian.PutUint32(hdr[:], uint32(len(t.hello)))
+		now := t.now()
+		if err := t.writeFrame(oc, net.Buffers{hdr[:], t.hello}, now); err != nil {
+			t.dropConn(tc)
+			return nil, fmt.Errorf("dial %s: hello: %w", hostport, err)
+		}
+		oc.lastWrite = now
 	}
-	oc.lastWrite = now
 	t.stats.dials.Add(1)
 	// Start reading only after the hello is out, so that the reader's
 	// failure cannot race with the hello's.
@@ -363,8 +419,12 @@ func (t *TCP) dial(to stack.Addr, hostport string) (*conn, error) {
 		tc.Close()
 		return nil, ErrClosed
 	}
-	r := newSpinReader(tc, t.opt.BusyPoll)
-	t.startReading(oc, r, bufio.NewReaderSize(r, readBufSize), to)
+	if tlsReader != nil {
+		t.startReading(oc, oc.tc, tlsReader, to)
+	} else {
+		r := newSpinReader(tc, t.opt.BusyPoll)
+		t.startReading(oc, r, bufio.NewReaderSize(r, readBufSize), to)
+	}
 	t.g.start(func() {
 		defer t.dropConn(tc)
 		t.readFrames(oc)
@@ -419,11 +479,23 @@ func (t *TCP) acceptLoop() {
 // way to send to the announced address, unless one exists already.
 func (t *TCP) serve(c *net.TCPConn) {
 	defer t.dropConn(c)
-	r := newSpinReader(c, t.opt.BusyPoll)
-	br := bufio.NewReaderSize(r, readBufSize)
-	if err := c.SetReadDeadline(time.Now().Add(t.opt.HelloTimeout)); err != nil {
+	// The hello deadline covers the TLS handshake, which writes too.
+	if err := c.SetDeadline(time.Now().Add(t.opt.HelloTimeout)); err != nil {
 		return
 	}
+	var r io.Reader
+	var tlc *tls.Conn
+	if t.tlsServer != nil {
+		var err error
+		if tlc, err = t.acceptTLS(c); err != nil {
+			t.refuse(c, err)
+			return
+		}
+		r = tlc
+	} else {
+		r = newSpinReader(c, t.opt.BusyPoll)
+	}
+	br := bufio.NewReaderSize(r, readBufSize)
 	from, err := t.readHello(br, c)
 	if err != nil {
 		if !t.closing.Load() {
@@ -431,10 +503,16 @@ func (t *TCP) serve(c *net.TCPConn) {
 		}
 		return
 	}
-	if err := c.SetReadDeadline(time.Time{}); err != nil {
+	if tlc != nil {
+		if err := t.checkHello(tlc, from); err != nil {
+			t.refuse(c, err)
+			return
+		}
+	}
+	if err := c.SetDeadline(time.Time{}); err != nil {
 		return
 	}
-	ic := &conn{c: c, lastWrite: t.now()}
+	ic := &conn{c: c, tc: tlc, lastWrite: t.now()}
 	t.startReading(ic, r, br, from)
 	// Adopt the connection for sending unless a sender holds the peer:
 	// that sender may be blocked writing to the peer, whose reader may be
@@ -632,6 +710,9 @@ func (t *TCP) readHello(br *bufio.Reader, c *net.TCPConn) (stack.Addr, error) {
 // deliver hands a frame to the receiver, one call at a time per transport.
 // It reports false once the transport is closing.
 func (t *TCP) deliver(from stack.Addr, data []byte) bool {
+	if t.tlsRequired(from, data) {
+		return false // the peer closes the connection
+	}
 	if !t.rturn.enter(t.done) {
 		t.stats.dropped.Add(1)
 		return false
