@@ -83,7 +83,7 @@ func withWAN(o transport.Options) (transport.Options, error) {
 }
 
 // listenNode is how every command opens its node: layers.Listen with the
-// emulated WAN in force, if any.
+// emulated WAN, sealed links and TLS in force, if any.
 func listenNode(listen, props string) (*stack.Node, error) {
 	return listenNodeOpts(listen, props, transport.Options{})
 }
@@ -95,6 +95,9 @@ func listenNodeOpts(listen, props string, o transport.Options) (*stack.Node, err
 		return nil, err
 	}
 	if o, err = withSeal(o); err != nil {
+		return nil, err
+	}
+	if o, err = withTLS(o); err != nil {
 		return nil, err
 	}
 	return layers.ListenOpts(listen, props, o)

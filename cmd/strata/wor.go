@@ -608,7 +608,7 @@ const (
 // the first line of its output, which must start with prefix.
 func startChild(cmd *cobra.Command, procs *[]*exec.Cmd, prefix string, env []string, name string, args ...string) (string, error) {
 	p := exec.Command(name, args...)
-	env = append(append(env, wanChildEnv()...), sealChildEnv()...)
+	env = append(append(append(env, wanChildEnv()...), sealChildEnv()...), tlsChildEnv()...)
 	if len(env) > 0 {
 		p.Env = append(os.Environ(), env...)
 	}
