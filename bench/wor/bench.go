@@ -32,6 +32,7 @@ import (
 	"strata/internal/plot"
 	"strata/stack"
 	"strata/stack/layers"
+	"strata/stack/transport"
 	wormspace "strata/wor"
 )
 
@@ -311,9 +312,15 @@ type Servers struct {
 // StartServers starts n wormserver processes of the strata binary bin
 // (persistent in dir/N when dir != "", with metrics), ready to serve.
 func StartServers(ctx context.Context, bin string, n int, dir string) (*Servers, error) {
+	return StartServersOn(ctx, bin, n, dir, "udp", nil)
+}
+
+// StartServersOn is StartServers on network (udp or tcp), with env added
+// to the servers' environment (e.g. STRATA_TLS_DIR).
+func StartServersOn(ctx context.Context, bin string, n int, dir, network string, env []string) (*Servers, error) {
 	s := &Servers{}
 	for i := range n {
-		args := []string{bin, "wor", "serve", "--listen", "udp:127.0.0.1:0"}
+		args := []string{bin, "wor", "serve", "--listen", network + ":127.0.0.1:0"}
 		if dir != "" {
 			port, err := freeport.TCP(1)
 			if err != nil {
@@ -327,6 +334,7 @@ func StartServers(ctx context.Context, bin string, n int, dir string) (*Servers,
 		p, err := kit.Start(ctx, kit.Cmd{
 			Name:  fmt.Sprintf("wormserver %d", i),
 			Argv:  args,
+			Env:   env,
 			Ready: func(line string) bool { return strings.HasPrefix(line, "listening on ") },
 		})
 		if err != nil {
@@ -373,7 +381,12 @@ func (s *Servers) Stop() {
 // Dial opens a WOR client of engine (paxos or chain) on the servers, on
 // a node of its own.
 func Dial(addrs []stack.Addr, engine string) (*wormspace.Client, *stack.Node, error) {
-	n, err := layers.Listen("udp:127.0.0.1:0", props)
+	return DialOn(addrs, engine, "udp", transport.Options{})
+}
+
+// DialOn is Dial with a node on network (udp or tcp) opened with o.
+func DialOn(addrs []stack.Addr, engine, network string, o transport.Options) (*wormspace.Client, *stack.Node, error) {
+	n, err := layers.ListenOpts(network+":127.0.0.1:0", props, o)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -17,7 +17,7 @@ import (
 
 func benchWorCmd() *cobra.Command {
 	var (
-		quick, asJSON, noEtcd                  bool
+		quick, asJSON, noEtcd, tlsCost         bool
 		clientsFlag, sizesFlag, engines, modes string
 		dur, warmup                            time.Duration
 		dir, lengthsFlag, plotPath             string
@@ -94,6 +94,11 @@ etcd does not start (use --no-etcd) or a Strata cell fails.`,
 			if dur <= 0 || warmup < 0 {
 				return fmt.Errorf("--duration must be positive and --warmup not negative")
 			}
+			if tlsCost {
+				rows, err := worbench.RunTLSCost(ctx, cfg)
+				worbench.PrintTLSCost(cmd.OutOrStdout(), rows)
+				return err
+			}
 			rep, err := worbench.Run(ctx, cfg)
 			if errors.Is(err, worbench.ErrEtcdStart) {
 				return fmt.Errorf("%w (use --no-etcd to run without the etcd peer)", err)
@@ -126,6 +131,7 @@ etcd does not start (use --no-etcd) or a Strata cell fails.`,
 	f.StringVar(&dir, "dir", "strata-data/bench-wor", "data folder of the persistent servers and of etcd (on the project disk; emptied first)")
 	f.StringVar(&lengthsFlag, "lengths", "1,3,5", "replica-set sizes for the latency-vs-chain-length sweep ('' to skip)")
 	f.StringVar(&plotPath, "plot", "strata-data/bench/wor-lengths.png", "write the sweep's plot here ('' to skip)")
+	f.BoolVar(&tlsCost, "tls-cost", false, "instead: what TLS costs WOR writes, write-precaptured (paxos) over tcp with and without TLS 1.3 (certificates made under --dir), each --modes, --clients, the first of --sizes, --rounds; prints 'write-throughput tls-cost strata-tls/strata'")
 	f.BoolVar(&noEtcd, "no-etcd", false, "skip the etcd peer (3 members built from bench/etcd, go.etcd.io/etcd v3.6.16): no ratios")
 	return c
 }
