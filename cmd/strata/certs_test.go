@@ -1,12 +1,17 @@
 package main
 
 import (
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"strata/internal/certs"
+	"strata/internal/freeport"
+	"strata/wor"
 )
 
 // TLS on TCP end to end: `strata certs init` makes a CA and a node
@@ -74,5 +79,62 @@ func TestTLSCluster(t *testing.T) {
 	}
 	if _, err := wor(tlsd, "get", "1", "0"); err == nil || !strings.Contains(err.Error(), "readable by others") {
 		t.Fatalf("a world-readable key: %v", err)
+	}
+}
+
+// The key-value service over TLS: wormservers and kv servers on tcp
+// addresses with a TLS directory (inherited through the environment);
+// a kv client with the directory writes and reads, one without it is
+// refused with an error naming TLS.
+func TestTLSKV(t *testing.T) {
+	dir := t.TempDir()
+	tlsd := filepath.Join(dir, "tls")
+	if _, err := run(t, "certs", "init", tlsd, "--hosts", "127.0.0.1"); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(tlsDirEnv, tlsd)
+	var worAddrs []string
+	for i := range 3 {
+		p, a := startServe(t, "tcp:127.0.0.1:0", filepath.Join(dir, fmt.Sprint("wor", i)))
+		t.Cleanup(func() { p.Process.Kill(); p.Wait() })
+		worAddrs = append(worAddrs, a)
+	}
+	cluster := filepath.Join(dir, "cluster.json")
+	if err := writeClusterFile(cluster, &wor.ClusterConfig{Engine: "paxos", Directory: worAddrs, Partitions: [][]string{worAddrs}}); err != nil {
+		t.Fatal(err)
+	}
+	ports, err := freeport.TCP(3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kvAddrs []string
+	errs := make([]error, 3)
+	var wg sync.WaitGroup
+	for i, port := range ports {
+		addr := fmt.Sprintf("tcp:127.0.0.1:%d", port)
+		kvAddrs = append(kvAddrs, addr)
+		p := &strataProc{name: fmt.Sprintf("kv server %d", i+1), logPath: filepath.Join(dir, fmt.Sprintf("kv-%d.log", i+1)),
+			args: []string{"kv", "serve", "--listen", addr, "--cluster", cluster, "--id", fmt.Sprint(i + 1)}}
+		t.Cleanup(p.kill)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = p.start()
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv(tlsDirEnv, "")
+	servers := strings.Join(kvAddrs, ",")
+	if out, err := run(t, "kv", "--tls-dir", tlsd, "put", "k", "over-tls", "--servers", servers); err != nil {
+		t.Fatalf("kv put with TLS: %v\n%s", err, out)
+	}
+	if out, err := run(t, "kv", "--tls-dir", tlsd, "get", "k", "--servers", servers); err != nil || !strings.Contains(out, "over-tls") {
+		t.Fatalf("kv get with TLS: %v\n%s", err, out)
+	}
+	if out, err := run(t, "kv", "get", "k", "--servers", servers, "--timeout", "1s"); err == nil || !strings.Contains(err.Error(), "require TLS") {
+		t.Fatalf("kv get without TLS: %v\n%s", err, out)
 	}
 }
