@@ -420,7 +420,7 @@ func (t *TCP) dial(to stack.Addr, hostport string) (*conn, error) {
 		return nil, ErrClosed
 	}
 	if tlsReader != nil {
-		t.startReading(oc, oc.tc, tlsReader, to)
+		t.startReading(oc, tlsReader, tlsReader, to)
 	} else {
 		r := newSpinReader(tc, t.opt.BusyPoll)
 		t.startReading(oc, r, bufio.NewReaderSize(r, readBufSize), to)
@@ -487,11 +487,10 @@ func (t *TCP) serve(c *net.TCPConn) {
 	var tlc *tls.Conn
 	if t.tlsServer != nil {
 		var err error
-		if tlc, err = t.acceptTLS(c); err != nil {
+		if tlc, r, err = t.acceptTLS(c); err != nil {
 			t.refuse(c, err)
 			return
 		}
-		r = tlc
 	} else {
 		r = newSpinReader(c, t.opt.BusyPoll)
 	}

@@ -141,7 +141,8 @@ func (t *TCP) dialTLS(oc *conn, to stack.Addr, hostport string) (*bufio.Reader, 
 	}
 	cfg := t.tlsClient.Clone()
 	cfg.ServerName = host // Go checks the listener's certificate for it
-	tlc := tls.Client(oc.c, cfg)
+	sock := &tlsSocket{Conn: oc.c}
+	tlc := tls.Client(sock, cfg)
 	if err := tlc.HandshakeContext(t.ctx); err != nil {
 		return nil, fmt.Errorf("dial %s: TLS handshake: %w (does the peer run TLS, with a certificate of the same CA?)", hostport, err)
 	}
@@ -157,7 +158,7 @@ func (t *TCP) dialTLS(oc *conn, to stack.Addr, hostport string) (*bufio.Reader, 
 		return nil, fmt.Errorf("dial %s: hello: %w", hostport, err)
 	}
 	oc.lastWrite = t.now()
-	br := bufio.NewReaderSize(tlc, readBufSize)
+	br := bufio.NewReaderSize(&tlsReader{tc: tlc, sock: sock}, readBufSize)
 	ack, err := readControl(br)
 	if err != nil {
 		// In TLS 1.3 the listener checks our certificate after our
@@ -206,22 +207,81 @@ func writeControl(w io.Writer, payload string) error {
 // acceptTLS runs the listener's side of the handshake on c (under the
 // hello deadline the caller set). A plain Strata peer, recognized by its
 // hello, is told (TLSNotice) and refused.
-func (t *TCP) acceptTLS(c *net.TCPConn) (*tls.Conn, error) {
+func (t *TCP) acceptTLS(c *net.TCPConn) (*tls.Conn, io.Reader, error) {
 	// A TLS ClientHello is longer than this, so reading it cannot wait
 	// for bytes a TLS peer will not send.
 	var first [4 + len(helloMagic)]byte
 	if _, err := io.ReadFull(c, first[:]); err != nil {
-		return nil, fmt.Errorf("reading the first bytes: %w", err)
+		return nil, nil, fmt.Errorf("reading the first bytes: %w", err)
 	}
 	if string(first[4:]) == helloMagic {
 		t.tellPlain(c)
-		return nil, errPlainPeer
+		return nil, nil, errPlainPeer
 	}
-	tlc := tls.Server(&prefixConn{TCPConn: c, prefix: first[:]}, t.tlsServer)
+	sock := &tlsSocket{Conn: &prefixConn{TCPConn: c, prefix: first[:]}}
+	tlc := tls.Server(sock, t.tlsServer)
 	if err := tlc.HandshakeContext(t.ctx); err != nil {
-		return nil, fmt.Errorf("TLS handshake: %w", err)
+		return nil, nil, fmt.Errorf("TLS handshake: %w", err)
 	}
-	return tlc, nil
+	return tlc, &tlsReader{tc: tlc, sock: sock}, nil
+}
+
+// tlsSocket is the socket under a TLS connection. While noWait is set
+// its Read fails at once (a temporary error, which leaves the TLS
+// connection usable) instead of reading the socket: a tlsReader sets it
+// to take from the TLS connection only the records it has already read.
+// Only the connection's reader reads it (the handshake's, then the
+// frame reader's), so noWait needs no lock.
+type tlsSocket struct {
+	net.Conn
+	noWait bool
+}
+
+func (s *tlsSocket) Read(b []byte) (int, error) {
+	if s.noWait {
+		return 0, errNoRecord
+	}
+	return s.Conn.Read(b)
+}
+
+// errNoRecord is tlsSocket's "nothing without reading the socket": a
+// net.Error that is temporary, so the TLS connection does not keep it.
+var errNoRecord net.Error = noRecord{}
+
+type noRecord struct{}
+
+func (noRecord) Error() string   { return "transport: no TLS record buffered" }
+func (noRecord) Timeout() bool   { return true }
+func (noRecord) Temporary() bool { return true }
+
+// tlsReader reads a TLS connection for the frame reader: what the first
+// read waits for, then every further record already read from the socket
+// (a TLS read returns one record's data), so that the frames that came
+// in together are buffered together and delivered in one batch, as
+// without TLS (TestTLSBatcher; docs/security.md has what it saved on
+// WOR writes).
+type tlsReader struct {
+	tc   *tls.Conn
+	sock *tlsSocket
+}
+
+func (r *tlsReader) Read(p []byte) (int, error) {
+	n, err := r.tc.Read(p)
+	if err != nil {
+		return n, err
+	}
+	r.sock.noWait = true
+	for n < len(p) {
+		m, err := r.tc.Read(p[n:])
+		n += m
+		if err != nil || m == 0 {
+			// errNoRecord, or an error the connection keeps and its next
+			// Read returns again
+			break
+		}
+	}
+	r.sock.noWait = false
+	return n, nil
 }
 
 // tellPlain sends TLSNotice to a plain peer, then closes our side and

@@ -301,3 +301,17 @@ func TestTLSOptionsRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// Frames that arrive together over TLS are delivered together (in batch
+// calls), as without TLS: the reader takes every TLS record already read
+// from the socket, not one record per read.
+func TestTLSBatcher(t *testing.T) {
+	ca := newTestCA(t)
+	a, _ := openTCP(t, "127.0.0.1:0", TCPOptions{TLS: ca.config(t, localhost)})
+	b, _ := openTCP(t, "127.0.0.1:0", TCPOptions{TLS: ca.config(t, localhost)})
+	l := &batchLog{}
+	b.SetReceiver(l.recv)
+	b.SetBatcher(l.batch)
+	sendSeq(t, a, b, 5000)
+	l.check(t, 5000)
+}
