@@ -9,8 +9,6 @@ import (
 	"path"
 	"strconv"
 	"strings"
-	"sync"
-	"time"
 )
 
 // Exports says which clients may use which exported directories, and how
@@ -446,32 +444,4 @@ func (ex *Exports) allows(addr netip.Addr, sec int) bool {
 		}
 	}
 	return false
-}
-
-// limiter lets through limiterRate events per second and counts the rest.
-type limiter struct {
-	mu         sync.Mutex
-	window     time.Time
-	n          int
-	suppressed int
-}
-
-const limiterRate = 5
-
-func (l *limiter) allow() (bool, int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	now := time.Now()
-	if now.Sub(l.window) >= time.Second {
-		l.window = now
-		l.n = 0
-	}
-	if l.n >= limiterRate {
-		l.suppressed++
-		return false, 0
-	}
-	l.n++
-	sup := l.suppressed
-	l.suppressed = 0
-	return true, sup
 }

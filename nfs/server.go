@@ -50,7 +50,7 @@ type Server struct {
 	calls   [nProcs]atomic.Uint64
 	errs    atomic.Uint64 // replies with a status other than NFS3_OK
 	refused atomic.Uint64 // calls refused by the exports (see Refused)
-	warnL   limiter       // refusals logged at warning level
+	warnL   rpc.Limiter   // refusals logged at warning level, 5 a second
 }
 
 // NewServer serves f under the export path export (e.g. "/strata") to
@@ -67,6 +67,7 @@ func NewServer(f *fs.FS, export string, log *slog.Logger) *Server {
 		binary.BigEndian.PutUint64(b[:], uint64(time.Now().UnixNano()))
 	}
 	s := &Server{fs: f, export: export, verf: binary.BigEndian.Uint64(b[:]), log: log, fh: fhCodec{key: f.Secret()}}
+	s.warnL.Rate = 5
 	s.exports.Store(LoopbackExports(export))
 	return s
 }
@@ -238,7 +239,7 @@ func (s *Server) refuse(c *rpc.Call, addr netip.Addr, why string, as rpc.AuthSta
 		proc = "mount." + proc
 	}
 	args := []any{"peer", addr, "net", c.Net, "proc", proc, "flavor", c.CredFlavor, "why", why}
-	if ok, suppressed := s.warnL.allow(); ok {
+	if ok, suppressed := s.warnL.Allow(); ok {
 		if suppressed > 0 {
 			args = append(args, "not_logged_since", suppressed)
 		}

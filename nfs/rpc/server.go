@@ -143,7 +143,7 @@ type Server struct {
 	WriteTimeout time.Duration
 
 	log   *slog.Logger
-	warnL limiter
+	warnL Limiter
 
 	regMu sync.Mutex
 	progs atomic.Pointer[map[uint32]*program] // copy on write
@@ -251,7 +251,7 @@ func (s *Server) putRequest(r *request) {
 
 // warn logs bad input at most a few times a second.
 func (s *Server) warn(msg string, args ...any) {
-	ok, suppressed := s.warnL.allow()
+	ok, suppressed := s.warnL.Allow()
 	if !ok {
 		return
 	}
@@ -261,25 +261,34 @@ func (s *Server) warn(msg string, args ...any) {
 	s.log.Warn(msg, args...)
 }
 
-// limiter lets through warnLimit events per second and counts the rest.
-type limiter struct {
+// Limiter lets log lines through at most Rate a second (default 10) and
+// counts the ones it holds back, so that a flood of bad requests cannot
+// flood the log; the next line let through reports how many were held.
+type Limiter struct {
+	Rate       int
 	mu         sync.Mutex
-	window     time.Time
-	n          int
-	suppressed int
+	window     time.Time // guarded by mu
+	n          int       // guarded by mu
+	suppressed int       // guarded by mu
 }
 
 const warnLimit = 10
 
-func (l *limiter) allow() (bool, int) {
+// Allow says whether to log now, and how many lines were held back since
+// the last one let through.
+func (l *Limiter) Allow() (bool, int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	rate := l.Rate
+	if rate <= 0 {
+		rate = warnLimit
+	}
 	now := time.Now()
 	if now.Sub(l.window) >= time.Second {
 		l.window = now
 		l.n = 0
 	}
-	if l.n >= warnLimit {
+	if l.n >= rate {
 		l.suppressed++
 		return false, 0
 	}
