@@ -17,7 +17,7 @@ import (
 func mpcalCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "mpcal",
-		Short: "Modular PlusCal: check, compile to PlusCal, model-check with TLC, format",
+		Short: "Modular PlusCal: check, compile to PlusCal and to Go (gogen), model-check with TLC, format",
 		Long: `Modular PlusCal (MPCal) models are TLA+ modules with an MPCal algorithm
 (--mpcal Name { ... }) in a comment. Strata parses and checks them, compiles
 them to PlusCal (written back into the file between the
