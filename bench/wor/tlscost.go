@@ -8,9 +8,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"slices"
 	"text/tabwriter"
 
+	"strata/bench/kit"
 	"strata/internal/certs"
 	"strata/stack/transport"
 )
@@ -127,32 +127,41 @@ func tlsCostCell(ctx context.Context, cfg Config, mode string, round int, withTL
 	return res, nil
 }
 
-// PrintTLSCost prints the rows and, per mode and client count, the
-// median ratio over rounds: "write-throughput tls-cost strata-tls/strata".
-func PrintTLSCost(w io.Writer, rows []TLSCostRow) {
+// TLSCostReport is the run as a report: both sides' settings under
+// config, the rows, and per mode and client count the ratio
+// "write-throughput tls-cost strata-tls/strata" paired per round (TLS
+// over plain: > 1 would mean TLS is faster; the target is >= 0.800).
+func TLSCostReport(cfg Config, rows []TLSCostRow) *kit.Report {
+	rep := kit.NewReport("wor-tls-cost", kit.Settings{"op": "write-precaptured (paxos phase 2 on registers captured beforehand)",
+		"modes": cfg.Modes, "clients": cfg.Clients, "value_bytes": firstSize(cfg), "rounds": cfg.Rounds,
+		"warmup": cfg.Warmup.String(), "measure": cfg.Measure.String(), "order": "plain first in odd rounds, TLS first in even ones"})
+	common := "3 x strata wor serve on tcp:127.0.0.1 (memory, or persistent with fdatasync), client in the harness, paxos engine"
+	rep.System("strata", kit.Settings{"servers": common, "transport": "tcp"})
+	rep.System("strata-tls", kit.Settings{"servers": common, "transport": "tcp, TLS 1.3, mutual authentication (ECDSA P-256 certificates of one CA made for the run)"})
+	rs := kit.Ratios{}
+	for _, r := range rows {
+		rs.Higher(fmt.Sprintf("write-throughput tls-cost strata-tls/strata %s clients=%d", r.Mode, r.Clients), r.TLS.OpsPerSec, r.Plain.OpsPerSec)
+	}
+	rs.Summarize(rep)
+	rep.Results = rows
+	rep.Note("target (issue 32): TLS costs at most 20%% of WOR write throughput, a ratio of 0.800 or more")
+	return rep
+}
+
+func firstSize(cfg Config) int {
+	if len(cfg.Sizes) == 0 {
+		return 0
+	}
+	return cfg.Sizes[0]
+}
+
+// PrintTLSCost prints the rows, then the report's ratios.
+func PrintTLSCost(w io.Writer, rep *kit.Report, rows []TLSCostRow) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "mode\tclients\tsize\tround\tstrata ops/s\tstrata-tls ops/s\tstrata p50 µs\tstrata-tls p50 µs\ttls/plain")
 	for _, r := range rows {
 		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%.0f\t%.0f\t%.0f\t%.0f\t%.3f\n", r.Mode, r.Clients, r.Size, r.Round, r.Plain.OpsPerSec, r.TLS.OpsPerSec, r.Plain.P50us, r.TLS.P50us, r.Ratio())
 	}
 	tw.Flush()
-	type key struct {
-		mode    string
-		clients int
-	}
-	var keys []key
-	ratios := map[key][]float64{}
-	for _, r := range rows {
-		k := key{r.Mode, r.Clients}
-		if _, ok := ratios[k]; !ok {
-			keys = append(keys, k)
-		}
-		ratios[k] = append(ratios[k], r.Ratio())
-	}
-	for _, k := range keys {
-		rs := slices.Clone(ratios[k])
-		slices.Sort(rs)
-		fmt.Fprintf(w, "write-throughput tls-cost strata-tls/strata %s clients=%d: %.3f (median of %d rounds, range %.3f–%.3f; target ≥ 0.800)\n",
-			k.mode, k.clients, rs[len(rs)/2], len(rs), rs[0], rs[len(rs)-1])
-	}
+	rep.PrintRatios(w)
 }

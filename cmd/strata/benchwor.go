@@ -96,7 +96,17 @@ etcd does not start (use --no-etcd) or a Strata cell fails.`,
 			}
 			if tlsCost {
 				rows, err := worbench.RunTLSCost(ctx, cfg)
-				worbench.PrintTLSCost(cmd.OutOrStdout(), rows)
+				rep := worbench.TLSCostReport(cfg, rows)
+				if err != nil {
+					rep.Fail("%v", err)
+				}
+				if asJSON {
+					if jerr := rep.WriteJSON(cmd.OutOrStdout()); jerr != nil {
+						return jerr
+					}
+				} else {
+					worbench.PrintTLSCost(cmd.OutOrStdout(), rep, rows)
+				}
 				return err
 			}
 			rep, err := worbench.Run(ctx, cfg)
