@@ -21,6 +21,10 @@ var (
 	ErrUnavailable = errors.New("wor: no majority answered")
 	// ErrTrimmed: the register's segment was trimmed.
 	ErrTrimmed = errors.New("wor: segment trimmed")
+	// ErrCollected: the register is below its segment's floor: a keyed
+	// log's old version, garbage-collected once a newer one was chosen
+	// (Client.TrimBelow). Unlike ErrTrimmed, the segment lives on.
+	ErrCollected = errors.New("wor: register garbage-collected (below its segment's floor)")
 	// ErrStorage: a server could not store the state (its storage is full,
 	// or the value is too large for it).
 	ErrStorage = errors.New("wor: server could not store the state")
@@ -471,6 +475,8 @@ func statusErr(err error, status byte) error {
 		return ErrSealed
 	case status == stNotReady:
 		return ErrNotReady
+	case status == stFloor:
+		return ErrCollected
 	}
 	return nil
 }

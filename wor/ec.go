@@ -91,8 +91,9 @@ type ecRun struct {
 	// (outside mu: it calls back into the caller).
 	decide func(as []ecAnswer, outstanding int) (bool, func())
 	// fatal is run instead, once, when a server reports the segment
-	// trimmed or the configuration sealed: any server saying so is
-	// enough (as in quorumCall).
+	// trimmed, the register collected (below its segment's floor) or the
+	// configuration sealed: any server saying so is enough (as in
+	// quorumCall).
 	fatal func(error)
 }
 
@@ -123,7 +124,7 @@ func (r *ecRun) answer(a ecAnswer) {
 		return
 	}
 	r.outstanding--
-	if errors.Is(a.err, ErrTrimmed) || errors.Is(a.err, ErrSealed) {
+	if errors.Is(a.err, ErrTrimmed) || errors.Is(a.err, ErrSealed) || errors.Is(a.err, ErrCollected) {
 		r.done = true
 		r.mu.Unlock()
 		r.fatal(a.err)

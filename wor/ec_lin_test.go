@@ -15,7 +15,9 @@ import (
 // damaged split (a flipped byte, a wrong index or a truncation): reads
 // and captures must ignore it and still return only chosen values.
 // In "ec-leader" the clients hand preempted writes to a leader node; in
-// "ec-delegate" they write with Propose, Phase 2 run by a delegate node.
+// "ec-delegate" they write with Propose, Phase 2 run by a delegate node;
+// in "ec-keyed" they append versions to keyed logs and read the latest
+// (keylog_lin_test.go), collecting old versions as they go.
 // Fresh seeds each run (320 in all, about 35 s of CPU under -race);
 // STRATA_SEEDS=K runs K per variant for a soak.
 func TestECLinearizableUnderFaults(t *testing.T) {
@@ -35,16 +37,19 @@ func TestECLinearizableUnderFaults(t *testing.T) {
 		{"ec-leader", k3, false, false, 50},
 		{"ec-delegate", k3, false, false, 50},
 		{"ec-delegate-persistent", k3, true, false, 30},
+		{"ec-keyed", k3, false, false, 40},
+		{"ec-keyed-persistent", k3, true, false, 20},
 	} {
 		t.Run(v.name, func(t *testing.T) {
 			total := 0
 			outcomes := map[string]int{}
-			served, corrupted, delegated := 0, 0, 0
+			served, corrupted, delegated, collected := 0, 0, 0, 0
 			delegate := strings.HasPrefix(v.name, "ec-delegate")
+			keyed := strings.HasPrefix(v.name, "ec-keyed")
 			for seed := range testseed.Each(t, testseed.Fresh(v.seeds)...) {
 				o := linOpts{engine: "ec", persistent: v.persistent, plan: v.plan, corrupt: -1, outcomes: outcomes,
 					leader: v.name == "ec-leader", leaderServed: &served, corrupted: &corrupted,
-					delegate: delegate, delegated: &delegated}
+					delegate: delegate, delegated: &delegated, keyed: keyed, collected: &collected}
 				if v.corrupt {
 					o.corrupt = int(seed % uint64(v.plan.N()))
 				}
@@ -75,9 +80,20 @@ func TestECLinearizableUnderFaults(t *testing.T) {
 					t.Error("no write was delegated: partial delegation was not exercised")
 				}
 			}
+			kinds := []string{"ok", "value", "unwritten", "written"}
+			if keyed {
+				// Appends that won a version, lost it to another, reads
+				// of a version and of an empty log, and old versions
+				// collected while others read.
+				kinds = []string{"ok", "lost", "value", "unwritten"}
+				t.Logf("%d floors raised", collected)
+				if collected == 0 {
+					t.Error("no version was collected: garbage collection was not exercised")
+				}
+			}
 			// A campaign where nothing is read back or written proves
 			// nothing: require each kind of outcome.
-			for _, k := range []string{"ok", "value", "unwritten", "written"} {
+			for _, k := range kinds {
 				if outcomes[k] == 0 {
 					t.Errorf("no operation ended %q", k)
 				}

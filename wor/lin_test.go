@@ -138,6 +138,15 @@ type linOpts struct {
 	// from the client after all (the delegate failed or was cut off).
 	delegate  bool
 	delegated *int
+	// keyed: the clients append versions to keyed logs (Latest, then
+	// ProposeVersion of the next version, then sometimes TrimBelow) and
+	// read their latest versions, checked against keyedLogModel; collected
+	// counts the floors raised.
+	keyed     bool
+	collected *int
+	// wrap, if set, replaces each client's engine (a broken one, to show
+	// the campaign catching it).
+	wrap func(Engine) Engine
 }
 
 // corruptReply damages the split in a reply, as a faulty disk or
@@ -332,6 +341,9 @@ func linRunWith(t *testing.T, seed uint64, o linOpts) (int, error) {
 		if err != nil {
 			return 0, err
 		}
+		if o.wrap != nil {
+			c = o.wrap(c)
+		}
 		crng := rand.New(rand.NewPCG(seed, uint64(k+2)))
 		left := 8 + crng.IntN(8)
 		var next func()
@@ -342,6 +354,17 @@ func linRunWith(t *testing.T, seed uint64, o linOpts) (int, error) {
 			left--
 			addr := uint64(crng.IntN(addrs))
 			call := int64(net.Now())
+			if o.keyed {
+				keyedOp(c, crng, 7+addr, fmt.Sprintf("c%d-%d", k, left), o.collected, func(in, out any) {
+					ret := int64(net.Now())
+					if out.(keyOut).kind == "unknown" {
+						ret = math.MaxInt64
+					}
+					history = append(history, rec{addr, porcupine.Operation{ClientId: k, Input: in, Call: call, Output: out, Return: ret}})
+					net.AfterFunc(time.Duration(crng.IntN(5))*time.Millisecond, next)
+				})
+				return
+			}
 			finish := func(in linIn, out linOut) {
 				ret := int64(net.Now())
 				if out.kind == "unknown" {
@@ -404,11 +427,22 @@ func linRunWith(t *testing.T, seed uint64, o linOpts) (int, error) {
 	byAddr := map[uint64][]porcupine.Operation{}
 	for _, r := range history {
 		if o.outcomes != nil {
-			o.outcomes[r.op.Output.(linOut).kind]++
+			switch out := r.op.Output.(type) {
+			case linOut:
+				o.outcomes[out.kind]++
+			case keyOut:
+				o.outcomes[out.kind]++
+			}
 		}
 		byAddr[r.addr] = append(byAddr[r.addr], r.op)
 	}
 	for addr, ops := range byAddr {
+		if o.keyed {
+			if err := checkKeyed(ops); err != nil {
+				return len(history), fmt.Errorf("keyed log %d: %w", addr, err)
+			}
+			continue
+		}
 		if !porcupine.CheckOperations(writeOnceModel.ToModel(), ops) {
 			return len(history), fmt.Errorf("address %d: history of %d operations is not linearizable: %v", addr, len(ops), describe(ops))
 		}
@@ -458,10 +492,12 @@ func clientAddrs(n int) []stack.Addr {
 	return out
 }
 
-func describe(ops []porcupine.Operation) string {
+func describe(ops []porcupine.Operation) string { return describeWith(writeOnceModel, ops) }
+
+func describeWith(m porcupine.NondeterministicModel, ops []porcupine.Operation) string {
 	var b bytes.Buffer
 	for _, op := range ops {
-		fmt.Fprintf(&b, "\n  client %d [%d, %d] %s", op.ClientId, op.Call, op.Return, writeOnceModel.DescribeOperation(op.Input, op.Output))
+		fmt.Fprintf(&b, "\n  client %d [%d, %d] %s", op.ClientId, op.Call, op.Return, m.DescribeOperation(op.Input, op.Output))
 	}
 	return b.String()
 }

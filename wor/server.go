@@ -48,6 +48,11 @@ type Server struct {
 	// state (the trim and metadata registers are always looked at), so forgetting a segment visits its own
 	// registers and not the whole map.
 	segHi map[uint64]uint64
+	// Keyed logs (keylog.go): per segment, one past the highest data
+	// offset with an accepted value, and the floor below which registers
+	// are collected (absent: 0).
+	segTop map[uint64]uint64
+	floors map[uint64]uint64
 
 	// Replies waiting for the journal (persistent mode): one goroutine at a
 	// time flushes and sends every reply queued before its flush, inside
@@ -84,7 +89,7 @@ func NewServer(log *slog.Logger) *Server {
 		log = slog.Default()
 	}
 	return &Server{accs: map[uint64]*acceptor{}, trimmed: map[uint64]bool{}, trimPart: map[uint64]uint32{}, parts: map[uint32]partState{}, log: log,
-		segHi: map[uint64]uint64{}, cacheBudget: DefaultValueCache}
+		segHi: map[uint64]uint64{}, segTop: map[uint64]uint64{}, floors: map[uint64]uint64{}, cacheBudget: DefaultValueCache}
 }
 
 // Join makes a server that is new to its partitions: it serves none of
@@ -101,21 +106,36 @@ func (s *Server) Join() {
 // NewPersistentServer recovers a wormserver from a journal.
 func NewPersistentServer(j *journal.Journal, log *slog.Logger) (*Server, error) {
 	s := NewServer(log)
-	s.store = &journalStore{j: j, slots: map[uint64]uint64{}, parts: map[uint32]uint64{}}
-	accs, parts, err := s.store.load()
+	s.store = &journalStore{j: j, slots: map[uint64]uint64{}, parts: map[uint32]uint64{}, floors: map[uint64]uint64{}}
+	accs, parts, floors, err := s.store.load()
 	if err != nil {
 		return nil, fmt.Errorf("wor: recover acceptor state: %w", err)
 	}
-	s.accs, s.parts = accs, parts
+	s.accs, s.parts, s.floors = accs, parts, floors
 	for addr, a := range accs {
 		s.track(addr)
+		if a.has {
+			s.accepted(addr)
+		}
 		if addr&(1<<offsetBits-1) == trimOffset && a.promised == trimMark {
 			s.trimmed[addr>>offsetBits] = true
 		}
 	}
-	// The slots still holding registers of trimmed segments are free.
+	// The slots still holding registers of trimmed segments, or below
+	// their segment's floor, are free.
 	for seg := range s.trimmed {
 		s.forget(seg)
+	}
+	for addr := range s.accs {
+		if s.belowFloor(addr) {
+			s.store.release(addr)
+			delete(s.accs, addr)
+		}
+	}
+	for seg, floor := range s.floors {
+		if s.segTop[seg] <= floor {
+			delete(s.segTop, seg)
+		}
 	}
 	return s, nil
 }
@@ -234,7 +254,7 @@ func (s *Server) SetBatch(batch func(func())) {
 // OpName names a request type for metrics ("prepare", "accept", ...;
 // "malformed" for anything else).
 func OpName(op byte) string {
-	names := [...]string{"malformed", "prepare", "accept", "read", "trim", "seal", "dump", "install", "activate", "seg_prepare", "seg_accept", "listen", "commit", "prepare_for", "accept_for"}
+	names := [...]string{"malformed", "prepare", "accept", "read", "trim", "seal", "dump", "install", "activate", "seg_prepare", "seg_accept", "listen", "commit", "prepare_for", "accept_for", "latest", "trim_below"}
 	if int(op) < len(names) {
 		return names[op]
 	}
@@ -329,8 +349,17 @@ func (s *Server) handleLocked(from stack.Addr, req []byte) ([]byte, bool) {
 	if r.Op == opListen {
 		return s.listen(from, r), false
 	}
+	if r.Op == opLatest {
+		return s.latest(r.Addr), false
+	}
 	if s.trimmed[r.Addr>>offsetBits] {
 		return response{Status: stTrim}.encode(), false
+	}
+	if r.Op == opTrimBelow {
+		return s.trimBelow(r.Addr), false
+	}
+	if s.belowFloor(r.Addr) {
+		return response{Status: stFloor}.encode(), false
 	}
 	if r.Op == opSegPrepare || r.Op == opSegAccept {
 		return s.segBatch(from, r)
@@ -392,6 +421,9 @@ func (s *Server) apply(addr uint64, part uint32, op byte, ballot uint64, value [
 		s.track(addr)
 	}
 	*cur = st.next
+	if cur.has {
+		s.accepted(addr)
+	}
 	s.cached(addr, cur)
 	if op == opAccept {
 		s.notify(addr, cur)
@@ -658,6 +690,9 @@ func (s *Server) install(from stack.Addr, r request) []byte {
 		if cur == nil {
 			s.track(rec.addr)
 		}
+		if next.has {
+			s.accepted(rec.addr)
+		}
 		s.accs[rec.addr] = &next
 		s.cached(rec.addr, &next)
 	}
@@ -703,6 +738,13 @@ func (s *Server) trimFor(seg uint64, part uint32) []byte {
 func (s *Server) forget(seg uint64) {
 	hi := s.segHi[seg]
 	delete(s.segHi, seg)
+	delete(s.segTop, seg)
+	if _, ok := s.floors[seg]; ok {
+		delete(s.floors, seg)
+		if s.store != nil {
+			s.store.releaseFloor(seg)
+		}
+	}
 	offs := func(yield func(uint64) bool) {
 		for off := range hi {
 			if !yield(off) {

@@ -27,6 +27,7 @@ const (
 	slotMagic  = 0x574f5232 // "WOR2": a register
 	partMagic  = 0x574f5250 // "WORP": a partition's epoch state
 	freeMagic  = 0x574f5246 // "WORF": a reclaimed slot
+	floorMagic = 0x574f524c // "WORL": a segment's floor (keylog.go): addr the segment, promised the floor
 	slotHdr    = 4 + 4 + 8 + 8 + 8 + 4 + 4 + 4
 	// MaxPersistentValue is the largest value persistent mode stores (one
 	// block per register in this version).
@@ -44,6 +45,7 @@ const (
 	slotReg
 	slotPart
 	slotFree
+	slotFloor
 )
 
 func encodeSlot(magic uint32, addr uint64, a *acceptor, flags uint32) []byte {
@@ -76,6 +78,8 @@ func decodeSlot(b []byte) (kind slotKind, addr uint64, a acceptor, flags uint32,
 		kind = slotPart
 	case freeMagic:
 		kind = slotFree
+	case floorMagic:
+		kind = slotFloor
 	default:
 		return 0, 0, a, 0, fmt.Errorf("wor: slot has a bad magic number %#x", magic)
 	}
@@ -101,6 +105,7 @@ type journalStore struct {
 	j     *journal.Journal
 	slots map[uint64]uint64 // register addr -> slot (block)
 	parts map[uint32]uint64 // partition -> slot of its epoch state
+	floors map[uint64]uint64 // segment -> slot of its floor
 	free  []uint64          // reclaimed slots
 	next  uint64            // slots below next were written at least once
 }
@@ -108,22 +113,23 @@ type journalStore struct {
 // load reads every slot up to the first never-written one. Slots are
 // allocated in order and the journal recovers a prefix of commits, so no
 // written slot follows an empty one.
-func (s *journalStore) load() (accs map[uint64]*acceptor, parts map[uint32]partState, err error) {
+func (s *journalStore) load() (accs map[uint64]*acceptor, parts map[uint32]partState, floors map[uint64]uint64, err error) {
 	accs = map[uint64]*acceptor{}
 	parts = map[uint32]partState{}
+	floors = map[uint64]uint64{}
 	op := s.j.Begin()
 	for s.next = 0; s.next < s.j.Size(); s.next++ {
 		buf, err := op.ReadBuf(journal.Addr{Blkno: s.next}, journal.BlockBits)
 		if err != nil {
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		kind, addr, a, flags, err := decodeSlot(buf.Data)
 		if err != nil {
-			return nil, nil, fmt.Errorf("slot %d: %w", s.next, err)
+			return nil, nil, nil, fmt.Errorf("slot %d: %w", s.next, err)
 		}
 		switch kind {
 		case slotEmpty:
-			return accs, parts, nil
+			return accs, parts, floors, nil
 		case slotReg:
 			s.slots[addr] = s.next
 			// Values stay in their slots until read (Server.loaded), so
@@ -138,9 +144,12 @@ func (s *journalStore) load() (accs map[uint64]*acceptor, parts map[uint32]partS
 			parts[uint32(addr)] = partState{epoch: uint32(a.promised), active: flags&2 != 0}
 		case slotFree:
 			s.free = append(s.free, s.next)
+		case slotFloor:
+			s.floors[addr] = s.next
+			floors[addr] = a.promised
 		}
 	}
-	return accs, parts, nil
+	return accs, parts, floors, nil
 }
 
 // slot returns the slot of a register, allocating one if it has none.
@@ -194,6 +203,31 @@ func (s *journalStore) savePart(part uint32, st partState) error {
 		flags = 2
 	}
 	return s.write(slot, encodeSlot(partMagic, uint64(part), &acceptor{promised: uint64(st.epoch)}, flags))
+}
+
+// saveFloor records a segment's floor (keylog.go).
+func (s *journalStore) saveFloor(seg, floor uint64) error {
+	slot, ok := s.floors[seg]
+	if !ok {
+		var err error
+		if slot, err = s.alloc(); err != nil {
+			return err
+		}
+		s.floors[seg] = slot
+	}
+	return s.write(slot, encodeSlot(floorMagic, seg, &acceptor{promised: floor}, 0))
+}
+
+// releaseFloor reclaims the floor slot of a trimmed segment: the trim
+// mark, not the floor, now tells recovery its registers are garbage, and
+// a floor recovered for a trimmed segment is ignored.
+func (s *journalStore) releaseFloor(seg uint64) {
+	slot, ok := s.floors[seg]
+	if !ok {
+		return
+	}
+	delete(s.floors, seg)
+	s.free = append(s.free, slot)
 }
 
 // release reclaims the slot of a register whose segment was trimmed. The

@@ -30,7 +30,11 @@ const (
 	// head of Value (the delegate, or the front end).
 	opPrepareFor = 13 // opPrepare; Value: forward address
 	opAcceptFor  = 14 // opAccept; Value: forward address, then the value
-	opMax        = opAcceptFor
+	// Keyed logs (keylog.go): a segment whose offsets are one key's
+	// versions, Pando's per-key log.
+	opLatest    = 15 // the highest register of segment Addr (a segment id) with an accepted value, and the segment's floor
+	opTrimBelow = 16 // forget the data registers of Addr's segment below Addr's offset, and refuse them from now on
+	opMax       = opTrimBelow
 
 	stOK       = 0
 	stNack     = 1 // a higher ballot was promised: Promised says which
@@ -39,7 +43,8 @@ const (
 	stTrim     = 4 // the register's segment was trimmed
 	stSealed   = 5 // the request's epoch is sealed here: Promised is the server's epoch
 	stNotReady = 6 // the server does not serve the request's epoch yet
-	stMax      = stNotReady
+	stFloor    = 7 // the register is below its segment's floor (opTrimBelow): an old version, collected
+	stMax      = stFloor
 
 	// MaxValue is the largest value a register holds.
 	MaxValue = 1 << 20
