@@ -102,12 +102,12 @@ func decodeSlot(b []byte) (kind slotKind, addr uint64, a acceptor, flags uint32,
 
 // journalStore keeps acceptor state in a journal.
 type journalStore struct {
-	j     *journal.Journal
-	slots map[uint64]uint64 // register addr -> slot (block)
-	parts map[uint32]uint64 // partition -> slot of its epoch state
+	j      *journal.Journal
+	slots  map[uint64]uint64 // register addr -> slot (block)
+	parts  map[uint32]uint64 // partition -> slot of its epoch state
 	floors map[uint64]uint64 // segment -> slot of its floor
-	free  []uint64          // reclaimed slots
-	next  uint64            // slots below next were written at least once
+	free   []uint64          // reclaimed slots
+	next   uint64            // slots below next were written at least once
 }
 
 // load reads every slot up to the first never-written one. Slots are
