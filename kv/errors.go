@@ -57,6 +57,9 @@ var (
 	// ErrInternal: the server failed in a way the other statuses do not
 	// describe (its message says how).
 	ErrInternal = errors.New("kv: internal error")
+	// ErrUnsupported: an operation this server's mode does not offer
+	// (scans and watches in keyed mode).
+	ErrUnsupported = errors.New("kv: operation not supported by this server")
 	// ErrBadReply: a reply that does not decode (a client-side error).
 	ErrBadReply = errors.New("kv: malformed reply")
 )
@@ -78,6 +81,7 @@ const (
 	StatusStaleSequence
 	StatusUnavailable
 	StatusInternal
+	StatusUnsupported
 )
 
 var statusErrs = [...]error{
@@ -91,6 +95,7 @@ var statusErrs = [...]error{
 	StatusStaleSequence: ErrStaleSequence,
 	StatusUnavailable:   ErrUnavailable,
 	StatusInternal:      ErrInternal,
+	StatusUnsupported:   ErrUnsupported,
 }
 
 // StatusOf is the status that carries err (StatusInternal for errors

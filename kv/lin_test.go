@@ -45,7 +45,7 @@ import (
 // its interleaving). Each seed logs how many operations it checked.
 
 // linSeeds are the default seeds per engine of TestLinearizableUnderFaults.
-var linSeeds = map[string]int{"paxos": 6, "chain": 3}
+var linSeeds = map[string]int{"paxos": 6, "chain": 3, "keyed": 3}
 
 // linKeys is the key set of a run: few keys, so that operations collide.
 var linKeys = []string{"k0", "k1", "k2", "k3", "k4"}
@@ -61,7 +61,7 @@ const (
 )
 
 func TestLinearizableUnderFaults(t *testing.T) {
-	for _, engine := range []string{"paxos", "chain"} {
+	for _, engine := range []string{"paxos", "chain", "keyed"} {
 		t.Run(engine, func(t *testing.T) {
 			seeds, ops := 0, 0
 			for seed := range testseed.Each(t, testseed.Fresh(linSeeds[engine])...) {
@@ -106,8 +106,18 @@ type simKV struct {
 	id   uint64
 	addr stack.Addr
 	node *stack.Node
-	srv  *Server
+	srv  *Server      // engine paxos or chain
+	ksrv *KeyedServer // engine keyed
 	down bool
+}
+
+// stop closes the kv server.
+func (k *simKV) stop() {
+	if k.ksrv != nil {
+		k.ksrv.Close()
+		return
+	}
+	k.srv.Close()
 }
 
 // Sizes of a wormserver's crash disk: the journal's log and data blocks
@@ -130,7 +140,11 @@ func newSimCluster(seed uint64, engine string, link sim.Link) (*simCluster, erro
 		k := &simKV{id: uint64(i + 1), addr: stack.Addr(fmt.Sprintf("sim:k%d", i)), down: true}
 		c.kvs, c.kvAddrs = append(c.kvs, k), append(c.kvAddrs, k.addr)
 	}
-	for i := range 3 {
+	nwor := 3
+	if engine == "keyed" {
+		nwor = 5 // the ec engine's default plan on 5: K=3, R=2
+	}
+	for i := range nwor {
 		d := disk.NewCrashDisk(2 + simLogBlocks + simDataBlocks)
 		if err := journal.Format(d, simLogBlocks); err != nil {
 			c.close()
@@ -150,7 +164,7 @@ func newSimCluster(seed uint64, engine string, link sim.Link) (*simCluster, erro
 func (c *simCluster) close() {
 	for _, k := range c.kvs {
 		if !k.down {
-			k.srv.Close()
+			k.stop()
 		}
 	}
 	c.mu.Lock()
@@ -233,15 +247,27 @@ func (c *simCluster) startKV(ctx context.Context, i int) error {
 	id := c.ids
 	c.mu.Unlock()
 	var e wor.Engine
-	if c.engine == "chain" {
+	switch c.engine {
+	case "chain":
 		e, err = wor.NewChain(nd, c.worAddrs, id, 250*time.Millisecond)
-	} else {
+	case "keyed":
+		e, err = wor.NewEngine("ec", nd, c.worAddrs, id, 250*time.Millisecond)
+	default:
 		e, err = wor.NewPaxos(nd, c.worAddrs, id, 250*time.Millisecond)
 	}
 	if err != nil {
 		return err
 	}
 	c.rt.do(func() { c.rt.net.Restart(k.addr) })
+	if c.engine == "keyed" {
+		ks, err := StartKeyedServer(KeyedServerConfig{Node: nd, Client: wor.NewClient(e), Logger: quietLog(), RequestTimeout: linOpTimeout})
+		if err != nil {
+			nd.Close()
+			return fmt.Errorf("kv server %d: %w", k.id, err)
+		}
+		k.node, k.ksrv, k.down = nd, ks, false
+		return nil
+	}
 	srv, err := StartServer(ctx, ServerConfig{
 		Node: nd,
 		// ElectionTimeout 300 ms (was 150): under -race with CI's other
@@ -268,7 +294,7 @@ func (c *simCluster) startKV(ctx context.Context, i int) error {
 func (c *simCluster) crashKV(i int) {
 	k := c.kvs[i]
 	c.rt.do(func() { c.rt.net.Crash(k.addr) })
-	k.srv.Close()
+	k.stop()
 	k.node.Close()
 	k.down = true
 }
@@ -386,7 +412,7 @@ func (h *linHistory) add(o linOp) {
 // linClient issues random operations on linKeys until stop is closed,
 // recording them in h. Its choices come from rng; its values are unique
 // ("cK.I").
-func linClient(ctx context.Context, c *Client, k int, rng *rand.Rand, h *linHistory, stop <-chan struct{}) {
+func linClient(ctx context.Context, c *Client, k int, rng *rand.Rand, h *linHistory, stop <-chan struct{}, keyed bool) {
 	versions := map[string]uint64{} // the last version this client saw per key, for CAS
 	for i := 0; ; i++ {
 		select {
@@ -396,13 +422,14 @@ func linClient(ctx context.Context, c *Client, k int, rng *rand.Rand, h *linHist
 			return
 		default:
 		}
-		linStep(ctx, c, k, i, rng, h, versions)
+		linStep(ctx, c, k, i, rng, h, versions, keyed)
 		time.Sleep(time.Duration(rng.IntN(4)) * time.Millisecond)
 	}
 }
 
 // linStep runs one random operation (number i of client k) and records it.
-func linStep(ctx context.Context, c *Client, k, i int, rng *rand.Rand, h *linHistory, versions map[string]uint64) {
+// In keyed mode there are no scans.
+func linStep(ctx context.Context, c *Client, k, i int, rng *rand.Rand, h *linHistory, versions map[string]uint64, keyed bool) {
 	key := linKeys[rng.IntN(len(linKeys))]
 	timeout := linOpTimeout
 	if rng.IntN(8) == 0 {
@@ -420,7 +447,11 @@ func linStep(ctx context.Context, c *Client, k, i int, rng *rand.Rand, h *linHis
 		}
 		h.add(o)
 	}
-	switch p := rng.IntN(100); {
+	p := rng.IntN(100)
+	if keyed {
+		p = rng.IntN(82)
+	}
+	switch {
 	case p < 30:
 		o.op = OpGet
 		kv, err := c.Get(octx, key)
@@ -487,7 +518,7 @@ func linRun(t *testing.T, seed uint64, engine string) int {
 			t.Fatalf("%s: %v", setting, err)
 		}
 	}
-	if c.leader(20*time.Second) < 0 {
+	if engine != "keyed" && c.leader(20*time.Second) < 0 {
 		t.Fatalf("%s: no leader elected", setting)
 	}
 	h := &linHistory{t0: time.Now()}
@@ -506,7 +537,7 @@ func linRun(t *testing.T, seed uint64, engine string) int {
 			t.Fatal(err)
 		}
 		crng := rand.New(rand.NewPCG(seed, uint64(100+k)))
-		wg.Go(func() { linClient(ctx, cl, k, crng, h, stop) })
+		wg.Go(func() { linClient(ctx, cl, k, crng, h, stop, engine == "keyed") })
 	}
 	// The fault schedule, one fault after the other.
 	frng := rand.New(rand.NewPCG(seed, 28))
@@ -542,13 +573,16 @@ func linRun(t *testing.T, seed uint64, engine string) int {
 	}
 	fctx, fcancel := context.WithTimeout(ctx, 30*time.Second)
 	defer fcancel()
-	o := linOp{client: linClients, op: OpScan, key: linKeys[0], call: h.now()}
-	resp, err := final.do(fctx, &Request{Op: OpScan, Key: o.key})
-	if err != nil {
-		t.Fatalf("%s: the service did not recover after the faults: scan: %v%s", setting, err, dumpGoroutines())
+	var resp *Response
+	if engine != "keyed" {
+		o := linOp{client: linClients, op: OpScan, key: linKeys[0], call: h.now()}
+		resp, err = final.do(fctx, &Request{Op: OpScan, Key: o.key})
+		if err != nil {
+			t.Fatalf("%s: the service did not recover after the faults: scan: %v%s", setting, err, dumpGoroutines())
+		}
+		o.kvs, o.more, o.rev = resp.KVs, resp.More, resp.Rev
+		h.add(o)
 	}
-	o.kvs, o.more, o.rev = resp.KVs, resp.More, resp.Rev
-	h.add(o)
 	for _, key := range linKeys {
 		o := linOp{client: linClients, op: OpGet, key: key, call: h.now()}
 		kv, err := final.Get(fctx, key)
@@ -558,14 +592,18 @@ func linRun(t *testing.T, seed uint64, engine string) int {
 		o.found, o.kv = err == nil, kv
 		h.add(o)
 	}
-	if err := c.converged(fctx, resp.Rev); err != nil {
-		t.Fatalf("%s: %v%s", setting, err, dumpGoroutines())
+	if engine != "keyed" { // keyed servers keep no state to compare
+		if err := c.converged(fctx, resp.Rev); err != nil {
+			t.Fatalf("%s: %v%s", setting, err, dumpGoroutines())
+		}
 	}
 	h.mu.Lock()
 	ops := h.ops
 	h.mu.Unlock()
 	ran := time.Since(h.t0)
-	n, err := checkHistory(linKeys, ops, 30*time.Second, os.TempDir())
+	// Keyed mode's revisions are its buckets' versions, one sequence per
+	// key, not one across keys: the cross-key check does not apply.
+	n, err := checkHistory(linKeys, ops, 30*time.Second, os.TempDir(), engine != "keyed")
 	if err != nil {
 		t.Fatalf("%s: %d operations (did %v): %v", setting, len(ops), did, err)
 	}
@@ -593,7 +631,12 @@ func (c *simCluster) inject(ctx context.Context, f fault, rng *rand.Rand) (undo 
 	none := func() error { return nil }
 	switch f.kind {
 	case "isolate-leader", "crash-leader", "crash-follower":
-		l := c.leader(time.Second)
+		l := -1
+		if c.engine == "keyed" {
+			l = rng.IntN(len(c.kvs)) // no leader: any server
+		} else {
+			l = c.leader(time.Second)
+		}
 		if l < 0 {
 			return none, fmt.Sprintf("%s@%v: no leader", f.kind, f.at)
 		}

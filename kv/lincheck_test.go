@@ -80,7 +80,7 @@ func (o linOp) limited(limit int, more bool) linOp {
 }
 
 func TestCheckerAcceptsValidHistory(t *testing.T) {
-	n, err := checkHistory(checkKeys, validHistory(), 5*time.Second, "")
+	n, err := checkHistory(checkKeys, validHistory(), 5*time.Second, "", true)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -177,7 +177,7 @@ func TestCheckerFlagsViolations(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			h := tc.edit(validHistory())
-			_, err := checkHistory(checkKeys, h, 5*time.Second, "")
+			_, err := checkHistory(checkKeys, h, 5*time.Second, "", true)
 			if err == nil {
 				t.Fatalf("not flagged")
 			}
@@ -255,7 +255,7 @@ func TestCheckerFlagsStaleReads(t *testing.T) {
 		}
 		get.found, get.kv = true, kv
 		h.add(get)
-		if _, err := checkHistory(linKeys, h.ops, 5*time.Second, ""); err == nil || !strings.Contains(err.Error(), "key k0: history") {
+		if _, err := checkHistory(linKeys, h.ops, 5*time.Second, "", true); err == nil || !strings.Contains(err.Error(), "key k0: history") {
 			t.Fatalf("a stale sequential get passed the check: %v", err)
 		}
 
@@ -268,7 +268,7 @@ func TestCheckerFlagsStaleReads(t *testing.T) {
 		h.add(scan)
 		// The scan alone beside the put of k1 it missed.
 		hk1 := []linOp{puts[2], h.ops[len(h.ops)-1]}
-		if _, err := checkHistory([]string{"k1"}, hk1, 5*time.Second, ""); err == nil || !strings.Contains(err.Error(), "key k1: history") {
+		if _, err := checkHistory([]string{"k1"}, hk1, 5*time.Second, "", true); err == nil || !strings.Contains(err.Error(), "key k1: history") {
 			t.Fatalf("a scan missing k1 passed the check: %v (scan %v)", err, &h.ops[len(h.ops)-1])
 		}
 

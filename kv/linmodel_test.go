@@ -326,7 +326,7 @@ func porcupineOps(keys []string, h []linOp) []porcupine.Operation {
 // it; with vizDir set, a violation of the per-key model also writes
 // porcupine's visualization of that key's history to a file there, which
 // the error names.
-func checkHistory(keys []string, h []linOp, timeout time.Duration, vizDir string) (int, error) {
+func checkHistory(keys []string, h []linOp, timeout time.Duration, vizDir string, crossKey bool) (int, error) {
 	for i := range h {
 		if err := checkScanShape(&h[i]); err != nil {
 			return 0, err
@@ -353,6 +353,9 @@ func checkHistory(keys []string, h []linOp, timeout time.Duration, vizDir string
 			}
 		}
 		return len(ops), fmt.Errorf("%s", msg)
+	}
+	if !crossKey {
+		return len(ops), nil
 	}
 	return len(ops), checkRevisions(h)
 }

@@ -210,6 +210,10 @@ type Cluster struct {
 	mu      sync.Mutex
 	routes  []*route
 	fetched []bool // the directory was consulted for the partition
+	// The ec partitions' proposers (SetECProposers), guarded by mu: the
+	// leader of the leader fallback and the delegate of partial
+	// delegation; "" for none.
+	ecLeader, ecDelegate stack.Addr
 }
 
 var _ Engine = (*Cluster)(nil)
@@ -256,7 +260,8 @@ func (c *Cluster) newRoute(part uint32, pc partConfig) *route {
 			e = &brokenRoute{err: fmt.Errorf("wor: partition %d: %w", part, errors.Join(err, cerr))}
 			break
 		}
-		e = &EC{node: c.node, servers: addrs(pc.Servers), timeout: c.timeout, plan: plan, codec: codec, conf: cf, ballots: c.ballots, hub: c.hub}
+		e = &EC{node: c.node, servers: addrs(pc.Servers), timeout: c.timeout, plan: plan, codec: codec, conf: cf, ballots: c.ballots, hub: c.hub,
+			leader: c.ecLeader, delegate: c.ecDelegate} // c.mu is held, or c is not shared yet
 	case "chain":
 		e = &Chain{node: c.node, chain: addrs(pc.Servers), timeout: c.timeout, conf: cf, ballots: c.ballots, hub: c.hub}
 	default:
@@ -503,3 +508,87 @@ func (b *brokenRoute) Subscribe(_ uint64, _ time.Duration, _ func(uint64), cb fu
 }
 func (b *brokenRoute) writeAt(_, _ uint64, _ []byte, _ bool, cb func(error)) { cb(b.err) }
 func (b *brokenRoute) segWriteAt(_, _, _ uint64, _ [][]byte, cb func(error)) { cb(b.err) }
+
+// SetECProposers sets the ec partitions' leader (a write preempted by
+// another client goes to it: Pando's leader fallback) and delegate (it
+// runs Phase 2 of Propose: partial delegation), as EC.SetLeader and
+// EC.SetDelegate do; "" turns either off. Both must be served by
+// ServeECLeader nodes.
+func (c *Cluster) SetECProposers(leader, delegate stack.Addr) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ecLeader, c.ecDelegate = leader, delegate
+	for _, r := range c.routes {
+		if e, ok := r.eng.(*EC); ok {
+			e.SetLeader(leader)
+			e.SetDelegate(delegate)
+		}
+	}
+}
+
+var (
+	_ Proposer = (*Cluster)(nil)
+	_ KeyedLog = (*Cluster)(nil)
+)
+
+// Propose implements Proposer: the partition's engine proposes if it can
+// (the ec engine, delegating Phase 2 when it has a delegate); otherwise
+// a capture, then a write.
+func (c *Cluster) Propose(addr uint64, value []byte, cb func(error)) {
+	c.mu.Lock()
+	_, can := c.routes[c.PartitionOf(segOf(addr))].eng.(Proposer)
+	c.mu.Unlock()
+	if !can {
+		c.Capture(addr, func(cid CaptureID, err error) {
+			if err != nil {
+				cb(err)
+				return
+			}
+			c.Write(addr, value, cid, func(err error) { cb(ours(value, err)) })
+		})
+		return
+	}
+	c.with(c.PartitionOf(segOf(addr)), func(r *route, retry func(error) bool) {
+		r.eng.(Proposer).Propose(addr, value, func(err error) {
+			if err != nil && retry(err) {
+				return
+			}
+			cb(err)
+		})
+	})
+}
+
+// Latest implements KeyedLog for partitions whose engine serves keyed
+// logs (ec); others answer with an error.
+func (c *Cluster) Latest(seg uint64, cb func(off uint64, value []byte, err error)) {
+	c.with(c.PartitionOf(seg), func(r *route, retry func(error) bool) {
+		k, ok := r.eng.(KeyedLog)
+		if !ok {
+			cb(0, nil, fmt.Errorf("wor: partition %d's %s engine has no keyed logs (the ec engine has)", c.PartitionOf(seg), c.engine))
+			return
+		}
+		k.Latest(seg, func(off uint64, v []byte, err error) {
+			if err != nil && retry(err) {
+				return
+			}
+			cb(off, v, err)
+		})
+	})
+}
+
+// TrimBelow implements KeyedLog, as Latest.
+func (c *Cluster) TrimBelow(seg, off uint64, cb func(error)) {
+	c.with(c.PartitionOf(seg), func(r *route, retry func(error) bool) {
+		k, ok := r.eng.(KeyedLog)
+		if !ok {
+			cb(fmt.Errorf("wor: partition %d's %s engine has no keyed logs (the ec engine has)", c.PartitionOf(seg), c.engine))
+			return
+		}
+		k.TrimBelow(seg, off, func(err error) {
+			if err != nil && retry(err) {
+				return
+			}
+			cb(err)
+		})
+	})
+}
