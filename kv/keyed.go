@@ -234,6 +234,9 @@ type KeyedServer struct {
 
 	obsMu    sync.Mutex // guards observer
 	observer func(op Op, st Status, d time.Duration)
+
+	cacheMu sync.Mutex
+	cache   map[uint64]cachedBucket // guarded by cacheMu: per bucket segment, the latest version known chosen
 }
 
 // StartKeyedServer serves keyed mode on cfg.Node until Close.
@@ -241,7 +244,7 @@ func StartKeyedServer(cfg KeyedServerConfig) (*KeyedServer, error) {
 	if cfg.Node == nil || cfg.Client == nil {
 		return nil, errors.New("kv: KeyedServerConfig needs a Node and a Client")
 	}
-	s := &KeyedServer{node: cfg.Node, c: cfg.Client, timeout: cfg.RequestTimeout, log: cfg.Logger}
+	s := &KeyedServer{node: cfg.Node, c: cfg.Client, timeout: cfg.RequestTimeout, log: cfg.Logger, cache: map[uint64]cachedBucket{}}
 	if s.timeout <= 0 {
 		s.timeout = DefaultRequestTimeout
 	}
@@ -360,16 +363,67 @@ func (s *KeyedServer) latest(ctx context.Context, seg uint64) (uint64, *bucket, 
 	if err != nil {
 		return 0, nil, fmt.Errorf("%w: bucket %#x version %d: %v", ErrInternal, seg, off, err)
 	}
+	s.remember(seg, off+1, raw)
 	return off + 1, b, nil
+}
+
+// keyedCacheEntries bounds the buckets whose latest known version a
+// server remembers (it forgets them all when full: a miss costs a read).
+const keyedCacheEntries = 1 << 16
+
+// cachedBucket is the latest version of a bucket a server knows chosen.
+type cachedBucket struct {
+	ver uint64 // offset + 1
+	raw []byte
+}
+
+// cached returns seg's latest known version and bucket (nil if none),
+// never fresh: it may be behind.
+func (s *KeyedServer) cached(seg uint64) (ver uint64, b *bucket, fresh bool) {
+	s.cacheMu.Lock()
+	c, ok := s.cache[seg]
+	s.cacheMu.Unlock()
+	if !ok {
+		return 0, nil, false
+	}
+	b, err := decodeBucket(c.raw)
+	if err != nil {
+		return 0, nil, false
+	}
+	return c.ver, b, false
+}
+
+// remember notes that bucket version ver (offset + 1) of seg, raw, is
+// chosen, unless a later one is known.
+func (s *KeyedServer) remember(seg, ver uint64, raw []byte) {
+	s.cacheMu.Lock()
+	defer s.cacheMu.Unlock()
+	if c, ok := s.cache[seg]; ok && c.ver >= ver {
+		return
+	}
+	if len(s.cache) >= keyedCacheEntries {
+		clear(s.cache)
+	}
+	s.cache[seg] = cachedBucket{ver, raw}
 }
 
 // write applies a put, delete or CAS as the bucket's next version.
 func (s *KeyedServer) write(ctx context.Context, r *Request) *Response {
 	seg := KeyedSegment(r.Key)
+	// The base is the bucket's latest version this server knows (from
+	// its last read or write of it, or a version another write took
+	// from it): proposing the next version on it costs no read, and if
+	// that version is taken the proposal returns its value, the next
+	// base. Only an outcome that writes nothing must read the latest
+	// version itself, since it is linearized at a read.
+	ver, b, fresh := s.cached(seg)
 	for try := 0; try < keyedWriteTries; try++ {
-		ver, b, err := s.latest(ctx, seg)
-		if err != nil {
-			return errorResponse(err)
+		if b == nil {
+			var err error
+			if ver, b, err = s.latest(ctx, seg); err != nil {
+				return errorResponse(err)
+			}
+			fresh = true
 		}
 		if sess, ok := b.session(r.Client); ok {
 			switch {
@@ -385,6 +439,10 @@ func (s *KeyedServer) write(ctx context.Context, r *Request) *Response {
 		}
 		resp, changed := b.apply(r, ver+1)
 		if !changed {
+			if !fresh {
+				b = nil // read the latest version, then decide
+				continue
+			}
 			// A failed CAS or the delete of an absent key: nothing to
 			// write; the read of the latest version is its linearization.
 			resp.Rev = ver
@@ -392,14 +450,26 @@ func (s *KeyedServer) write(ctx context.Context, r *Request) *Response {
 		}
 		b.remember(r.Client, r.Seq, EncodeResponse(resp))
 		enc := b.encode()
-		err = s.c.ProposeVersion(ctx, seg, ver, enc)
+		err := s.c.ProposeVersion(ctx, seg, ver, enc)
 		var we *wor.WrittenError
 		switch {
 		case err == nil, errors.As(err, &we) && bytes.Equal(we.Value, enc):
+			s.remember(seg, ver+1, enc)
 			s.collect(seg, ver)
 			return resp
-		case errors.As(err, &we), errors.Is(err, wor.ErrCollected):
-			s.retries.Add(1) // another write took the version
+		case errors.As(err, &we):
+			// Another write took the version: its bucket is the base of
+			// the next one.
+			s.retries.Add(1)
+			if b, err = decodeBucket(we.Value); err != nil {
+				return errorResponse(fmt.Errorf("%w: bucket %#x version %d: %v", ErrInternal, seg, ver, err))
+			}
+			ver, fresh = ver+1, false
+			s.remember(seg, ver, we.Value)
+			continue
+		case errors.Is(err, wor.ErrCollected):
+			s.retries.Add(1) // the base was old: read the latest
+			b = nil
 			continue
 		case errors.Is(err, wor.ErrStorage):
 			return errorResponse(fmt.Errorf("%w: bucket %#x version %d of %d bytes was refused by the wormservers (too large for their storage?): %v", ErrValueTooLarge, seg, ver, len(enc), err))

@@ -51,23 +51,34 @@ value larger than a log register is written as parts: see docs/kv.md).`,
 }
 
 func kvServeCmd() *cobra.Command {
-	var listen, cluster, metrics, advertise string
+	var listen, cluster, metrics, advertise, ecLeader, ecDelegate string
 	var id, logSeg uint64
 	var timeout time.Duration
+	var keyed bool
 	c := &cobra.Command{
 		Use:   "serve",
-		Short: "Run a key-value server (a WormPaxos replica), until interrupted",
+		Short: "Run a key-value server (a WormPaxos replica, or --keyed), until interrupted",
 		Long: `serve runs one kv server on a UDP or TCP address. Its replica keeps the log
 and snapshots in the WOR space of the cluster file's wormservers (no local
 state: a restarted server catches up from the latest snapshot and the log
 after it), so every server of a group names the same --cluster and
 --log-segment and a distinct --id. Prints "listening on ADDR" once caught
-up.`,
+up.
+
+--keyed serves keyed mode instead (docs/kv.md): Pando's per-key logs on an
+ec cluster. Every key is a log of versions in the WOR space; each server
+answers every request itself (no leader: a get reads the key's latest
+version, one round trip to the nearest Phase 1a quorum; a put proposes the
+next version, its Phase 2 run by --ec-delegate if given, then collects the
+old versions). Scans and watches are refused.`,
 		Example: "  strata kv serve --listen udp:127.0.0.1:7201 --cluster strata-data/cluster.json --id 1",
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
-			if id == 0 {
+			if !keyed && (ecLeader != "" || ecDelegate != "") {
+				return errors.New("--ec-leader and --ec-delegate are for --keyed")
+			}
+			if id == 0 && !keyed {
 				return errors.New("--id: a nonzero replica id, distinct in the group")
 			}
 			if cluster == "" {
@@ -99,6 +110,24 @@ up.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			if keyed {
+				if metrics != "" {
+					return errors.New("--metrics: keyed mode exports no metrics yet")
+				}
+				if cfg.Engine != "ec" {
+					return fmt.Errorf("--keyed needs an ec cluster (keyed logs are the ec engine's); %s is %s", cluster, cfg.Engine)
+				}
+				e.SetECProposers(stack.Addr(ecLeader), stack.Addr(ecDelegate))
+				ks, err := kv.StartKeyedServer(kv.KeyedServerConfig{Node: n, Client: wor.NewClient(e), Logger: log})
+				if err != nil {
+					return err
+				}
+				defer ks.Close()
+				fmt.Fprintf(cmd.OutOrStdout(), "listening on %s\n", n.Local())
+				log.Info("kv server up (keyed mode)", "addr", n.Local(), "delegate", ecDelegate, "leader", ecLeader)
+				<-ctx.Done()
+				return nil
+			}
 			srv, err := kv.StartServer(ctx, kv.ServerConfig{
 				Node:    n,
 				Replica: smr.Config{Client: wor.NewClient(e), ID: id, Addr: advertise, Log: logSeg, Logger: log},
@@ -128,6 +157,9 @@ up.`,
 	c.Flags().StringVar(&advertise, "advertise", "", "address the other servers forward to (default: the listen address)")
 	c.Flags().StringVar(&metrics, "metrics", "", "serve Prometheus metrics on this HOST:PORT")
 	c.Flags().DurationVar(&timeout, "wor-timeout", time.Second, "per-request timeout towards the wormservers")
+	c.Flags().BoolVar(&keyed, "keyed", false, "serve keyed mode: Pando's per-key logs on an ec cluster, no leader (see above)")
+	c.Flags().StringVar(&ecDelegate, "ec-delegate", "", "with --keyed: puts delegate Phase 2 to the proposer at this address ('strata wor ec-leader')")
+	c.Flags().StringVar(&ecLeader, "ec-leader", "", "with --keyed: a put preempted by another hands its write to the leader at this address ('strata wor ec-leader')")
 	return c
 }
 

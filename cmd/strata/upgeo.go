@@ -27,6 +27,7 @@ type geoUpFlags struct {
 	planFile string  // --geo-plan: a `strata geo plan --json` output instead of planning
 	f        int     // --geo-f
 	storage  float64 // --geo-storage
+	kvMode   string  // --geo-kv: "keyed" or "wormpaxos"
 }
 
 func (g *geoUpFlags) add(c *cobra.Command) {
@@ -34,6 +35,7 @@ func (g *geoUpFlags) add(c *cobra.Command) {
 	c.Flags().StringVar(&g.planFile, "geo-plan", "", "with --geo: the plan to run (a 'strata geo plan --json' output for that access set) instead of planning one")
 	c.Flags().IntVar(&g.f, "geo-f", 1, "with --geo: data-center failures the plan tolerates")
 	c.Flags().Float64Var(&g.storage, "geo-storage", 2, "with --geo: bound on the storage overhead (bytes stored per byte of value); the plan minimizes read latency under it")
+	c.Flags().StringVar(&g.kvMode, "geo-kv", "keyed", "with --geo: the front ends' kv servers: keyed (Pando's per-key logs: every front end reads and writes on its own, writes delegated as the plan says) or wormpaxos (one replicated log, writes through its leader)")
 }
 
 // planGeo plans (or reads) the deployment of an access set.
@@ -79,6 +81,9 @@ func upGeo(ctx context.Context, cmd *cobra.Command, procs *[]*exec.Cmd, self, di
 	if f, _ := wanSettings(); f != "" {
 		return errors.New("--geo writes its own WAN file: do not give --wan (or STRATA_WAN) with it")
 	}
+	if g.kvMode != "keyed" && g.kvMode != "wormpaxos" {
+		return fmt.Errorf("--geo-kv %q: keyed or wormpaxos", g.kvMode)
+	}
 	l, err := planGeo(ctx, g)
 	if err != nil {
 		return err
@@ -114,10 +119,53 @@ func upGeo(ctx context.Context, cmd *cobra.Command, procs *[]*exec.Cmd, self, di
 	if err := writeClusterFile(cfgPath, &cfg); err != nil {
 		return err
 	}
+	// Keyed mode: a proposer (strata wor ec-leader) on each data site the
+	// plan names as some front end's delegate; the first is also the
+	// leader of the leader fallback.
+	proposers := map[string]string{}
+	var leader string
+	if g.kvMode == "keyed" {
+		planPath := filepath.Join(dir, "plan.json")
+		pb, err := json.MarshalIndent(l.Plan, "", "  ")
+		if err == nil {
+			err = os.WriteFile(planPath, append(pb, '\n'), 0o644)
+		}
+		if err != nil {
+			return err
+		}
+		for i, site := range l.Access {
+			fe, _ := l.FrontEnd(site)
+			d := fe.Delegate
+			if d == "" || proposers[d] != "" {
+				continue
+			}
+			listen := fmt.Sprintf("udp:%s:%d", l.Hosts[d], port(200+i))
+			line, err := startChild(cmd, procs, "listening on ", memlimit.Env(kvMemShare), self, "wor", "ec-leader", "--engine", "ec", "--plan", planPath, "--listen", listen, "--servers", strings.Join(wors, ","))
+			if err != nil {
+				return fmt.Errorf("proposer in %s (delegate of %s): %w", d, site, err)
+			}
+			proposers[d] = strings.TrimSpace(strings.TrimPrefix(line, "listening on "))
+			if leader == "" {
+				leader = proposers[d]
+			}
+		}
+	}
 	var fes []string
 	for i, site := range l.Access {
 		listen := fmt.Sprintf("udp:%s:%d", l.Hosts[site], port(100+i))
-		line, err := startChild(cmd, procs, "listening on ", memlimit.Env(kvMemShare), self, "kv", "serve", "--listen", listen, "--cluster", cfgPath, "--id", fmt.Sprint(i+1))
+		args := []string{"kv", "serve", "--listen", listen, "--cluster", cfgPath}
+		if g.kvMode == "keyed" {
+			args = append(args, "--keyed")
+			if fe, _ := l.FrontEnd(site); proposers[fe.Delegate] != "" {
+				args = append(args, "--ec-delegate", proposers[fe.Delegate])
+			}
+			if leader != "" {
+				args = append(args, "--ec-leader", leader)
+			}
+		} else {
+			args = append(args, "--id", fmt.Sprint(i+1))
+		}
+		line, err := startChild(cmd, procs, "listening on ", memlimit.Env(kvMemShare), self, args...)
 		if err != nil {
 			return fmt.Errorf("kv server %d (front end in %s): %w", i+1, site, err)
 		}
@@ -143,9 +191,17 @@ func upGeo(ctx context.Context, cmd *cobra.Command, procs *[]*exec.Cmd, self, di
 		if fe, ok := l.FrontEnd(site); ok {
 			pred = fmt.Sprintf(" (planner: read %.0f ms, write %.0f ms)", fe.ReadMs, fe.WriteMs)
 		}
-		fmt.Fprintf(o, "  front end in %s: kv server %d at %s%s\n", site, i+1, fes[i], pred)
+		via := ""
+		if fe, ok := l.FrontEnd(site); ok && proposers[fe.Delegate] != "" {
+			via = fmt.Sprintf("; writes delegated to %s in %s", proposers[fe.Delegate], fe.Delegate)
+		}
+		fmt.Fprintf(o, "  front end in %s: kv server %d at %s%s%s\n", site, i+1, fes[i], pred, via)
 	}
-	fmt.Fprintf(o, "emulated WAN: %s (one-way delays: strata wan show --wan %s); cluster file %s (engine ec); kv servers in %s\n", wanPath, wanPath, cfgPath, kvPath)
+	mode := "keyed mode: every front end reads and writes each key's log itself"
+	if g.kvMode == "wormpaxos" {
+		mode = "WormPaxos: writes go through the leader's front end"
+	}
+	fmt.Fprintf(o, "emulated WAN: %s (one-way delays: strata wan show --wan %s); cluster file %s (engine ec); kv servers in %s (%s)\n", wanPath, wanPath, cfgPath, kvPath, mode)
 	fmt.Fprintf(o, "try (a client next to the front end in %s):\n", l.Access[0])
 	fmt.Fprintf(o, "  strata kv put hello world --servers %s\n  strata kv get hello --servers %s\n", fes[0], fes[0])
 	fmt.Fprintf(o, "  strata kv status --servers-file %s\n", kvPath)

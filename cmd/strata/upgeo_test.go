@@ -100,6 +100,18 @@ func TestUpGeo(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"hello" = "again"`) {
 		t.Fatalf("kv get through the second front end: exit %d, %q", code, out)
 	}
+	// Keyed mode (the default): every front end writes on its own, and
+	// what one wrote the others read; a scan is refused, saying why.
+	if !strings.Contains(up.banner, "keyed mode") {
+		t.Fatalf("the banner does not say keyed mode:\n%s", up.banner)
+	}
+	if out, code := runCLI(t, "kv", "put", "k3", "from-asia", "--servers", servers[2]); code != 0 {
+		t.Fatalf("kv put through the third front end: exit %d, %q", code, out)
+	}
+	get("k3", "from-asia")
+	if out, code := runCLI(t, "kv", "scan", "a", "z", "--servers", servers[1]); code == 0 || !strings.Contains(out, "keyed mode") {
+		t.Fatalf("kv scan in keyed mode: exit %d, %q; want a refusal naming keyed mode", code, out)
+	}
 }
 
 // siteList is the data sites of strata up --geo's wormservers, in split
