@@ -111,9 +111,6 @@ old versions). Scans and watches are refused.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
 			if keyed {
-				if metrics != "" {
-					return errors.New("--metrics: keyed mode exports no metrics yet")
-				}
 				if cfg.Engine != "ec" {
 					return fmt.Errorf("--keyed needs an ec cluster (keyed logs are the ec engine's); %s is %s", cluster, cfg.Engine)
 				}
@@ -123,6 +120,13 @@ old versions). Scans and watches are refused.`,
 					return err
 				}
 				defer ks.Close()
+				if metrics != "" {
+					stopMetrics, err := serveKeyedMetrics(metrics, ks, n, log)
+					if err != nil {
+						return err
+					}
+					defer stopMetrics()
+				}
 				fmt.Fprintf(cmd.OutOrStdout(), "listening on %s\n", n.Local())
 				log.Info("kv server up (keyed mode)", "addr", n.Local(), "delegate", ecDelegate, "leader", ecLeader)
 				<-ctx.Done()
@@ -163,9 +167,9 @@ old versions). Scans and watches are refused.`,
 	return c
 }
 
-// serveKVMetrics exports a kv server's counters and its stack's.
-func serveKVMetrics(addr string, srv *kv.Server, n *stack.Node, log *slog.Logger) (func(), error) {
-	reg := prometheus.NewRegistry()
+// observeKVRequests registers the request counters and latencies of a
+// kv server (either mode) whose observer set installs.
+func observeKVRequests(reg *prometheus.Registry, set func(func(op kv.Op, st kv.Status, d time.Duration))) {
 	reqs := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "strata_kv_requests_total", Help: "Requests answered, by operation and outcome."}, []string{"op", "status"})
 	lat := prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "strata_kv_request_seconds",
@@ -175,8 +179,8 @@ func serveKVMetrics(addr string, srv *kv.Server, n *stack.Node, log *slog.Logger
 	reg.MustRegister(reqs, lat)
 	statusNames := map[kv.Status]string{kv.StatusOK: "ok", kv.StatusNotFound: "not_found", kv.StatusMalformed: "malformed", kv.StatusUnknownOp: "unknown_op",
 		kv.StatusEmptyKey: "empty_key", kv.StatusKeyTooLarge: "key_too_large", kv.StatusValueTooLarge: "value_too_large", kv.StatusCompacted: "compacted",
-		kv.StatusStaleSequence: "stale_sequence", kv.StatusUnavailable: "unavailable", kv.StatusInternal: "internal"}
-	srv.SetObserver(func(op kv.Op, st kv.Status, d time.Duration) {
+		kv.StatusStaleSequence: "stale_sequence", kv.StatusUnavailable: "unavailable", kv.StatusInternal: "internal", kv.StatusUnsupported: "unsupported"}
+	set(func(op kv.Op, st kv.Status, d time.Duration) {
 		name, ok := statusNames[st]
 		if !ok {
 			name = strconv.Itoa(int(st))
@@ -184,6 +188,12 @@ func serveKVMetrics(addr string, srv *kv.Server, n *stack.Node, log *slog.Logger
 		reqs.WithLabelValues(op.String(), name).Inc()
 		lat.WithLabelValues(op.String()).Observe(d.Seconds())
 	})
+}
+
+// serveKVMetrics exports a kv server's counters and its stack's.
+func serveKVMetrics(addr string, srv *kv.Server, n *stack.Node, log *slog.Logger) (func(), error) {
+	reg := prometheus.NewRegistry()
+	observeKVRequests(reg, srv.SetObserver)
 	for _, g := range []struct {
 		name, help string
 		f          func(kv.ServerStats) float64
@@ -202,6 +212,25 @@ func serveKVMetrics(addr string, srv *kv.Server, n *stack.Node, log *slog.Logger
 		func() float64 { return float64(srv.Stats().Forwarded) }))
 	reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: "strata_kv_malformed_total", Help: "Requests that did not decode or validate."},
 		func() float64 { return float64(srv.Stats().Malformed) }))
+	return serveMetrics(addr, reg, n, log)
+}
+
+// serveKeyedMetrics exports a keyed-mode kv server's counters and its
+// stack's.
+func serveKeyedMetrics(addr string, srv *kv.KeyedServer, n *stack.Node, log *slog.Logger) (func(), error) {
+	reg := prometheus.NewRegistry()
+	observeKVRequests(reg, srv.SetObserver)
+	for _, c := range []struct {
+		name, help string
+		f          func(kv.KeyedStats) uint64
+	}{
+		{"strata_kv_malformed_total", "Requests that did not decode or validate.", func(s kv.KeyedStats) uint64 { return s.Malformed }},
+		{"strata_kv_keyed_retries_total", "Writes that lost their bucket version to another write and tried the next.", func(s kv.KeyedStats) uint64 { return s.Retries }},
+		{"strata_kv_keyed_collected_total", "Floors raised after writes (old versions collected).", func(s kv.KeyedStats) uint64 { return s.Collected }},
+	} {
+		f := c.f
+		reg.MustRegister(prometheus.NewCounterFunc(prometheus.CounterOpts{Name: c.name, Help: c.help}, func() float64 { return float64(f(srv.Stats())) }))
+	}
 	return serveMetrics(addr, reg, n, log)
 }
 
