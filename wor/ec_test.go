@@ -510,17 +510,7 @@ func TestECReadRounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(what string, start func(done func())) time.Duration {
-		t.Helper()
-		t0, finished := net.Now(), false
-		start(func() { finished = true })
-		if !net.RunUntil(func() bool { return finished }, time.Minute) {
-			t.Fatalf("%s did not finish", what)
-		}
-		took := net.Now() - t0
-		net.Run(10 * d) // let Phase 3 land
-		return took
-	}
+	run := simRunner(t, net, 10*d) // the settling lets Phase 3 land
 	read := func(addr uint64, want string) time.Duration {
 		t.Helper()
 		return run("read", func(done func()) {

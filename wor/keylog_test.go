@@ -6,9 +6,6 @@ import (
 	"math/rand/v2"
 	"testing"
 	"time"
-
-	"strata/journal"
-	"strata/journal/disk"
 )
 
 // latestOf asks a server for its latest reply on seg.
@@ -30,16 +27,7 @@ func latestOf(t *testing.T, s *Server, seg uint64) latestReply {
 // frees the registers below it, and both survive a crash; a full trim
 // of the segment frees the floor's slot too.
 func TestKeyedLogServerPersistent(t *testing.T) {
-	const slots = 40
-	d := disk.NewCrashDisk(2 + 64 + slots)
-	if err := journal.Format(d, 64); err != nil {
-		t.Fatal(err)
-	}
-	j := newJournal(t, d)
-	s, err := NewPersistentServer(j, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
+	s, j, d := newPersistent(t, 40)
 	if l := latestOf(t, s, 5); l.Top || l.Floor != 0 {
 		t.Fatalf("empty segment: %+v", l)
 	}
@@ -81,7 +69,7 @@ func TestKeyedLogServerPersistent(t *testing.T) {
 	nd := d.CrashRandom(rand.New(rand.NewPCG(1, 2)))
 	j.Close()
 	j = newJournal(t, nd)
-	s, err = NewPersistentServer(j, nil)
+	s, err := NewPersistentServer(j, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,17 +102,7 @@ func TestKeyedLogRounds(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	run := func(what string, start func(done func())) time.Duration {
-		t.Helper()
-		t0, finished := net.Now(), false
-		start(func() { finished = true })
-		if !net.RunUntil(func() bool { return finished }, time.Minute) {
-			t.Fatalf("%s did not finish", what)
-		}
-		took := net.Now() - t0
-		net.Run(10 * d) // let Phase 3 and floors land
-		return took
-	}
+	run := simRunner(t, net, 10*d) // the settling lets Phase 3 and floors land
 	latest := func(seg uint64, wantOff uint64, want string) time.Duration {
 		t.Helper()
 		return run("latest", func(done func()) {

@@ -187,3 +187,21 @@ func TestLearnQuorumWindow(t *testing.T) {
 		t.Fatal("a minority report forgotten long ago still counted")
 	}
 }
+
+// simRunner returns run(what, start): it calls start with a done
+// function, runs the simulated network until done is called (failing the
+// test after a simulated minute), lets it settle for settle more, and
+// returns the simulated time start took.
+func simRunner(t *testing.T, net *sim.Net, settle time.Duration) func(what string, start func(done func())) time.Duration {
+	return func(what string, start func(done func())) time.Duration {
+		t.Helper()
+		t0, finished := net.Now(), false
+		start(func() { finished = true })
+		if !net.RunUntil(func() bool { return finished }, time.Minute) {
+			t.Fatalf("%s did not finish", what)
+		}
+		took := net.Now() - t0
+		net.Run(settle)
+		return took
+	}
+}

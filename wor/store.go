@@ -188,15 +188,25 @@ func (s *journalStore) write(slot uint64, b []byte) error {
 	return err
 }
 
+// slotOf returns the slot that holds key's record in m (a partition's
+// epoch state, a segment's floor), allocating one the first time.
+func slotOf[K comparable](s *journalStore, m map[K]uint64, key K) (uint64, error) {
+	if slot, ok := m[key]; ok {
+		return slot, nil
+	}
+	slot, err := s.alloc()
+	if err != nil {
+		return 0, err
+	}
+	m[key] = slot
+	return slot, nil
+}
+
 // savePart records a partition's epoch state.
 func (s *journalStore) savePart(part uint32, st partState) error {
-	slot, ok := s.parts[part]
-	if !ok {
-		var err error
-		if slot, err = s.alloc(); err != nil {
-			return err
-		}
-		s.parts[part] = slot
+	slot, err := slotOf(s, s.parts, part)
+	if err != nil {
+		return err
 	}
 	flags := uint32(0)
 	if st.active {
@@ -207,13 +217,9 @@ func (s *journalStore) savePart(part uint32, st partState) error {
 
 // saveFloor records a segment's floor (keylog.go).
 func (s *journalStore) saveFloor(seg, floor uint64) error {
-	slot, ok := s.floors[seg]
-	if !ok {
-		var err error
-		if slot, err = s.alloc(); err != nil {
-			return err
-		}
-		s.floors[seg] = slot
+	slot, err := slotOf(s, s.floors, seg)
+	if err != nil {
+		return err
 	}
 	return s.write(slot, encodeSlot(floorMagic, seg, &acceptor{promised: floor}, 0))
 }

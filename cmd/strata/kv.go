@@ -110,6 +110,8 @@ old versions). Scans and watches are refused.`,
 			}
 			ctx, stop := signal.NotifyContext(cmd.Context(), os.Interrupt, syscall.SIGTERM)
 			defer stop()
+			// serveMetrics: the server's metrics, if asked for.
+			var serveMetrics func() (func(), error)
 			if keyed {
 				if cfg.Engine != "ec" {
 					return fmt.Errorf("--keyed needs an ec cluster (keyed logs are the ec engine's); %s is %s", cluster, cfg.Engine)
@@ -120,36 +122,29 @@ old versions). Scans and watches are refused.`,
 					return err
 				}
 				defer ks.Close()
-				if metrics != "" {
-					stopMetrics, err := serveKeyedMetrics(metrics, ks, n, log)
-					if err != nil {
-						return err
-					}
-					defer stopMetrics()
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "listening on %s\n", n.Local())
+				serveMetrics = func() (func(), error) { return serveKeyedMetrics(metrics, ks, n, log) }
 				log.Info("kv server up (keyed mode)", "addr", n.Local(), "delegate", ecDelegate, "leader", ecLeader)
-				<-ctx.Done()
-				return nil
+			} else {
+				srv, err := kv.StartServer(ctx, kv.ServerConfig{
+					Node:    n,
+					Replica: smr.Config{Client: wor.NewClient(e), ID: id, Addr: advertise, Log: logSeg, Logger: log},
+					Logger:  log,
+				})
+				if err != nil {
+					return err
+				}
+				defer srv.Close()
+				serveMetrics = func() (func(), error) { return serveKVMetrics(metrics, srv, n, log) }
+				log.Info("kv server up", "id", id, "addr", advertise, "revision", srv.Stats().Revision)
 			}
-			srv, err := kv.StartServer(ctx, kv.ServerConfig{
-				Node:    n,
-				Replica: smr.Config{Client: wor.NewClient(e), ID: id, Addr: advertise, Log: logSeg, Logger: log},
-				Logger:  log,
-			})
-			if err != nil {
-				return err
-			}
-			defer srv.Close()
 			if metrics != "" {
-				stopMetrics, err := serveKVMetrics(metrics, srv, n, log)
+				stopMetrics, err := serveMetrics()
 				if err != nil {
 					return err
 				}
 				defer stopMetrics()
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "listening on %s\n", n.Local())
-			log.Info("kv server up", "id", id, "addr", advertise, "revision", srv.Stats().Revision)
 			<-ctx.Done()
 			return nil
 		},
