@@ -113,8 +113,9 @@ func TestRaftKVCheckerRejectsStaleRead(t *testing.T) {
 
 // TestRaftKVRealProcesses: three server processes; clients put and get
 // concurrently while the leader is killed with SIGKILL and restarted,
-// twice; the history is linearizable, writes resume after each kill, and
-// the restarted server recovers from its journal.
+// twice by default; the history is linearizable, writes resume after each kill, and
+// the restarted server recovers from its journal. STRATA_RAFTKV_ROUNDS
+// sets the number of kills (make test-long: 20).
 func TestRaftKVRealProcesses(t *testing.T) {
 	dir := t.TempDir()
 	udp := freeUDPPorts(t, 3)
@@ -217,7 +218,11 @@ func TestRaftKVRealProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer probe.Close()
-	for round := range 2 {
+	rounds := 2
+	if n, err := strconv.Atoi(os.Getenv("STRATA_RAFTKV_ROUNDS")); err == nil && n > 0 {
+		rounds = n
+	}
+	for round := range rounds {
 		if _, _, err := probe.Get(ctx, "k0"); err != nil {
 			t.Fatal(err)
 		}

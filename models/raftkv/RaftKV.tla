@@ -402,6 +402,13 @@ StateMachineSafety ==
     \A s, t \in ServerSet : \A i \in 1..Min(commitIndex[s], commitIndex[t]) :
         i <= Len(logs[s]) /\ i <= Len(logs[t]) => logs[s][i] = logs[t][i]
 
+\* A search constraint for RaftKV_BugVoteAnyLog.cfg (TLC explores only the
+\* states that satisfy it): server 3 starts its election only after a
+\* client's put was acknowledged, the scenario in which a stale candidate
+\* can overwrite a committed entry. It prunes, so it cannot hide a
+\* violation it lets TLC reach.
+PutAckedBeforeSecondElection == timers[3] = 1 \/ \E c \in ClientSet : n[c] > 1
+
 \* Client-visible: each client's get, issued after its put was acknowledged,
 \* returns the put's value.
 GetSeesAckedPut == \A c \in ClientSet : n[c] > 2 => got[c] = c
