@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -86,6 +87,21 @@ var raftkvModel = porcupine.NondeterministicModel{
 	},
 }
 
+// freeTCPPorts returns n distinct loopback TCP ports free at the moment.
+func freeTCPPorts(t *testing.T, n int) []int {
+	t.Helper()
+	var ports []int
+	for range n {
+		l, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer l.Close() // held until all are chosen, so they differ
+		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
+	}
+	return ports
+}
+
 // TestRaftKVCheckerRejectsStaleRead: the checker used below rejects a get
 // that returns a value overwritten by a put acknowledged before the get
 // began, and accepts the same history with the fresh value (and with an
@@ -119,7 +135,7 @@ func TestRaftKVCheckerRejectsStaleRead(t *testing.T) {
 func TestRaftKVRealProcesses(t *testing.T) {
 	dir := t.TempDir()
 	udp := freeUDPPorts(t, 3)
-	tcp := udp // the client (TCP) ports: the same numbers, free for TCP too unless something else holds them
+	tcp := freeTCPPorts(t, 3)
 	var peers, clients []string
 	for i := range 3 {
 		peers = append(peers, fmt.Sprintf("udp:127.0.0.1:%d", udp[i]))
