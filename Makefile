@@ -61,6 +61,10 @@ test-long: setup
 	STRATA_KV_ROUNDS=20 $(GO) test -race -timeout 30m -run '^(TestKVRealProcesses|TestKVNetns)$$' ./cmd/strata
 	# The shared log: appends, sequencer kills and holes (seeds per engine).
 	STRATA_SEEDS=200 $(GO) test -race -timeout 60m -run '^(TestAppendSubscribe|TestSequencerFailover|TestHoleFill)$$' ./wormlog
+	# The Raft KV store: its slower TLC configurations (two elections; the
+	# log-check mutant), and 20 leader kills with real processes.
+	STRATA_RAFTKV_TLC_LONG=1 $(GO) test -race -timeout 60m -run '^TestRaftKV' ./models
+	STRATA_RAFTKV_ROUNDS=20 $(GO) test -race -timeout 30m -run '^TestRaftKVRealProcesses$$' ./cmd/strata
 
 # Runs every fuzz target for FUZZTIME each (not in CI). scripts/fuzz.sh
 # finds them: every func Fuzz... in a _test.go file.
