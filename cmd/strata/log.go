@@ -152,7 +152,7 @@ func logWORClient(cluster, addr string, timeout time.Duration) (*wor.Client, *st
 		}
 		cluster = defaultClusterFile
 	}
-	cfg, err := wor.LoadClusterConfig(cluster)
+	cfg, err := loadClusterFile(cluster)
 	if err != nil {
 		return nil, nil, err
 	}
