@@ -216,13 +216,13 @@ type SealTransport struct {
 
 	mu      sync.Mutex
 	windows map[[16]byte]*senderState // guarded by mu: per sender incarnation
+	latest  map[stack.Addr]uint64     // guarded by mu: per sender, the newest incarnation's start time seen
+	noticed map[stack.Addr]time.Time  // guarded by mu: when each unsealed sender was last told (SealNotice)
 	// recent holds, lock-free, the state of the sender incarnations heard
 	// lately, slot by the incarnation's last (random) byte, so that most
 	// datagrams find their cipher and a first replay check without the
 	// lock (open). Written under mu; a slot's entry is also in windows.
 	recent [256]atomic.Pointer[senderState]
-	latest  map[stack.Addr]uint64      // guarded by mu: per sender, the newest incarnation's start time seen
-	noticed map[stack.Addr]time.Time   // guarded by mu: when each unsealed sender was last told (SealNotice)
 
 	stats struct {
 		sealed, opened, malformed, unknownKey, forged, replayed, stale, oldIncarnation atomic.Uint64
