@@ -59,6 +59,8 @@ test-long: setup
 	STRATA_SEEDS=200 $(GO) test -race -timeout 90m -run '^TestLinearizableUnderFaults$$' ./kv
 	STRATA_SEEDS=200 $(GO) test -race -timeout 60m -run '^(TestLinearizable|TestLeaderFailover)$$' ./smr
 	STRATA_KV_ROUNDS=20 $(GO) test -race -timeout 30m -run '^(TestKVRealProcesses|TestKVNetns)$$' ./cmd/strata
+	# strata up --secure --transport tcp: a second secured cluster (TLS and sealed links).
+	STRATA_UP_TCP=1 $(GO) test -race -timeout 10m -run '^TestUpSecureTCP$$' ./cmd/strata
 	# The shared log: appends, sequencer kills and holes (seeds per engine).
 	STRATA_SEEDS=200 $(GO) test -race -timeout 60m -run '^(TestAppendSubscribe|TestSequencerFailover|TestHoleFill)$$' ./wormlog
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -126,47 +127,89 @@ func loadClusterFile(path string) (*wor.ClusterConfig, error) {
 // folder.
 const upKeyFile = "cluster.key"
 
+// upTLSDir is the TLS directory `strata up --secure --transport tcp`
+// makes in its data folder.
+const upTLSDir = "tls"
+
 // upSecurity prepares the security of the cluster `strata up` starts with
-// its data in dir, and returns what its cluster and servers files name
-// (nil: nothing) and the key file in force ("" : none).
+// its data in dir on transport kind ("udp" or "tcp"), and returns what
+// its cluster and servers files name (nil: nothing), the key file in
+// force and the TLS directory it made ("" : none).
 //
 // A key file a flag or the environment names seals the servers, secure or
 // not (they inherit it), and the files name it by its absolute path, so
-// that their clients seal too. Otherwise, with secure, the cluster key is
-// dir/cluster.key, made the first time (mode 0600) and kept: a later
-// `up --secure` on the folder seals with the same key, so clients keep
-// theirs. Without either, links are not sealed.
-func upSecurity(dir string, secure bool) (*wor.Security, string, error) {
+// that their clients seal too; TLS files named so are likewise named.
+// Otherwise, with secure, the cluster key is dir/cluster.key, and on tcp
+// the TLS directory dir/tls (a CA and a node certificate for 127.0.0.1
+// and localhost), each made the first time and kept: a later
+// `up --secure` on the folder uses the same, so clients keep theirs.
+// Without either, links are neither sealed nor TLS.
+func upSecurity(dir string, secure bool, kind string) (sec *wor.Security, keyPath, tlsPath string, err error) {
+	sec = &wor.Security{}
 	if key := flagKeyFile(); key != "" {
 		abs, err := filepath.Abs(key)
 		if err != nil {
-			return nil, "", err
+			return nil, "", "", err
 		}
 		if _, err := sealkeys.Load(abs); err != nil {
-			return nil, "", fmt.Errorf("%s: %w", keySource(), err)
+			return nil, "", "", fmt.Errorf("%s: %w", keySource(), err)
 		}
-		return &wor.Security{KeyFile: abs}, abs, nil
+		sec.KeyFile, keyPath = abs, abs
 	}
-	if !secure {
-		return nil, "", nil
-	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, "", err
-	}
-	path := filepath.Join(dir, upKeyFile)
-	if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
-		if err := sealkeys.WriteNew(path); err != nil {
-			return nil, "", fmt.Errorf("--secure: %w", err)
+	if f, on := flagTLSSettings(); on {
+		if kind != "tcp" {
+			return nil, "", "", fmt.Errorf("TLS files are given (--tls-dir or %s), but TLS is for tcp: links: give --transport tcp", tlsDirEnv)
 		}
-	} else if err != nil {
-		return nil, "", fmt.Errorf("--secure: %w", err)
+		for _, p := range []*string{&f.CA, &f.Cert, &f.Key} {
+			if *p, err = filepath.Abs(*p); err != nil {
+				return nil, "", "", err
+			}
+		}
+		if _, err := certs.Load(f); err != nil {
+			return nil, "", "", fmt.Errorf("--tls-dir: %w", err)
+		}
+		sec.TLSCA, sec.TLSCert, sec.TLSKey = f.CA, f.Cert, f.Key
 	}
-	sec := &wor.Security{KeyFile: upKeyFile}
-	// Adopted as a cluster file's: the servers inherit it (sealChildEnv),
-	// and a key file that does not load (another mode, damaged) stops up
-	// here with the reason.
-	if err := useSecurity(filepath.Join(dir, "cluster.json"), sec); err != nil {
-		return nil, "", fmt.Errorf("--secure: %w", err)
+	if secure {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return nil, "", "", err
+		}
+		made := &wor.Security{}
+		if sec.KeyFile == "" {
+			path := filepath.Join(dir, upKeyFile)
+			if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+				if err := sealkeys.WriteNew(path); err != nil {
+					return nil, "", "", fmt.Errorf("--secure: %w", err)
+				}
+			} else if err != nil {
+				return nil, "", "", fmt.Errorf("--secure: %w", err)
+			}
+			made.KeyFile, keyPath = upKeyFile, path
+		}
+		if kind == "tcp" && sec.TLSCert == "" {
+			path := filepath.Join(dir, upTLSDir)
+			if _, err := os.Lstat(filepath.Join(path, certs.CAFile)); errors.Is(err, fs.ErrNotExist) {
+				if _, err := certs.Init(path, []string{"127.0.0.1", "localhost"}); err != nil {
+					return nil, "", "", fmt.Errorf("--secure: %w", err)
+				}
+			} else if err != nil {
+				return nil, "", "", fmt.Errorf("--secure: %w", err)
+			}
+			made.TLSDir, tlsPath = upTLSDir, path
+		}
+		// Adopted as a cluster file's: the servers inherit them
+		// (sealChildEnv, tlsChildEnv), and files that do not load
+		// (another mode, damaged) stop up here with the reason.
+		if *made != (wor.Security{}) {
+			if err := useSecurity(filepath.Join(dir, "cluster.json"), made); err != nil {
+				return nil, "", "", fmt.Errorf("--secure: %w", err)
+			}
+		}
+		sec.KeyFile = cmp.Or(sec.KeyFile, made.KeyFile)
+		sec.TLSDir = made.TLSDir
 	}
-	return sec, path, nil
+	if *sec == (wor.Security{}) {
+		return nil, "", "", nil
+	}
+	return sec, keyPath, tlsPath, nil
 }

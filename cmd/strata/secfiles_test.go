@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"strata/internal/certs"
+	"strata/kv"
 	"strata/wor"
 )
 
@@ -170,12 +171,26 @@ func TestTLSFromClusterFile(t *testing.T) {
 // TestUpSecure: strata up --secure makes the cluster key in its data
 // folder (mode 0600), names it in the cluster and servers files, and
 // seals every server: kv put and get through the servers file, and a wor
-// put through the cluster file, work with no key flag; a client without
+// alloc through the cluster file, work with no key flag; a client without
 // the key (the servers by address) gets no answer and an error saying
 // they require sealed links.
-func TestUpSecure(t *testing.T) {
+func TestUpSecure(t *testing.T) { testUpSecure(t, "udp") }
+
+// TestUpSecureTCP is TestUpSecure with --transport tcp: the links also
+// run TLS with certificates up makes in DIR/tls, named in the files; a
+// client with the key but without the certificates is refused and told
+// to give TLS files. Another whole cluster of processes, so it runs only
+// with STRATA_UP_TCP=1 (make test-long).
+func TestUpSecureTCP(t *testing.T) {
+	if os.Getenv("STRATA_UP_TCP") == "" {
+		t.Skip("STRATA_UP_TCP=1 runs it (make test-long)")
+	}
+	testUpSecure(t, "tcp")
+}
+
+func testUpSecure(t *testing.T, network string) {
 	dir := t.TempDir()
-	up := startUp(t, dir, "--secure")
+	up := startUp(t, dir, "--secure", "--transport", network)
 	key := filepath.Join(dir, upKeyFile)
 	if st, err := os.Stat(key); err != nil || st.Mode().Perm() != 0o600 {
 		t.Fatalf("the cluster key: %v %v", st, err)
@@ -183,10 +198,21 @@ func TestUpSecure(t *testing.T) {
 	if !strings.Contains(up.banner, "sealed links: every server seals with the cluster key "+key) {
 		t.Fatalf("strata up --secure does not say how clients seal:\n%s", up.banner)
 	}
+	named := `"key_file": "cluster.key"`
+	if network == "tcp" {
+		if st, err := os.Stat(filepath.Join(dir, upTLSDir, certs.KeyFile)); err != nil || st.Mode().Perm() != 0o600 {
+			t.Fatalf("the node key: %v %v", st, err)
+		}
+		if !strings.Contains(up.banner, "TLS: every tcp: link runs TLS 1.3 with the certificates in "+filepath.Join(dir, upTLSDir)) {
+			t.Fatalf("strata up --secure --transport tcp does not say how clients run TLS:\n%s", up.banner)
+		}
+		named += `,
+    "tls_dir": "tls"`
+	}
 	for _, f := range []string{"cluster.json", "kv.json", "log.json", "tx.json"} {
 		b, err := os.ReadFile(filepath.Join(dir, f))
-		if err != nil || !strings.Contains(string(b), `"key_file": "cluster.key"`) {
-			t.Fatalf("%s does not name the key: %v\n%s", f, err, b)
+		if err != nil || !strings.Contains(string(b), named) {
+			t.Fatalf("%s does not name the files: %v\n%s", f, err, b)
 		}
 	}
 	kvFile := filepath.Join(dir, "kv.json")
@@ -200,16 +226,23 @@ func TestUpSecure(t *testing.T) {
 	cli(`put "k": version 1`, "kv", "put", "k", "v", "--servers-file", kvFile, "--timeout", "25s")
 	cli(`"k" = "v" (version 1`, "kv", "get", "k", "--servers-file", kvFile, "--timeout", "25s")
 	cli("allocated segment 7", "wor", "--cluster", filepath.Join(dir, "cluster.json"), "alloc", "7")
-	servers, err := os.ReadFile(kvFile)
+	f, err := kv.LoadServersFile(kvFile)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sf struct{ Servers []string }
-	if err := json.Unmarshal(servers, &sf); err != nil {
-		t.Fatal(err)
+	servers := strings.Join(f.Servers, ",")
+	out, code := runCLI(t, "kv", "get", "k", "--servers", servers, "--timeout", "3s")
+	want := "require sealed links: give --key-file"
+	if network == "tcp" {
+		want = "require TLS: give --tls-dir"
 	}
-	out, code := runCLI(t, "kv", "get", "k", "--servers", strings.Join(sf.Servers, ","), "--timeout", "3s")
-	if code == 0 || !strings.Contains(out, "require sealed links: give --key-file") {
+	if code == 0 || !strings.Contains(out, want) {
 		t.Fatalf("a client without the key: exit %d:\n%s", code, out)
+	}
+	if network == "tcp" { // the key alone does not do
+		out, code := runCLI(t, "kv", "get", "k", "--servers", servers, "--timeout", "3s", "--key-file", key)
+		if code == 0 || !strings.Contains(out, "require TLS: give --tls-dir") {
+			t.Fatalf("a client with the key but no certificates: exit %d:\n%s", code, out)
+		}
 	}
 }

@@ -407,6 +407,7 @@ func upCmd() *cobra.Command {
 	var dir string
 	var base, nfsPort, nfsSize int
 	var secure bool
+	var network string
 	var geoFlags geoUpFlags
 	c := &cobra.Command{
 		Use:   "up",
@@ -446,8 +447,10 @@ DIR/cluster.key (made the first time, mode 0600, kept for later runs), or
 the file --key-file or STRATA_KEY_FILE names. The cluster file and the
 servers files name it, so client commands given those files (the defaults
 for the default DIR) seal too; elsewhere, give --key-file. The servers are
-on UDP, so --secure is sealed links; TLS is for tcp: addresses (strata
-certs, docs/security.md).`,
+on UDP unless --transport tcp; with tcp, --secure also runs every link
+over TLS 1.3 with mutual authentication, with a CA and a node certificate
+made the first time in DIR/tls (or the TLS files flags or the
+environment name), named in the same files.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			self, err := os.Executable()
@@ -472,7 +475,10 @@ certs, docs/security.md).`,
 				}
 				return upGeo(ctx, cmd, &procs, self, dir, base, geoFlags)
 			}
-			sec, keyPath, err := upSecurity(dir, secure)
+			if network != "udp" && network != "tcp" {
+				return fmt.Errorf("--transport %q: want udp or tcp", network)
+			}
+			sec, keyPath, tlsPath, err := upSecurity(dir, secure, network)
 			if err != nil {
 				return err
 			}
@@ -484,7 +490,7 @@ certs, docs/security.md).`,
 				if base == 0 {
 					port = 0 // any free port for each
 				}
-				listen := fmt.Sprintf("udp:127.0.0.1:%d", port)
+				listen := fmt.Sprintf("%s:127.0.0.1:%d", network, port)
 				line, err := startChild(cmd, &procs, "listening on ", memlimit.Env(worMemShare), self, "wor", "serve", "--listen", listen, "--dir", filepath.Join(dir, fmt.Sprintf("wor-%d", i+1)))
 				if err != nil {
 					return fmt.Errorf("server %d: %w", i+1, err)
@@ -519,7 +525,7 @@ certs, docs/security.md).`,
 					if base == 0 {
 						port = 0
 					}
-					line, err := startChild(cmd, &procs, "listening on ", memlimit.Env(share), self, kind, "serve", "--listen", fmt.Sprintf("udp:127.0.0.1:%d", port), "--cluster", cfgPath, "--id", fmt.Sprint(i+1))
+					line, err := startChild(cmd, &procs, "listening on ", memlimit.Env(share), self, kind, "serve", "--listen", fmt.Sprintf("%s:127.0.0.1:%d", network, port), "--cluster", cfgPath, "--id", fmt.Sprint(i+1))
 					if err != nil {
 						return nil, "", fmt.Errorf("%s server %d: %w", kind, i+1, err)
 					}
@@ -545,13 +551,17 @@ certs, docs/security.md).`,
 			// other's addresses up front.
 			txPorts := []int{base + 299, base + 300, base + 301, base + 302}
 			if base == 0 {
-				if txPorts, err = freeport.UDP(4); err != nil {
+				free := freeport.UDP
+				if network == "tcp" {
+					free = freeport.TCP
+				}
+				if txPorts, err = free(4); err != nil {
 					return err
 				}
 			}
 			var txAddrs []string
 			for _, p := range txPorts {
-				txAddrs = append(txAddrs, fmt.Sprintf("udp:127.0.0.1:%d", p))
+				txAddrs = append(txAddrs, fmt.Sprintf("%s:127.0.0.1:%d", network, p))
 			}
 			rmList := strings.Join(txAddrs[1:], ",")
 			for i := -1; i < 3; i++ {
@@ -592,6 +602,10 @@ certs, docs/security.md).`,
 				fmt.Fprintf(o, "sealed links: every server seals with the cluster key %s (mode 0600) and refuses other traffic; %s and the servers files name it, so the commands below seal too (elsewhere: --key-file %s)\n", keyPath, cfgPath, keyPath)
 				txKeyHint = " --key-file " + keyPath // the tx commands read no servers file
 			}
+			if tlsPath != "" {
+				fmt.Fprintf(o, "TLS: every tcp: link runs TLS 1.3 with the certificates in %s (ca-key.pem signs more: keep it with the operator); the cluster and servers files name it (elsewhere: --tls-dir %s)\n", tlsPath, tlsPath)
+				txKeyHint += " --tls-dir " + tlsPath
+			}
 			fmt.Fprintf(o, "try:\n  strata kv put hello world%s\n  strata kv get hello%s\n  strata kv scan '' --limit 10%s\n  strata kv watch --prefix he%s &\n  strata kv status%s\n", kvHint, kvHint, kvHint, kvHint, kvHint)
 			fmt.Fprintf(o, "  strata log append 'first entry'%s\n  strata log subscribe --from 0 --for 2s%s\n", logHint, logHint)
 			txHint := ""
@@ -611,7 +625,8 @@ certs, docs/security.md).`,
 		},
 	}
 	c.Flags().StringVar(&dir, "dir", "strata-data", "data folder")
-	c.Flags().IntVar(&base, "port", 7101, "first UDP port (0: any free ports, and a cluster file for this run only)")
+	c.Flags().IntVar(&base, "port", 7101, "first port (0: any free ports, and a cluster file for this run only)")
+	c.Flags().StringVar(&network, "transport", "udp", "the servers' transport: udp or tcp (with --secure, tcp links also run TLS)")
 	c.Flags().IntVar(&nfsPort, "nfs-port", 20049, "NFS port (MOUNT uses the next one); 0: no NFS export")
 	c.Flags().IntVar(&nfsSize, "nfs-size", 1024, "size in MiB of a new NFS disk")
 	c.Flags().BoolVar(&secure, "secure", false, "seal every link with the cluster key DIR/"+upKeyFile+" (made the first time, mode 0600), named in the cluster and servers files (docs/security.md)")
