@@ -507,9 +507,10 @@ environment name), named in the same files.`,
 			}
 			cfgPath := filepath.Join(dir, "cluster.json")
 			cfg := wor.ClusterConfig{Engine: "paxos", Directory: addrs, Partitions: [][]string{addrs}}
-			if old, err := wor.LoadClusterConfig(cfgPath); err == nil && len(old.Partitions) > 0 && base != 0 {
-				// Keep a file a reconfiguration may have been run against:
-				// the directory remembers the partition's later epochs.
+			if old, err := wor.LoadClusterConfig(cfgPath); err == nil && len(old.Partitions) > 0 && base != 0 && strings.HasPrefix(old.Directory[0], network+":") {
+				// Keep a file a reconfiguration may have been run against
+				// (on this transport): the directory remembers the
+				// partition's later epochs.
 				cfg = *old
 			}
 			cfg.Security = sec // this run's, whatever an earlier one wrote
