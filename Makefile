@@ -107,8 +107,9 @@ bench-geo-kv: build
 	$(BIN)/strata bench geo-kv
 
 # Strata's main job on an embedded default: a local 3-server cluster.
+# UP_FLAGS: more flags for strata up, e.g. `make up UP_FLAGS=--secure`.
 up: build
-	$(BIN)/strata up
+	$(BIN)/strata up $(UP_FLAGS)
 
 demo: build
 	$(BIN)/strata journal demo
