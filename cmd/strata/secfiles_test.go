@@ -246,3 +246,34 @@ func testUpSecure(t *testing.T, network string) {
 		}
 	}
 }
+
+// strata up refuses, before starting anything, what it cannot secure: an
+// unknown transport, --secure with --geo, TLS files with UDP servers, and
+// a cluster key in its folder that others may read.
+func TestUpSecureRefusals(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, upKeyFile), []byte(`{"keys": []}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tlsd := filepath.Join(t.TempDir(), "tls")
+	if _, err := run(t, "certs", "init", tlsd); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--transport", "quic"}, `--transport "quic": want udp or tcp`},
+		{[]string{"--secure", "--geo", "az_eastus,az_westeurope,az_southeastasia"}, "--secure is not supported with --geo"},
+		{[]string{"--tls-dir", tlsd}, "TLS is for tcp: links: give --transport tcp"},
+		{[]string{"--secure"}, "readable by others"},
+	} {
+		_, err := run(t, append([]string{"up", "--dir", dir, "--port", "0", "--nfs-port", "0"}, c.args...)...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("up %s: %v, want an error mentioning %q", strings.Join(c.args, " "), err, c.want)
+		}
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) != 1 {
+		t.Errorf("up left %d files in its folder, want only the key", len(entries))
+	}
+}
