@@ -294,9 +294,10 @@ func aad(buf []byte, hdr []byte, from, to stack.Addr) []byte {
 	return append(buf, to...)
 }
 
-// Where the ChaCha20-Poly1305 nonce (4 zero bytes, then the counter) is
-// put in the associated-data buffer, after the associated data: one
-// pooled buffer holds both, and the nonce needs no allocation of its own.
+// chachaNonce is the size of the ChaCha20-Poly1305 nonce (4 zero bytes,
+// then the counter). Send and open put it in the pooled associated-data
+// buffer, after the associated data, so that it needs no allocation of
+// its own (a slice passed to an interface method escapes).
 const chachaNonce = chacha20poly1305.NonceSize
 
 // nonceAfter appends the ChaCha20-Poly1305 nonce of counter bytes ctr
