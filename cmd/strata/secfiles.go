@@ -28,8 +28,8 @@ import (
 // tests, which run many commands in one process: rootCmd clears them).
 var (
 	secMu      sync.Mutex
-	secKeyFile string      // guarded by secMu: the key file a cluster or servers file named (absolute)
-	secTLS     certs.Files // guarded by secMu: the TLS files it named (absolute)
+	secKeyFile string      // guarded by secMu: the key file a cluster or servers file named (resolved against that file's directory)
+	secTLS     certs.Files // guarded by secMu: the TLS files it named (likewise)
 	secFrom    string      // guarded by secMu: the file that named them, for errors
 )
 
