@@ -29,8 +29,11 @@ const keyFileEnv = "STRATA_KEY_FILE"
 // rotation.
 const keyReload = 2 * time.Second
 
-// addKeyFileFlag gives the root command --key-file, for every subcommand.
+// addKeyFileFlag gives the root command --key-file, for every
+// subcommand. A new root command is a new command line: nothing adopted
+// from a cluster or servers file yet (secfiles.go).
 func addKeyFileFlag(c *cobra.Command) {
+	resetFileSecurity()
 	c.PersistentFlags().StringVar(&keyFile, "key-file", "", "seal every link of this process with the cluster key in this file (JSON, mode 0600; 'strata keys new'; default $"+keyFileEnv+"; docs/security.md)")
 }
 

@@ -101,7 +101,6 @@ Start with:  strata up`,
 		SilenceErrors: true,
 	}
 	root.AddCommand(upCmd(), journalCmd(), stackCmd(), worCmd(), kvCmd(), logCmd(), txCmd(), nfsCmd(), mpcalCmd(), benchCmd(), geoCmd(), wanCmd(), keysCmd(), certsCmd())
-	resetFileSecurity() // a new command: nothing adopted from files yet
 	addKeyFileFlag(root)
 	addTLSFlags(root)
 	withTLSHint(root)

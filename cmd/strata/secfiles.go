@@ -25,7 +25,7 @@ import (
 // them makes the file's TLS files unused.
 //
 // Set by the running command (one per process, or one at a time in
-// tests, which run many commands in one process: rootCmd clears them).
+// tests, which run many commands in one process: addKeyFileFlag, called by rootCmd, clears them).
 var (
 	secMu      sync.Mutex
 	secKeyFile string      // guarded by secMu: the key file a cluster or servers file named (resolved against that file's directory)
