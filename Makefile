@@ -59,6 +59,8 @@ test-long: setup
 	STRATA_SEEDS=200 $(GO) test -race -timeout 90m -run '^TestLinearizableUnderFaults$$' ./kv
 	STRATA_SEEDS=200 $(GO) test -race -timeout 60m -run '^(TestLinearizable|TestLeaderFailover)$$' ./smr
 	STRATA_KV_ROUNDS=20 $(GO) test -race -timeout 30m -run '^(TestKVRealProcesses|TestKVNetns)$$' ./cmd/strata
+	# strata up --secure --transport tcp: a second secured cluster (TLS and sealed links).
+	STRATA_UP_TCP=1 $(GO) test -race -timeout 10m -run '^TestUpSecureTCP$$' ./cmd/strata
 	# The shared log: appends, sequencer kills and holes (seeds per engine).
 	STRATA_SEEDS=200 $(GO) test -race -timeout 60m -run '^(TestAppendSubscribe|TestSequencerFailover|TestHoleFill)$$' ./wormlog
 	# The Raft KV store: its slower TLC configurations (two elections; the
@@ -109,8 +111,9 @@ bench-geo-kv: build
 	$(BIN)/strata bench geo-kv
 
 # Strata's main job on an embedded default: a local 3-server cluster.
+# UP_FLAGS: more flags for strata up, e.g. `make up UP_FLAGS=--secure`.
 up: build
-	$(BIN)/strata up
+	$(BIN)/strata up $(UP_FLAGS)
 
 demo: build
 	$(BIN)/strata journal demo

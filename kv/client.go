@@ -16,6 +16,7 @@ import (
 
 	"strata/stack"
 	"strata/stack/layers"
+	"strata/wor"
 )
 
 // ErrNoServers: a client needs at least one server address.
@@ -142,13 +143,28 @@ func Dial(servers []string, cfg ClientConfig) (*Client, error) {
 	return c, nil
 }
 
-// ServersFile is the file `strata up` writes listing its kv servers.
+// ServersFile is the file `strata up` writes listing its kv servers (and
+// its log servers and RMs, in files of their own).
 type ServersFile struct {
 	Servers []string `json:"servers"`
+	// Security, if present, names the files that secure the links to the
+	// servers (the cluster key file, TLS files), relative to the servers
+	// file's directory unless absolute, as in a cluster file.
+	Security *wor.Security `json:"security,omitempty"`
 }
 
 // LoadServers reads a servers file (JSON: {"servers": [ADDR, ...]}).
 func LoadServers(path string) ([]string, error) {
+	f, err := LoadServersFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return f.Servers, nil
+}
+
+// LoadServersFile reads and checks a servers file: at least one server,
+// and a security section, if any, that names a file.
+func LoadServersFile(path string) (*ServersFile, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
@@ -160,7 +176,12 @@ func LoadServers(path string) ([]string, error) {
 	if len(f.Servers) == 0 {
 		return nil, fmt.Errorf("kv: servers file %s: %w", path, ErrNoServers)
 	}
-	return f.Servers, nil
+	if f.Security != nil {
+		if err := f.Security.Validate(); err != nil {
+			return nil, fmt.Errorf("kv: servers file %s: %w", path, err)
+		}
+	}
+	return &f, nil
 }
 
 // Close closes the client's node if Dial made it.

@@ -1,6 +1,9 @@
 package kv
 
 import (
+	"os"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,5 +40,35 @@ func TestTryTimeout(t *testing.T) {
 	}
 	if _, err := NewClient(ClientConfig{Node: loopbackNode(t)}); err != ErrNoServers {
 		t.Fatalf("no servers: %v", err)
+	}
+}
+
+// A servers file may name the files securing the links to its servers;
+// an empty or half TLS section is refused with the file's name.
+func TestServersFileSecurity(t *testing.T) {
+	dir := t.TempDir()
+	write := func(body string) string {
+		p := filepath.Join(dir, "kv.json")
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	f, err := LoadServersFile(write(`{"servers": ["udp:127.0.0.1:1"], "security": {"key_file": "cluster.key"}}`))
+	if err != nil || len(f.Servers) != 1 || f.Security == nil || f.Security.KeyFile != "cluster.key" {
+		t.Fatalf("a servers file with a key: %+v %v", f, err)
+	}
+	if f, err := LoadServersFile(write(`{"servers": ["udp:127.0.0.1:1"]}`)); err != nil || f.Security != nil {
+		t.Fatalf("a servers file without security: %+v %v", f, err)
+	}
+	for body, want := range map[string]string{
+		`{"servers": ["udp:127.0.0.1:1"], "security": {}}`:                   "security names no file",
+		`{"servers": ["udp:127.0.0.1:1"], "security": {"tls_key": "k.pem"}}`: "needed together",
+		`{"servers": [], "security": {"key_file": "k"}}`:                     ErrNoServers.Error(),
+	} {
+		p := write(body)
+		if _, err := LoadServersFile(p); err == nil || !strings.Contains(err.Error(), want) || !strings.Contains(err.Error(), p) {
+			t.Errorf("%s: %v, want an error naming %s and %q", body, err, p, want)
+		}
 	}
 }

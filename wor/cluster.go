@@ -61,6 +61,37 @@ type ClusterConfig struct {
 	// go straight to the current servers even when the directory is out
 	// of reach.
 	Epochs []uint32 `json:"epochs,omitempty"`
+	// Security, if present, names the files that secure the cluster's
+	// links: processes given this file use them unless their flags or
+	// environment name others (docs/security.md).
+	Security *Security `json:"security,omitempty"`
+}
+
+// Security names the files of a cluster's secured links
+// (docs/security.md): the cluster key file that seals every datagram,
+// and the TLS files of tcp: links (a directory holding ca.pem, node.pem
+// and node-key.pem, or the files one by one, each overriding the
+// directory's). A relative path is relative to the directory of the file
+// that names it. Only file names: keys themselves are never in a
+// cluster file, which clients may read.
+type Security struct {
+	KeyFile string `json:"key_file,omitempty"`
+	TLSDir  string `json:"tls_dir,omitempty"`
+	TLSCA   string `json:"tls_ca,omitempty"`
+	TLSCert string `json:"tls_cert,omitempty"`
+	TLSKey  string `json:"tls_key,omitempty"`
+}
+
+// Validate checks that s names at least one file and that TLS files
+// given one by one without a directory are all three.
+func (s *Security) Validate() error {
+	if *s == (Security{}) {
+		return errors.New("security names no file (give key_file, tls_dir, or tls_ca, tls_cert and tls_key)")
+	}
+	if s.TLSDir == "" && (s.TLSCA != "" || s.TLSCert != "" || s.TLSKey != "") && (s.TLSCA == "" || s.TLSCert == "" || s.TLSKey == "") {
+		return errors.New("security: without tls_dir, tls_ca, tls_cert and tls_key are needed together")
+	}
+	return nil
 }
 
 // LoadClusterConfig reads and checks a cluster configuration file.
@@ -90,7 +121,8 @@ func ParseClusterConfig(b []byte) (*ClusterConfig, error) {
 // Validate checks the configuration: a known engine, a non-empty
 // directory, 1..MaxPartitions partitions with non-empty replica sets and no
 // server twice in one set, and for the ec engine a plan that keeps the
-// quorum rules for every partition (the error names the rule broken).
+// quorum rules for every partition (the error names the rule broken), and
+// a security section that names a file.
 func (c *ClusterConfig) Validate() error {
 	switch c.Engine {
 	case "", "paxos", "chain", "ec":
@@ -102,6 +134,11 @@ func (c *ClusterConfig) Validate() error {
 	}
 	if len(c.Plans) > 0 && len(c.Plans) != len(c.Partitions) {
 		return fmt.Errorf("wor: cluster config: %d plans for %d partitions (one per partition, null for the default)", len(c.Plans), len(c.Partitions))
+	}
+	if c.Security != nil {
+		if err := c.Security.Validate(); err != nil {
+			return fmt.Errorf("wor: cluster config: %w", err)
+		}
 	}
 	if len(c.Directory) == 0 {
 		return errors.New("wor: cluster config: no directory servers")

@@ -24,6 +24,10 @@ func TestClusterConfigFile(t *testing.T) {
 	if err != nil || len(c.Partitions) != 2 || c.Engine != "paxos" {
 		t.Fatalf("good config: %+v, %v", c, err)
 	}
+	sec := `{"directory": ["a"], "partitions": [["a"]], "security": {"key_file": "cluster.key", "tls_dir": "tls", "tls_cert": "/etc/strata/node.pem"}}`
+	if c, err := ParseClusterConfig([]byte(sec)); err != nil || *c.Security != (Security{KeyFile: "cluster.key", TLSDir: "tls", TLSCert: "/etc/strata/node.pem"}) {
+		t.Fatalf("a security section: %+v, %v", c, err)
+	}
 	for _, bad := range []struct{ text, want string }{
 		{`{"directory": ["a"], "partitions": [["a"]], "replicas": 3}`, "unknown field"},
 		{`{"directory": ["a"], "partitions": [["a"]], "engine": "raft"}`, "unknown engine"},
@@ -39,6 +43,9 @@ func TestClusterConfigFile(t *testing.T) {
 		{`{"engine": "ec", "directory": ["a"], "partitions": [["a", "b", "c", "d", "e"], ["f", "g", "h"]], "plans": [null]}`, "1 plans for 2 partitions"},
 		{`{"engine": "ec", "directory": ["a"], "partitions": [["a", "b", "c", "d", "e"], ["f", "g", "h"]], "plans": [null, {"k": 2, "r": 1, "q1a": 2, "q1b": 2, "q2": 2}]}`, "partition 1: wor: bad ec plan k=2 r=1 q1a=2 q1b=2 q2=2 for 3 servers: breaks rule q1b+q2>=n+k"},
 		{`{"directory": ["a"], "partitions": [["a"]], "plans": [{"k": 1, "r": 0, "q1a": 1, "q1b": 1, "q2": 1}]}`, "a plan is for engine ec"},
+		{`{"directory": ["a"], "partitions": [["a"]], "security": {}}`, "security names no file"},
+		{`{"directory": ["a"], "partitions": [["a"]], "security": {"key": "c2VjcmV0"}}`, "unknown field \"key\""},
+		{`{"directory": ["a"], "partitions": [["a"]], "security": {"tls_ca": "ca.pem", "tls_key": "k.pem"}}`, "tls_ca, tls_cert and tls_key are needed together"},
 	} {
 		if _, err := ParseClusterConfig([]byte(bad.text)); err == nil || !strings.Contains(err.Error(), bad.want) {
 			t.Errorf("%s: error %v, want one mentioning %q", bad.text, err, bad.want)

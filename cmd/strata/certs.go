@@ -43,10 +43,21 @@ func addTLSFlags(c *cobra.Command) {
 	f.StringVar(&tlsKey, "tls-key", "", "this process's private key file for TLS, mode 0600 (overrides --tls-dir's; default $"+tlsKeyEnv+")")
 }
 
-// tlsSettings returns the TLS files in force and whether TLS is on: a
-// flag, else its environment variable; the directory gives each file
-// not named on its own.
+// tlsSettings returns the TLS files in force and whether TLS is on: those
+// flags and the environment name (flagTLSSettings), else those the
+// cluster or servers file the command read names (secfiles.go).
 func tlsSettings() (certs.Files, bool) {
+	if f, on := flagTLSSettings(); on {
+		return f, true
+	}
+	_, f, _ := fileSecurity()
+	return f, f != certs.Files{}
+}
+
+// flagTLSSettings returns the TLS files flags and the environment name,
+// and whether they name any: a flag, else its environment variable; the
+// directory gives each file not named on its own.
+func flagTLSSettings() (certs.Files, bool) {
 	pick := func(flag, env string) string {
 		if flag != "" {
 			return flag
@@ -80,6 +91,10 @@ func withTLS(o transport.Options) (transport.Options, error) {
 	}
 	cfg, err := certs.Load(f)
 	if err != nil {
+		if _, flagged := flagTLSSettings(); !flagged {
+			_, _, from := fileSecurity()
+			return o, fmt.Errorf("TLS files of %s: %w", from, err)
+		}
 		return o, fmt.Errorf("--tls-dir: %w", err)
 	}
 	o.TLS = cfg
@@ -125,13 +140,15 @@ func logTLSRefused(remote string, err error) {
 }
 
 // withTLSHint wraps every command under c so that a command that fails
-// after a peer refused it for want of TLS says so in its error.
+// after a peer refused it for want of TLS, or told it that it requires
+// sealed links, says so in its error.
 func withTLSHint(c *cobra.Command) {
 	if run := c.RunE; run != nil {
 		c.RunE = func(cmd *cobra.Command, args []string) error {
 			tlsReqMu.Lock()
 			clear(tlsReqBy)
 			tlsReqMu.Unlock()
+			sealHint()
 			err := run(cmd, args)
 			if err == nil {
 				return nil
@@ -142,11 +159,14 @@ func withTLSHint(c *cobra.Command) {
 				peers = append(peers, string(p))
 			}
 			tlsReqMu.Unlock()
-			if len(peers) == 0 {
-				return err
+			if len(peers) != 0 {
+				sort.Strings(peers)
+				err = fmt.Errorf("%w (%s require TLS: give --tls-dir or %s with the cluster's certificates)", err, strings.Join(peers, ", "), tlsDirEnv)
 			}
-			sort.Strings(peers)
-			return fmt.Errorf("%w (%s require TLS: give --tls-dir or %s with the cluster's certificates)", err, strings.Join(peers, ", "), tlsDirEnv)
+			if sealed := sealHint(); len(sealed) != 0 {
+				err = fmt.Errorf("%w (%s require sealed links: give --key-file or %s with the cluster's key file)", err, strings.Join(sealed, ", "), keyFileEnv)
+			}
+			return err
 		}
 	}
 	for _, s := range c.Commands() {

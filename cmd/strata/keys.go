@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -28,17 +29,37 @@ const keyFileEnv = "STRATA_KEY_FILE"
 // rotation.
 const keyReload = 2 * time.Second
 
-// addKeyFileFlag gives the root command --key-file, for every subcommand.
+// addKeyFileFlag gives the root command --key-file, for every
+// subcommand. A new root command is a new command line: nothing adopted
+// from a cluster or servers file yet (secfiles.go).
 func addKeyFileFlag(c *cobra.Command) {
+	resetFileSecurity()
 	c.PersistentFlags().StringVar(&keyFile, "key-file", "", "seal every link of this process with the cluster key in this file (JSON, mode 0600; 'strata keys new'; default $"+keyFileEnv+"; docs/security.md)")
 }
 
-// keySettings is the key file in force: the flag's, else the environment's.
+// keySettings is the key file in force: the flag's, else the
+// environment's, else the one the cluster or servers file the command
+// read names (secfiles.go).
 func keySettings() string {
-	if keyFile != "" {
-		return keyFile
+	if f := flagKeyFile(); f != "" {
+		return f
 	}
-	return os.Getenv(keyFileEnv)
+	f, _, _ := fileSecurity()
+	return f
+}
+
+func envKeyFile() string { return os.Getenv(keyFileEnv) }
+
+// keySource says where the key file in force was named, for errors.
+func keySource() string {
+	switch {
+	case keyFile != "":
+		return "--key-file"
+	case envKeyFile() != "":
+		return keyFileEnv
+	}
+	_, _, from := fileSecurity()
+	return "key_file of " + from
 }
 
 // The process's keyrings, one per key file, each loaded once and kept in
@@ -90,6 +111,7 @@ func withSeal(o transport.Options) (transport.Options, error) {
 				}
 			}
 			return transport.Plain(tr, func(from stack.Addr) {
+				noteSealRequired(from)
 				mu.Lock()
 				defer mu.Unlock()
 				if time.Since(told[from]) < time.Minute {
@@ -103,7 +125,7 @@ func withSeal(o transport.Options) (transport.Options, error) {
 	}
 	r, err := processKeyring(path)
 	if err != nil {
-		return o, fmt.Errorf("--key-file: %w", err)
+		return o, fmt.Errorf("%s: %w", keySource(), err)
 	}
 	inner := o.Wrap
 	o.Wrap = func(tr stack.Transport) (stack.Transport, error) {
@@ -116,6 +138,34 @@ func withSeal(o transport.Options) (transport.Options, error) {
 		return transport.Sealed(tr, r)
 	}
 	return o, nil
+}
+
+// Peers that told this process, since the current command began (reset
+// by withTLSHint's wrapper), that they require sealed links: the
+// command's error names them.
+var (
+	sealReqMu sync.Mutex
+	sealReqBy = map[stack.Addr]bool{} // guarded by sealReqMu
+)
+
+func noteSealRequired(peer stack.Addr) {
+	sealReqMu.Lock()
+	defer sealReqMu.Unlock()
+	sealReqBy[peer] = true
+}
+
+// sealHint returns the peers that required sealed links since the
+// command began, sorted, and forgets them.
+func sealHint() []string {
+	sealReqMu.Lock()
+	defer sealReqMu.Unlock()
+	var peers []string
+	for p := range sealReqBy {
+		peers = append(peers, string(p))
+	}
+	clear(sealReqBy)
+	slices.Sort(peers)
+	return peers
 }
 
 // sealChildEnv passes the key file in force (absolute) to a child.

@@ -87,7 +87,7 @@ old versions). Scans and watches are refused.`,
 				}
 				cluster = defaultClusterFile
 			}
-			cfg, err := wor.LoadClusterConfig(cluster)
+			cfg, err := loadClusterFile(cluster)
 			if err != nil {
 				return err
 			}
@@ -565,7 +565,8 @@ func argOrFile(cmd *cobra.Command, verb, what string, args []string, file string
 
 // serverList is a client command's servers: --servers (comma-separated),
 // or the servers file (--servers-file, or defaultFile when it exists and
-// --servers was not given; the format strata up writes).
+// --servers was not given; the format strata up writes), whose security
+// section, if any, the command adopts (secfiles.go).
 func serverList(cmd *cobra.Command, servers, file, defaultFile string) ([]string, error) {
 	if file == "" && !cmd.Flags().Changed("servers") {
 		if _, err := os.Stat(defaultFile); err == nil {
@@ -573,7 +574,14 @@ func serverList(cmd *cobra.Command, servers, file, defaultFile string) ([]string
 		}
 	}
 	if file != "" {
-		return kv.LoadServers(file)
+		f, err := kv.LoadServersFile(file)
+		if err != nil {
+			return nil, err
+		}
+		if err := useSecurity(file, f.Security); err != nil {
+			return nil, fmt.Errorf("servers file %w", err)
+		}
+		return f.Servers, nil
 	}
 	return strings.Split(servers, ","), nil
 }

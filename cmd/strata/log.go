@@ -144,7 +144,8 @@ func serveLogMetrics(addr string, srv *wormlog.Server, n *stack.Node, log *slog.
 }
 
 // logWORClient loads the cluster file (the default if empty), listens on
-// addr and returns a WOR client on that node.
+// addr ("": any loopback port on the wormservers' transport) and returns a
+// WOR client on that node.
 func logWORClient(cluster, addr string, timeout time.Duration) (*wor.Client, *stack.Node, error) {
 	if cluster == "" {
 		if _, err := os.Stat(defaultClusterFile); err != nil {
@@ -152,9 +153,13 @@ func logWORClient(cluster, addr string, timeout time.Duration) (*wor.Client, *st
 		}
 		cluster = defaultClusterFile
 	}
-	cfg, err := wor.LoadClusterConfig(cluster)
+	cfg, err := loadClusterFile(cluster)
 	if err != nil {
 		return nil, nil, err
+	}
+	if addr == "" { // a client: any port, on the wormservers' transport
+		kind, _, _ := strings.Cut(cfg.Directory[0], ":")
+		addr = kind + ":127.0.0.1:0"
 	}
 	n, err := listenNode(addr, logProps)
 	if err != nil {
@@ -200,7 +205,7 @@ func (f *logClientFlags) run(cmd *cobra.Command, fn func(context.Context, *worml
 	if len(addrs) == 0 {
 		return errors.New("--servers: no log server given")
 	}
-	w, n, err := logWORClient(f.cluster, "udp:127.0.0.1:0", time.Second)
+	w, n, err := logWORClient(f.cluster, "", time.Second)
 	if err != nil {
 		return err
 	}

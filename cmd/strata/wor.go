@@ -210,7 +210,7 @@ func requireCluster(cmd *cobra.Command, what string, timeout time.Duration) (str
 
 // clusterClient opens a client node and a cluster engine from a file.
 func clusterClient(file string, timeout time.Duration) (*wor.Cluster, *stack.Node, error) {
-	cfg, err := wor.LoadClusterConfig(file)
+	cfg, err := loadClusterFile(file)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -406,6 +406,8 @@ func worGetCmd() *cobra.Command {
 func upCmd() *cobra.Command {
 	var dir string
 	var base, nfsPort, nfsSize int
+	var secure bool
+	var network string
 	var geoFlags geoUpFlags
 	c := &cobra.Command{
 		Use:   "up",
@@ -437,7 +439,18 @@ quorums: cluster file DIR/cluster.json) and a kv server for each front-end
 region of REGIONS, each on a loopback host of its own site (127.0.1.N), and
 every process delays what it sends by the one-way latency between sites
 (DIR/wan.json, docs/wan.md). It prints where each front end is and the
-planner's latency for it. No log, tx or NFS servers in this mode.`,
+planner's latency for it. No log, tx or NFS servers in this mode.
+
+With --secure every server seals every datagram it sends and refuses any
+not sealed with the cluster key (docs/security.md): the key is
+DIR/cluster.key (made the first time, mode 0600, kept for later runs), or
+the file --key-file or STRATA_KEY_FILE names. The cluster file and the
+servers files name it, so client commands given those files (the defaults
+for the default DIR) seal too; elsewhere, give --key-file. The servers are
+on UDP unless --transport tcp; with tcp, --secure also runs every link
+over TLS 1.3 with mutual authentication, with a CA and a node certificate
+made the first time in DIR/tls (or the TLS files flags or the
+environment name), named in the same files.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			self, err := os.Executable()
@@ -457,14 +470,27 @@ planner's latency for it. No log, tx or NFS servers in this mode.`,
 				}
 			}()
 			if geoFlags.access != "" || geoFlags.planFile != "" {
+				if secure {
+					return errors.New("--secure is not supported with --geo yet: give --key-file (or STRATA_KEY_FILE) to seal the geo cluster's servers")
+				}
 				return upGeo(ctx, cmd, &procs, self, dir, base, geoFlags)
+			}
+			if network != "udp" && network != "tcp" {
+				return fmt.Errorf("--transport %q: want udp or tcp", network)
+			}
+			sec, keyPath, tlsPath, err := upSecurity(dir, secure, network)
+			if err != nil {
+				return err
+			}
+			if _, err := os.Stat(filepath.Join(dir, upKeyFile)); err == nil && sec == nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "strata up: %s holds a cluster key from an earlier --secure run, but this run is not sealed: give --secure to seal it\n", dir)
 			}
 			for i := 0; i < 3; i++ {
 				port := base + i
 				if base == 0 {
 					port = 0 // any free port for each
 				}
-				listen := fmt.Sprintf("udp:127.0.0.1:%d", port)
+				listen := fmt.Sprintf("%s:127.0.0.1:%d", network, port)
 				line, err := startChild(cmd, &procs, "listening on ", memlimit.Env(worMemShare), self, "wor", "serve", "--listen", listen, "--dir", filepath.Join(dir, fmt.Sprintf("wor-%d", i+1)))
 				if err != nil {
 					return fmt.Errorf("server %d: %w", i+1, err)
@@ -481,11 +507,13 @@ planner's latency for it. No log, tx or NFS servers in this mode.`,
 			}
 			cfgPath := filepath.Join(dir, "cluster.json")
 			cfg := wor.ClusterConfig{Engine: "paxos", Directory: addrs, Partitions: [][]string{addrs}}
-			if old, err := wor.LoadClusterConfig(cfgPath); err == nil && len(old.Partitions) > 0 && base != 0 {
-				// Keep a file a reconfiguration may have been run against:
-				// the directory remembers the partition's later epochs.
+			if old, err := wor.LoadClusterConfig(cfgPath); err == nil && len(old.Partitions) > 0 && base != 0 && strings.HasPrefix(old.Directory[0], network+":") {
+				// Keep a file a reconfiguration may have been run against
+				// (on this transport): the directory remembers the
+				// partition's later epochs.
 				cfg = *old
 			}
+			cfg.Security = sec // this run's, whatever an earlier one wrote
 			if err := writeClusterFile(cfgPath, &cfg); err != nil {
 				return err
 			}
@@ -498,14 +526,14 @@ planner's latency for it. No log, tx or NFS servers in this mode.`,
 					if base == 0 {
 						port = 0
 					}
-					line, err := startChild(cmd, &procs, "listening on ", memlimit.Env(share), self, kind, "serve", "--listen", fmt.Sprintf("udp:127.0.0.1:%d", port), "--cluster", cfgPath, "--id", fmt.Sprint(i+1))
+					line, err := startChild(cmd, &procs, "listening on ", memlimit.Env(share), self, kind, "serve", "--listen", fmt.Sprintf("%s:127.0.0.1:%d", network, port), "--cluster", cfgPath, "--id", fmt.Sprint(i+1))
 					if err != nil {
 						return nil, "", fmt.Errorf("%s server %d: %w", kind, i+1, err)
 					}
 					out = append(out, strings.TrimSpace(strings.TrimPrefix(line, "listening on ")))
 				}
 				path := filepath.Join(dir, kind+".json")
-				b, err := json.MarshalIndent(kv.ServersFile{Servers: out}, "", "  ")
+				b, err := json.MarshalIndent(kv.ServersFile{Servers: out, Security: sec}, "", "  ")
 				if err == nil {
 					err = os.WriteFile(path, append(b, '\n'), 0o644)
 				}
@@ -524,13 +552,17 @@ planner's latency for it. No log, tx or NFS servers in this mode.`,
 			// other's addresses up front.
 			txPorts := []int{base + 299, base + 300, base + 301, base + 302}
 			if base == 0 {
-				if txPorts, err = freeport.UDP(4); err != nil {
+				free := freeport.UDP
+				if network == "tcp" {
+					free = freeport.TCP
+				}
+				if txPorts, err = free(4); err != nil {
 					return err
 				}
 			}
 			var txAddrs []string
 			for _, p := range txPorts {
-				txAddrs = append(txAddrs, fmt.Sprintf("udp:127.0.0.1:%d", p))
+				txAddrs = append(txAddrs, fmt.Sprintf("%s:127.0.0.1:%d", network, p))
 			}
 			rmList := strings.Join(txAddrs[1:], ",")
 			for i := -1; i < 3; i++ {
@@ -544,7 +576,7 @@ planner's latency for it. No log, tx or NFS servers in this mode.`,
 				}
 			}
 			txPath := filepath.Join(dir, "tx.json")
-			if b, err := json.MarshalIndent(kv.ServersFile{Servers: txAddrs[1:]}, "", "  "); err != nil {
+			if b, err := json.MarshalIndent(kv.ServersFile{Servers: txAddrs[1:], Security: sec}, "", "  "); err != nil {
 				return err
 			} else if err := os.WriteFile(txPath, append(b, '\n'), 0o644); err != nil {
 				return err
@@ -566,12 +598,22 @@ planner's latency for it. No log, tx or NFS servers in this mode.`,
 				logHint = " --servers-file " + logPath + " --cluster " + cfgPath
 			}
 			fmt.Fprint(o, nfsLine)
+			txKeyHint := ""
+			if keyPath != "" {
+				fmt.Fprintf(o, "sealed links: every server seals with the cluster key %s (mode 0600) and refuses other traffic; %s and the servers files name it, so the commands below seal too (elsewhere: --key-file %s)\n", keyPath, cfgPath, keyPath)
+				txKeyHint = " --key-file " + keyPath // the tx commands read no servers file
+			}
+			if tlsPath != "" {
+				fmt.Fprintf(o, "TLS: every tcp: link runs TLS 1.3 with the certificates in %s (ca-key.pem signs more: keep it with the operator); the cluster and servers files name it (elsewhere: --tls-dir %s)\n", tlsPath, tlsPath)
+				txKeyHint += " --tls-dir " + tlsPath
+			}
 			fmt.Fprintf(o, "try:\n  strata kv put hello world%s\n  strata kv get hello%s\n  strata kv scan '' --limit 10%s\n  strata kv watch --prefix he%s &\n  strata kv status%s\n", kvHint, kvHint, kvHint, kvHint, kvHint)
 			fmt.Fprintf(o, "  strata log append 'first entry'%s\n  strata log subscribe --from 0 --for 2s%s\n", logHint, logHint)
 			txHint := ""
 			if rmList != defaultTxRMs {
 				txHint = " --rms " + rmList
 			}
+			txHint += txKeyHint
 			fmt.Fprintf(o, "  strata tx deposit alice 100%s\n  strata tx transfer alice bob 10%s\n  strata tx balance alice bob%s\n", txHint, txHint, txHint)
 			fmt.Fprintf(o, "  strata wor%s alloc 1 my-segment\n  strata wor%s put 1 0 hello\n  strata wor%s get 1 0\n  strata wor%s status\n", hint, hint, hint, hint)
 			if nfsPort != 0 {
@@ -584,9 +626,11 @@ planner's latency for it. No log, tx or NFS servers in this mode.`,
 		},
 	}
 	c.Flags().StringVar(&dir, "dir", "strata-data", "data folder")
-	c.Flags().IntVar(&base, "port", 7101, "first UDP port (0: any free ports, and a cluster file for this run only)")
+	c.Flags().IntVar(&base, "port", 7101, "first port (0: any free ports, and a cluster file for this run only)")
+	c.Flags().StringVar(&network, "transport", "udp", "the servers' transport: udp or tcp (with --secure, tcp links also run TLS)")
 	c.Flags().IntVar(&nfsPort, "nfs-port", 20049, "NFS port (MOUNT uses the next one); 0: no NFS export")
 	c.Flags().IntVar(&nfsSize, "nfs-size", 1024, "size in MiB of a new NFS disk")
+	c.Flags().BoolVar(&secure, "secure", false, "seal every link with the cluster key DIR/"+upKeyFile+" (made the first time, mode 0600), named in the cluster and servers files (docs/security.md)")
 	geoFlags.add(c)
 	addWANChildFlag(c)
 	return c
@@ -752,7 +796,11 @@ chain and ec engines cannot be reconfigured yet.`,
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "partition %d is at epoch %d: %s\n", part, ep, strings.Join(servers, ","))
-			if err := writeClusterFile(file, cl.ClusterConfig()); err != nil {
+			cfg := cl.ClusterConfig()
+			if old, err := wor.LoadClusterConfig(file); err == nil {
+				cfg.Security = old.Security // the engine knows servers, not files
+			}
+			if err := writeClusterFile(file, cfg); err != nil {
 				return fmt.Errorf("reconfigured, but could not update %s: %w", file, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "updated %s\n", file)

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/crypto/chacha20"
 	"golang.org/x/crypto/chacha20poly1305"
 
 	"strata/stack"
@@ -63,7 +64,7 @@ func Sealed(inner stack.Transport, keys *Keyring) (*SealTransport, error) {
 		return nil, fmt.Errorf("transport: seal: incarnation: %w", err)
 	}
 	t := &SealTransport{inner: inner, keys: keys, incarnation: inc,
-		windows: map[[16]byte]*replayWindow{}, latest: map[stack.Addr]uint64{}, noticed: map[stack.Addr]time.Time{}}
+		windows: map[[16]byte]*senderState{}, latest: map[stack.Addr]uint64{}, noticed: map[stack.Addr]time.Time{}}
 	inner.SetReceiver(t.open)
 	return t, nil
 }
@@ -103,8 +104,38 @@ type keySet struct {
 }
 
 type sealKey struct {
-	id   byte
+	id     byte
+	secret [chacha20poly1305.KeySize]byte
+}
+
+// subkeyAEAD is the cipher of one key and one sender incarnation.
+//
+// XChaCha20-Poly1305 derives, for every nonce, a ChaCha20-Poly1305 subkey
+// from the key and the nonce's first 16 bytes (HChaCha20), and seals
+// under it with the nonce's last 8 bytes (after 4 zero bytes). In a
+// sealed datagram those 16 bytes are the sender's incarnation, the same
+// for every datagram it sends, so the subkey is derived once per key and
+// incarnation and kept (the sender's for its own, each receiver's per
+// sender incarnation) instead of once per datagram: the same function of
+// the same inputs, so the bytes on the wire are exactly XChaCha20-
+// Poly1305's (TestSealIsXChaCha20Poly1305). Under one subkey the nonces
+// still never repeat: the 8 bytes left are the incarnation's counter.
+type subkeyAEAD struct {
+	key  *sealKey // the keyring entry it was derived from (a new SetKeys makes new ones)
 	aead cipherAEAD
+}
+
+// deriveSubkey returns the cipher of key k for incarnation inc.
+func deriveSubkey(k *sealKey, inc []byte) (*subkeyAEAD, error) {
+	sub, err := chacha20.HChaCha20(k.secret[:], inc)
+	if err != nil {
+		return nil, err
+	}
+	a, err := chacha20poly1305.New(sub)
+	if err != nil {
+		return nil, err
+	}
+	return &subkeyAEAD{key: k, aead: a}, nil
 }
 
 // cipherAEAD is the part of cipher.AEAD used here.
@@ -133,11 +164,7 @@ func (k *Keyring) SetKeys(keys ...SealKey) error {
 		if _, dup := ks.byID[key.ID]; dup {
 			return fmt.Errorf("transport: seal: key id %d twice", key.ID)
 		}
-		a, err := chacha20poly1305.NewX(key.Secret[:])
-		if err != nil {
-			return fmt.Errorf("transport: seal: key %d: %w", key.ID, err)
-		}
-		sk := &sealKey{id: key.ID, aead: a}
+		sk := &sealKey{id: key.ID, secret: key.Secret}
 		ks.byID[key.ID] = sk
 		if i == 0 {
 			ks.primary = sk
@@ -183,13 +210,19 @@ type SealTransport struct {
 	keys        *Keyring
 	incarnation [16]byte // this transport's: start time (ns) and random bytes
 	counter     atomic.Uint64
+	sealer      atomic.Pointer[subkeyAEAD] // the primary key's cipher for this incarnation (derived again when the primary changes)
 
 	recv atomic.Pointer[func(from stack.Addr, data []byte)]
 
 	mu      sync.Mutex
-	windows map[[16]byte]*replayWindow // guarded by mu: per sender incarnation
-	latest  map[stack.Addr]uint64      // guarded by mu: per sender, the newest incarnation's start time seen
-	noticed map[stack.Addr]time.Time   // guarded by mu: when each unsealed sender was last told (SealNotice)
+	windows map[[16]byte]*senderState // guarded by mu: per sender incarnation
+	latest  map[stack.Addr]uint64     // guarded by mu: per sender, the newest incarnation's start time seen
+	noticed map[stack.Addr]time.Time  // guarded by mu: when each unsealed sender was last told (SealNotice)
+	// recent holds, lock-free, the state of the sender incarnations heard
+	// lately, slot by the incarnation's last (random) byte, so that most
+	// datagrams find their cipher and a first replay check without the
+	// lock (open). Written under mu; a slot's entry is also in windows.
+	recent [256]atomic.Pointer[senderState]
 
 	stats struct {
 		sealed, opened, malformed, unknownKey, forged, replayed, stale, oldIncarnation atomic.Uint64
@@ -261,6 +294,35 @@ func aad(buf []byte, hdr []byte, from, to stack.Addr) []byte {
 	return append(buf, to...)
 }
 
+// chachaNonce is the size of the ChaCha20-Poly1305 nonce (4 zero bytes,
+// then the counter). Send and open put it in the pooled associated-data
+// buffer, after the associated data, so that it needs no allocation of
+// its own (a slice passed to an interface method escapes).
+const chachaNonce = chacha20poly1305.NonceSize
+
+// nonceAfter appends the ChaCha20-Poly1305 nonce of counter bytes ctr
+// (the last 8 bytes of the XChaCha20 nonce) to buf and returns buf and
+// the nonce.
+func nonceAfter(buf []byte, ctr []byte) ([]byte, []byte) {
+	n := len(buf)
+	buf = append(buf, 0, 0, 0, 0)
+	buf = append(buf, ctr...)
+	return buf, buf[n : n+chachaNonce]
+}
+
+// sealerFor returns the cipher of primary key k for this incarnation.
+func (t *SealTransport) sealerFor(k *sealKey) (*subkeyAEAD, error) {
+	if s := t.sealer.Load(); s != nil && s.key == k {
+		return s, nil
+	}
+	s, err := deriveSubkey(k, t.incarnation[:])
+	if err != nil {
+		return nil, err
+	}
+	t.sealer.Store(s)
+	return s, nil
+}
+
 // Send implements stack.Transport: it seals the datagram with the
 // primary key and sends it.
 func (t *SealTransport) Send(to stack.Addr, vec [][]byte) error {
@@ -272,6 +334,10 @@ func (t *SealTransport) Send(to stack.Addr, vec [][]byte) error {
 		return fmt.Errorf("transport: seal: datagram of %d bytes exceeds the MTU %d", n, t.MTU())
 	}
 	k := t.keys.primary()
+	c, err := t.sealerFor(k)
+	if err != nil {
+		return fmt.Errorf("transport: seal: key %d: %w", k.id, err)
+	}
 	bp := sealBufs.Get().(*[]byte)
 	defer sealBufs.Put(bp)
 	b := (*bp)[:0]
@@ -284,14 +350,22 @@ func (t *SealTransport) Send(to stack.Addr, vec [][]byte) error {
 	}
 	ap := sealBufs.Get().(*[]byte)
 	defer sealBufs.Put(ap)
-	*ap = aad(*ap, hdr, t.inner.Local(), to)
-	b = k.aead.Seal(b[:sealHdr], hdr[2:], b[sealHdr:], *ap)
+	a := aad(*ap, hdr, t.inner.Local(), to)
+	a, nonce := nonceAfter(a, hdr[18:26])
+	*ap = a
+	b = c.aead.Seal(b[:sealHdr], nonce, b[sealHdr:], a[:len(a)-chachaNonce])
 	*bp = b
 	t.stats.sealed.Add(1)
 	return t.inner.Send(to, [][]byte{b})
 }
 
-// open checks and opens a received datagram and hands it up.
+// open checks and opens a received datagram and hands it up. It takes
+// the transport's lock once, after authentication, to check and update
+// the sender's replay window in one step; before, a lock-free look at the
+// sender's recent state (recent) finds the cipher and refuses, without
+// decrypting, most replays and stale counters (a replay flood costs a
+// lookup, not a decryption). That early look only ever refuses what the
+// window refuses; the check under the lock decides.
 func (t *SealTransport) open(from stack.Addr, data []byte) {
 	if len(data) < sealOverhead || data[0] != sealVersion {
 		t.stats.malformed.Add(1)
@@ -307,22 +381,29 @@ func (t *SealTransport) open(from stack.Addr, data []byte) {
 	var inc [16]byte
 	copy(inc[:], hdr[2:18])
 	ctr := binary.BigEndian.Uint64(hdr[18:26])
-	// A cheap check before the cipher: a counter this incarnation's
-	// window already refuses is refused without opening (a replay flood
-	// costs a map lookup, not a decryption).
-	t.mu.Lock()
-	w := t.windows[inc]
-	if w != nil {
-		if v := w.check(ctr); v != fresh {
-			t.mu.Unlock()
+	var c *subkeyAEAD
+	if st := t.recent[inc[15]].Load(); st != nil && st.inc == inc {
+		if v := st.window.check(ctr); v != fresh {
 			t.refuse(v)
 			return
 		}
+		if sc := st.cipher.Load(); sc != nil && sc.key == k {
+			c = sc
+		}
 	}
-	t.mu.Unlock()
+	derived := c == nil
+	if derived {
+		var err error
+		if c, err = deriveSubkey(k, inc[:]); err != nil {
+			t.stats.forged.Add(1)
+			return
+		}
+	}
 	ap := sealBufs.Get().(*[]byte)
-	*ap = aad(*ap, hdr, from, t.inner.Local())
-	plain, err := k.aead.Open(data[sealHdr:sealHdr], hdr[2:], data[sealHdr:], *ap)
+	a := aad(*ap, hdr, from, t.inner.Local())
+	a, nonce := nonceAfter(a, hdr[18:26])
+	plain, err := c.aead.Open(data[sealHdr:sealHdr], nonce, data[sealHdr:], a[:len(a)-chachaNonce])
+	*ap = a
 	sealBufs.Put(ap)
 	if err != nil {
 		t.stats.forged.Add(1)
@@ -336,20 +417,29 @@ func (t *SealTransport) open(from stack.Addr, data []byte) {
 		t.stats.oldIncarnation.Add(1)
 		return
 	}
-	w = t.windows[inc]
-	if w == nil {
+	st := t.windows[inc]
+	if st == nil {
 		if len(t.windows) >= maxIncarnations {
-			clear(t.windows) // rare: the windows restart; the latest starts still refuse old incarnations
+			// Rare: the windows restart; the latest starts still
+			// refuse old incarnations.
+			clear(t.windows)
+			for i := range t.recent {
+				t.recent[i].Store(nil)
+			}
 		}
-		w = &replayWindow{}
-		t.windows[inc] = w
+		st = &senderState{inc: inc}
+		t.windows[inc] = st
 	}
-	if v := w.check(ctr); v != fresh {
+	if v := st.window.check(ctr); v != fresh {
 		t.mu.Unlock()
 		t.refuse(v)
 		return
 	}
-	w.mark(ctr)
+	st.window.mark(ctr)
+	if derived {
+		st.cipher.Store(c)
+	}
+	t.recent[inc[15]].Store(st)
 	if start > t.latest[from] {
 		t.latest[from] = start
 	}
@@ -358,6 +448,14 @@ func (t *SealTransport) open(from stack.Addr, data []byte) {
 	if f := t.recv.Load(); f != nil {
 		(*f)(from, plain)
 	}
+}
+
+// senderState is what a receiver keeps of one sender incarnation: its
+// replay window and the cipher of the key it last sealed with.
+type senderState struct {
+	inc    [16]byte                   // immutable
+	cipher atomic.Pointer[subkeyAEAD] // stored under the transport's mu, read without it
+	window replayWindow
 }
 
 // SealNotice is what a sealed transport answers, unsealed, to a process
@@ -441,10 +539,12 @@ func (t *PlainTransport) Assist(from stack.Addr, done func() bool, d time.Durati
 }
 
 // replayWindow remembers which of the newest replayWindowN counters of one
-// sender incarnation arrived.
+// sender incarnation arrived. It changes only under the transport's mu
+// (mark); its words are atomic so that open may look at it without the
+// lock, as a first check.
 type replayWindow struct {
-	hi   uint64 // the highest counter seen (0: none)
-	bits [replayWindowN / 64]uint64
+	hi   atomic.Uint64 // the highest counter seen (0: none)
+	bits [replayWindowN / 64]atomic.Uint64
 }
 
 // verdict is what a replay window says of a counter.
@@ -464,31 +564,42 @@ func (t *SealTransport) refuse(v verdict) {
 	}
 }
 
-// check says whether ctr is new to the window. Called with the
-// transport's mu held.
+// check says whether ctr is new to the window: exactly, with the
+// transport's mu held. Without it (open's first look, while mark may
+// run), a verdict other than fresh is still right to refuse, because hi
+// only grows and mark clears a counter's bit before hi passes it: a bit
+// found set once hi >= ctr was set by ctr itself (a replay) or by a
+// counter a whole window newer (ctr is stale; counted as replayed in
+// that race).
 func (w *replayWindow) check(ctr uint64) verdict {
+	hi := w.hi.Load()
 	switch {
 	case ctr == 0:
 		return stale
-	case ctr > w.hi:
+	case ctr > hi:
 		return fresh
-	case w.hi-ctr >= replayWindowN:
+	case hi-ctr >= replayWindowN:
 		return stale
-	case w.bits[(ctr/64)%uint64(len(w.bits))]&(1<<(ctr%64)) != 0:
+	case w.bits[(ctr/64)%uint64(len(w.bits))].Load()&(1<<(ctr%64)) != 0:
 		return replayed
 	}
 	return fresh
 }
 
-// mark records ctr (which check accepted).
+// mark records ctr (which check accepted). Called with the transport's mu
+// held.
 func (w *replayWindow) mark(ctr uint64) {
-	if ctr > w.hi {
+	if hi := w.hi.Load(); ctr > hi {
 		// Slide: clear the bits of the counters that leave the window's
-		// range (hi+1 .. ctr), at most the whole window.
-		for c, n := w.hi+1, 0; c < ctr && n < replayWindowN; c, n = c+1, n+1 {
-			w.bits[(c/64)%uint64(len(w.bits))] &^= 1 << (c % 64)
+		// range (hi+1 .. ctr), at most the whole window. The bits are
+		// cleared before hi moves, so a look without the lock never
+		// takes an old bit for one of the new counters.
+		for c, n := hi+1, 0; c < ctr && n < replayWindowN; c, n = c+1, n+1 {
+			b := &w.bits[(c/64)%uint64(len(w.bits))]
+			b.Store(b.Load() &^ (1 << (c % 64)))
 		}
-		w.hi = ctr
+		w.hi.Store(ctr)
 	}
-	w.bits[(ctr/64)%uint64(len(w.bits))] |= 1 << (ctr % 64)
+	b := &w.bits[(ctr/64)%uint64(len(w.bits))]
+	b.Store(b.Load() | 1<<(ctr%64))
 }
