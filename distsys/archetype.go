@@ -116,7 +116,8 @@ type Context struct {
 	// top is the running procedure's frame (nil: the archetype's code).
 	// Call, TailCall and Return move it; Run puts back the value it had
 	// before a section that does not commit (frame.go).
-	top *frame
+	top      *frame
+	maxDepth int // WithMaxCallDepth
 }
 
 // slot is what a name of the archetype is bound to.
@@ -139,7 +140,7 @@ func NewContext(a *Archetype, self tla.Value, opts ...Option) (*Context, error) 
 	}
 	c := &Context{arch: a, self: self, vars: map[string]*slot{}, out: os.Stdout,
 		backoffLo: time.Millisecond, backoffHi: 100 * time.Millisecond, seen: map[Resource]bool{},
-		ctx: context.Background()}
+		ctx: context.Background(), maxDepth: MaxCallDepth}
 	for i := range a.Params {
 		c.vars[a.Params[i].Name] = &slot{param: &a.Params[i]}
 	}

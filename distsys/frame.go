@@ -30,9 +30,22 @@ const ErrorLabel = "Error"
 // end of its body without a return.
 var ErrNoReturn = errors.New("control reached the end of the procedure without a return")
 
-// MaxCallDepth bounds the frame stack: a call that would make it deeper
-// fails the archetype instead of growing memory without bound.
+// MaxCallDepth is the default bound on the frame stack (WithMaxCallDepth):
+// a call that would make it deeper fails the archetype instead of growing
+// memory without bound.
 const MaxCallDepth = 1 << 16
+
+// WithMaxCallDepth bounds the number of nested procedure calls (default
+// MaxCallDepth).
+func WithMaxCallDepth(n int) Option {
+	return func(c *Context) error {
+		if n < 1 {
+			return fmt.Errorf("distsys: call depth bound %d is not positive", n)
+		}
+		c.maxDepth = n
+		return nil
+	}
+}
 
 // Arg is one argument of a call: a value (Val), or the caller's variable
 // passed by reference (Ref).
@@ -134,8 +147,8 @@ func (c *Context) call(e *tla.Eval, p *Procedure, ret string, parent *frame, arg
 	if parent != nil {
 		depth = parent.depth + 1
 	}
-	if depth > MaxCallDepth {
-		return "", fmt.Errorf("%s: call %s: more than %d nested procedure calls", e.Pos, p.Name, MaxCallDepth)
+	if depth > c.maxDepth {
+		return "", fmt.Errorf("%s: call %s: more than %d nested procedure calls", e.Pos, p.Name, c.maxDepth)
 	}
 	f := &frame{proc: p, ret: ret, vars: make(map[string]*slot, len(p.Params)+len(p.Locals)), parent: parent, depth: depth}
 	caller := c.scope() // ref arguments are the caller's names, even in a tail call
