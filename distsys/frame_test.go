@@ -192,7 +192,9 @@ func TestProcedureErrors(t *testing.T) {
 			"A.tla:7:5: call R: archetype A has no variable nosuch to pass by ref"},
 		{"index mismatch", func(c *Context, e *tla.Eval) (string, error) { return c.Call(e, withIndexed, Done, Ref("l")) },
 			"A.tla:7:5: call I: ref l has 0 [_] but parameter x has 1"},
-		{"invalid value", func(c *Context, e *tla.Eval) (string, error) { return c.Call(e, noReturnWithValue, Done, Val(tla.Value{})) },
+		{"invalid value", func(c *Context, e *tla.Eval) (string, error) {
+			return c.Call(e, noReturnWithValue, Done, Val(tla.Value{}))
+		},
 			"A.tla:7:5: call V: argument v is not a valid value"},
 		{"nil procedure", func(c *Context, e *tla.Eval) (string, error) { return c.Call(e, nil, Done) },
 			"A.tla:7:5: archetype A: call of a nil procedure"},
