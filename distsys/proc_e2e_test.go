@@ -109,9 +109,9 @@ func TestProcEndToEnd(t *testing.T) {
 	if s := tla.Tuple(got...).String(); s != want {
 		t.Fatalf("the client wrote %s; the model (Expected in Proc.tla) says %s", s, want)
 	}
-	// answered three times, count (write then call), report.
-	if n := out.refused.Load(); n != 5 {
-		t.Fatalf("%d pre-commits refused, want 5", n)
+	// answered three times, count (write then call), Emit's emit twice.
+	if n := out.refused.Load(); n != 6 {
+		t.Fatalf("%d pre-commits refused, want 6", n)
 	}
 	if d := cc.Depth(); d != 0 {
 		t.Fatalf("client frame stack %d deep after Done, want 0", d)

@@ -209,11 +209,11 @@ func TestGoGenProcModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	const expected = `Expected == <<1, 2, 6, "countdown", <<3, 2, 1, 0>>>>`
+	const expected = `Expected == <<1, 2, 6, "countdown", <<3, 2, 1, 0>>, "done">>`
 	if !bytes.Contains(src, []byte("\n"+expected+"\n")) {
 		t.Fatalf("%s does not define %s", path, expected)
 	}
-	wrong := bytes.Replace(src, []byte(expected), []byte(`Expected == <<1, 2, 6, "countdown", <<3, 2, 1>>>>`), 1)
+	wrong := bytes.Replace(src, []byte(expected), []byte(`Expected == <<1, 2, 6, "countdown", <<3, 2, 1>>, "done">>`), 1)
 	for _, c := range []struct {
 		name string
 		src  []byte

@@ -13,9 +13,9 @@ import (
 
 // Constants are the module's CONSTANTS, supplied to New.
 type Constants struct {
-	N        tla.Value // MPCal: Proc.tla:16:11
-	ServerID tla.Value // MPCal: Proc.tla:16:14
-	ClientID tla.Value // MPCal: Proc.tla:16:24
+	N        tla.Value // MPCal: Proc.tla:17:11
+	ServerID tla.Value // MPCal: Proc.tla:17:14
+	ClientID tla.Value // MPCal: Proc.tla:17:24
 }
 
 // Module is the compiled module with its constants and procedures.
@@ -25,70 +25,72 @@ type Module struct {
 	pReply     *distsys.Procedure // procedure Reply
 	pServe     *distsys.Procedure // procedure Serve
 	pCountDown *distsys.Procedure // procedure CountDown
+	pEmit      *distsys.Procedure // procedure Emit
 }
 
 // New checks that every constant is supplied.
 func New(k Constants) (*Module, error) {
 	if !k.N.IsValid() {
-		return nil, distsys.MissingConstant("Proc.tla:16:11", "N")
+		return nil, distsys.MissingConstant("Proc.tla:17:11", "N")
 	}
 	if !k.ServerID.IsValid() {
-		return nil, distsys.MissingConstant("Proc.tla:16:14", "ServerID")
+		return nil, distsys.MissingConstant("Proc.tla:17:14", "ServerID")
 	}
 	if !k.ClientID.IsValid() {
-		return nil, distsys.MissingConstant("Proc.tla:16:24", "ClientID")
+		return nil, distsys.MissingConstant("Proc.tla:17:24", "ClientID")
 	}
 	m := &Module{k: k}
 	m.pFact = m.procFact()
 	m.pReply = m.procReply()
 	m.pServe = m.procServe()
 	m.pCountDown = m.procCountDown()
+	m.pEmit = m.procEmit()
 	return m, nil
 }
 
-// AServer is the archetype AServer (MPCal: Proc.tla:64:3).
+// AServer is the archetype AServer (MPCal: Proc.tla:79:3).
 func (m *Module) AServer() *distsys.Archetype {
 	return &distsys.Archetype{
 		Name:  "AServer",
-		Pos:   "Proc.tla:64:3",
+		Pos:   "Proc.tla:79:3",
 		Start: "serverLoop",
 		Params: []distsys.Param{
-			{Name: "net", Pos: "Proc.tla:64:21", Ref: true, Index: 1},
+			{Name: "net", Pos: "Proc.tla:79:21", Ref: true, Index: 1},
 		},
 		Locals: []distsys.LocalVar{
-			{Name: "acc", Pos: "Proc.tla:65:15", Init: func(c *distsys.Context, e *tla.Eval) tla.Value {
+			{Name: "acc", Pos: "Proc.tla:80:15", Init: func(c *distsys.Context, e *tla.Eval) tla.Value {
 				return tla.Int(1)
 			}},
-			{Name: "served", Pos: "Proc.tla:65:24", Init: func(c *distsys.Context, e *tla.Eval) tla.Value {
+			{Name: "served", Pos: "Proc.tla:80:24", Init: func(c *distsys.Context, e *tla.Eval) tla.Value {
 				return tla.Int(0)
 			}},
 		},
 		Sections: map[string]distsys.Section{
-			"serverLoop": {Label: "serverLoop", Pos: "Proc.tla:67:3", Run: m.aServerServerLoop},
-			"counted":    {Label: "counted", Pos: "Proc.tla:70:5", Run: m.aServerCounted},
+			"serverLoop": {Label: "serverLoop", Pos: "Proc.tla:82:3", Run: m.aServerServerLoop},
+			"counted":    {Label: "counted", Pos: "Proc.tla:85:5", Run: m.aServerCounted},
 		},
 	}
 }
 
 // aServerServerLoop is the critical section AServer.serverLoop.
-// MPCal: Proc.tla:67
+// MPCal: Proc.tla:82
 func (m *Module) aServerServerLoop(c *distsys.Context, e *tla.Eval) (string, error) {
-	e.Pos = "Proc.tla:68:5"
+	e.Pos = "Proc.tla:83:5"
 	vCond1 := e.Bool(tla.True)
 	if err := e.Err(); err != nil {
 		return "", err
 	}
 	if vCond1 {
-		e.Pos = "Proc.tla:69:7"
+		e.Pos = "Proc.tla:84:7"
 		return c.Call(e, m.pServe, "counted", distsys.Ref("net"), distsys.Ref("acc"))
 	}
 	return distsys.Done, nil
 }
 
 // aServerCounted is the critical section AServer.counted.
-// MPCal: Proc.tla:70
+// MPCal: Proc.tla:85
 func (m *Module) aServerCounted(c *distsys.Context, e *tla.Eval) (string, error) {
-	e.Pos = "Proc.tla:71:7"
+	e.Pos = "Proc.tla:86:7"
 	c.Write(e, "served", nil, e.Plus(c.Read(e, "served"), tla.Int(1)))
 	if err := e.Err(); err != nil {
 		return "", err
@@ -96,39 +98,39 @@ func (m *Module) aServerCounted(c *distsys.Context, e *tla.Eval) (string, error)
 	return "serverLoop", nil
 }
 
-// AClient is the archetype AClient (MPCal: Proc.tla:75:3).
+// AClient is the archetype AClient (MPCal: Proc.tla:90:3).
 func (m *Module) AClient() *distsys.Archetype {
 	return &distsys.Archetype{
 		Name:  "AClient",
-		Pos:   "Proc.tla:75:3",
+		Pos:   "Proc.tla:90:3",
 		Start: "clientLoop",
 		Params: []distsys.Param{
-			{Name: "net", Pos: "Proc.tla:75:21", Ref: true, Index: 1},
-			{Name: "out", Pos: "Proc.tla:75:33", Ref: true, Index: 0},
+			{Name: "net", Pos: "Proc.tla:90:21", Ref: true, Index: 1},
+			{Name: "out", Pos: "Proc.tla:90:33", Ref: true, Index: 0},
 		},
 		Locals: []distsys.LocalVar{
-			{Name: "i", Pos: "Proc.tla:76:15", Init: func(c *distsys.Context, e *tla.Eval) tla.Value {
+			{Name: "i", Pos: "Proc.tla:91:15", Init: func(c *distsys.Context, e *tla.Eval) tla.Value {
 				return tla.Int(1)
 			}},
-			{Name: "resp", Pos: "Proc.tla:76:22"},
-			{Name: "trail", Pos: "Proc.tla:76:28", Init: func(c *distsys.Context, e *tla.Eval) tla.Value {
+			{Name: "resp", Pos: "Proc.tla:91:22"},
+			{Name: "trail", Pos: "Proc.tla:91:28", Init: func(c *distsys.Context, e *tla.Eval) tla.Value {
 				return tla.Tuple()
 			}},
 		},
 		Sections: map[string]distsys.Section{
-			"clientLoop": {Label: "clientLoop", Pos: "Proc.tla:78:3", Run: m.aClientClientLoop},
-			"ask":        {Label: "ask", Pos: "Proc.tla:80:5", Run: m.aClientAsk},
-			"answered":   {Label: "answered", Pos: "Proc.tla:82:5", Run: m.aClientAnswered},
-			"count":      {Label: "count", Pos: "Proc.tla:88:3", Run: m.aClientCount},
-			"report":     {Label: "report", Pos: "Proc.tla:91:3", Run: m.aClientReport},
+			"clientLoop": {Label: "clientLoop", Pos: "Proc.tla:93:3", Run: m.aClientClientLoop},
+			"ask":        {Label: "ask", Pos: "Proc.tla:95:5", Run: m.aClientAsk},
+			"answered":   {Label: "answered", Pos: "Proc.tla:97:5", Run: m.aClientAnswered},
+			"count":      {Label: "count", Pos: "Proc.tla:103:3", Run: m.aClientCount},
+			"report":     {Label: "report", Pos: "Proc.tla:106:3", Run: m.aClientReport},
 		},
 	}
 }
 
 // aClientClientLoop is the critical section AClient.clientLoop.
-// MPCal: Proc.tla:78
+// MPCal: Proc.tla:93
 func (m *Module) aClientClientLoop(c *distsys.Context, e *tla.Eval) (string, error) {
-	e.Pos = "Proc.tla:79:5"
+	e.Pos = "Proc.tla:94:5"
 	vCond2 := e.Bool(e.Le(c.Read(e, "i"), m.k.N))
 	if err := e.Err(); err != nil {
 		return "", err
@@ -140,9 +142,9 @@ func (m *Module) aClientClientLoop(c *distsys.Context, e *tla.Eval) (string, err
 }
 
 // aClientAsk is the critical section AClient.ask.
-// MPCal: Proc.tla:80
+// MPCal: Proc.tla:95
 func (m *Module) aClientAsk(c *distsys.Context, e *tla.Eval) (string, error) {
-	e.Pos = "Proc.tla:81:7"
+	e.Pos = "Proc.tla:96:7"
 	c.Write(e, "net", []tla.Value{m.k.ServerID}, tla.Record(tla.F("from", c.Self()), tla.F("n", c.Read(e, "i"))))
 	if err := e.Err(); err != nil {
 		return "", err
@@ -151,24 +153,24 @@ func (m *Module) aClientAsk(c *distsys.Context, e *tla.Eval) (string, error) {
 }
 
 // aClientAnswered is the critical section AClient.answered.
-// MPCal: Proc.tla:82
+// MPCal: Proc.tla:97
 func (m *Module) aClientAnswered(c *distsys.Context, e *tla.Eval) (string, error) {
-	e.Pos = "Proc.tla:83:7"
+	e.Pos = "Proc.tla:98:7"
 	c.Write(e, "resp", nil, c.Read(e, "net", c.Self()))
 	if err := e.Err(); err != nil {
 		return "", err
 	}
-	e.Pos = "Proc.tla:84:7"
+	e.Pos = "Proc.tla:99:7"
 	c.Assert(e, tla.Eq(e.Field(c.Read(e, "resp"), "n"), c.Read(e, "i")), "resp.n = i")
 	if err := e.Err(); err != nil {
 		return "", err
 	}
-	e.Pos = "Proc.tla:85:7"
+	e.Pos = "Proc.tla:100:7"
 	c.Write(e, "out", nil, e.Field(c.Read(e, "resp"), "fact"))
 	if err := e.Err(); err != nil {
 		return "", err
 	}
-	e.Pos = "Proc.tla:86:7"
+	e.Pos = "Proc.tla:101:7"
 	c.Write(e, "i", nil, e.Plus(c.Read(e, "i"), tla.Int(1)))
 	if err := e.Err(); err != nil {
 		return "", err
@@ -177,126 +179,122 @@ func (m *Module) aClientAnswered(c *distsys.Context, e *tla.Eval) (string, error
 }
 
 // aClientCount is the critical section AClient.count.
-// MPCal: Proc.tla:88
+// MPCal: Proc.tla:103
 func (m *Module) aClientCount(c *distsys.Context, e *tla.Eval) (string, error) {
-	e.Pos = "Proc.tla:89:5"
+	e.Pos = "Proc.tla:104:5"
 	c.Write(e, "out", nil, tla.String("countdown"))
 	if err := e.Err(); err != nil {
 		return "", err
 	}
-	e.Pos = "Proc.tla:90:5"
+	e.Pos = "Proc.tla:105:5"
 	return c.Call(e, m.pCountDown, "report", distsys.Val(tla.Int(3)), distsys.Ref("trail"))
 }
 
 // aClientReport is the critical section AClient.report.
-// MPCal: Proc.tla:91
+// MPCal: Proc.tla:106
 func (m *Module) aClientReport(c *distsys.Context, e *tla.Eval) (string, error) {
-	e.Pos = "Proc.tla:92:5"
-	c.Write(e, "out", nil, c.Read(e, "trail"))
-	if err := e.Err(); err != nil {
-		return "", err
-	}
-	return distsys.Done, nil
+	e.Pos = "Proc.tla:107:5"
+	return c.Call(e, m.pEmit, distsys.Done, distsys.Ref("out"), distsys.Val(tla.Tuple(c.Read(e, "trail"), tla.String("done"))))
 }
 
-// procFact builds the procedure Fact (MPCal: Proc.tla:20:3).
+// procFact builds the procedure Fact (MPCal: Proc.tla:21:3).
 func (m *Module) procFact() *distsys.Procedure {
 	return &distsys.Procedure{
 		Name:  "Fact",
-		Pos:   "Proc.tla:20:3",
+		Pos:   "Proc.tla:21:3",
 		Start: "fact",
 		Params: []distsys.Param{
-			{Name: "k", Pos: "Proc.tla:20:18", Ref: false, Index: 0},
-			{Name: "acc", Pos: "Proc.tla:20:21", Ref: true, Index: 0},
+			{Name: "k", Pos: "Proc.tla:21:18", Ref: false, Index: 0},
+			{Name: "acc", Pos: "Proc.tla:21:21", Ref: true, Index: 0},
 		},
 		Sections: map[string]distsys.Section{
-			"fact":    {Label: "fact", Pos: "Proc.tla:21:3", Run: m.factFact},
-			"factRet": {Label: "factRet", Pos: "Proc.tla:26:3", Run: m.factFactRet},
+			"fact":    {Label: "fact", Pos: "Proc.tla:22:3", Run: m.factFact},
+			"factRet": {Label: "factRet", Pos: "Proc.tla:27:3", Run: m.factFactRet},
 		},
 	}
 }
 
 // factFact is the critical section Fact.fact.
-// MPCal: Proc.tla:21
+// MPCal: Proc.tla:22
 func (m *Module) factFact(c *distsys.Context, e *tla.Eval) (string, error) {
-	e.Pos = "Proc.tla:22:5"
+	e.Pos = "Proc.tla:23:5"
 	vCond3 := e.Bool(e.Gt(c.Read(e, "k"), tla.Int(1)))
 	if err := e.Err(); err != nil {
 		return "", err
 	}
 	if vCond3 {
-		e.Pos = "Proc.tla:23:7"
+		e.Pos = "Proc.tla:24:7"
 		c.Write(e, "acc", nil, e.Times(c.Read(e, "acc"), c.Read(e, "k")))
 		if err := e.Err(); err != nil {
 			return "", err
 		}
-		e.Pos = "Proc.tla:24:7"
+		e.Pos = "Proc.tla:25:7"
 		return c.Call(e, m.pFact, "factRet", distsys.Val(e.Minus(c.Read(e, "k"), tla.Int(1))), distsys.Ref("acc"))
 	}
 	return "factRet", nil
 }
 
 // factFactRet is the critical section Fact.factRet.
-// MPCal: Proc.tla:26
+// MPCal: Proc.tla:27
 func (m *Module) factFactRet(c *distsys.Context, e *tla.Eval) (string, error) {
-	e.Pos = "Proc.tla:27:5"
+	e.Pos = "Proc.tla:28:5"
 	return c.Return(e)
 }
 
-// procReply builds the procedure Reply (MPCal: Proc.tla:30:3).
+// procReply builds the procedure Reply (MPCal: Proc.tla:31:3).
 func (m *Module) procReply() *distsys.Procedure {
 	return &distsys.Procedure{
 		Name:  "Reply",
-		Pos:   "Proc.tla:30:3",
+		Pos:   "Proc.tla:31:3",
 		Start: "send",
 		Params: []distsys.Param{
-			{Name: "net", Pos: "Proc.tla:30:19", Ref: true, Index: 1},
-			{Name: "to", Pos: "Proc.tla:30:31", Ref: false, Index: 0},
-			{Name: "v", Pos: "Proc.tla:30:35", Ref: false, Index: 0},
+			{Name: "net", Pos: "Proc.tla:31:19", Ref: true, Index: 1},
+			{Name: "to", Pos: "Proc.tla:31:31", Ref: false, Index: 0},
+			{Name: "v", Pos: "Proc.tla:31:35", Ref: false, Index: 0},
 		},
 		Sections: map[string]distsys.Section{
-			"send": {Label: "send", Pos: "Proc.tla:31:3", Run: m.replySend},
+			"send": {Label: "send", Pos: "Proc.tla:32:3", Run: m.replySend},
 		},
 	}
 }
 
 // replySend is the critical section Reply.send.
-// MPCal: Proc.tla:31
+// MPCal: Proc.tla:32
 func (m *Module) replySend(c *distsys.Context, e *tla.Eval) (string, error) {
-	e.Pos = "Proc.tla:32:5"
+	e.Pos = "Proc.tla:33:5"
 	c.Write(e, "net", []tla.Value{c.Read(e, "to")}, c.Read(e, "v"))
 	if err := e.Err(); err != nil {
 		return "", err
 	}
-	e.Pos = "Proc.tla:33:5"
+	e.Pos = "Proc.tla:34:5"
 	return c.Return(e)
 }
 
-// procServe builds the procedure Serve (MPCal: Proc.tla:36:3).
+// procServe builds the procedure Serve (MPCal: Proc.tla:37:3).
 func (m *Module) procServe() *distsys.Procedure {
 	return &distsys.Procedure{
 		Name:  "Serve",
-		Pos:   "Proc.tla:36:3",
+		Pos:   "Proc.tla:37:3",
 		Start: "recv",
 		Params: []distsys.Param{
-			{Name: "net", Pos: "Proc.tla:36:19", Ref: true, Index: 1},
-			{Name: "acc", Pos: "Proc.tla:36:31", Ref: true, Index: 0},
+			{Name: "net", Pos: "Proc.tla:37:19", Ref: true, Index: 1},
+			{Name: "acc", Pos: "Proc.tla:37:31", Ref: true, Index: 0},
 		},
 		Locals: []distsys.LocalVar{
-			{Name: "req", Pos: "Proc.tla:37:15"},
+			{Name: "req", Pos: "Proc.tla:38:15"},
 		},
 		Sections: map[string]distsys.Section{
-			"recv":    {Label: "recv", Pos: "Proc.tla:39:3", Run: m.serveRecv},
-			"compute": {Label: "compute", Pos: "Proc.tla:41:3", Run: m.serveCompute},
-			"answer":  {Label: "answer", Pos: "Proc.tla:44:3", Run: m.serveAnswer},
+			"recv":    {Label: "recv", Pos: "Proc.tla:40:3", Run: m.serveRecv},
+			"compute": {Label: "compute", Pos: "Proc.tla:42:3", Run: m.serveCompute},
+			"answer":  {Label: "answer", Pos: "Proc.tla:45:3", Run: m.serveAnswer},
 		},
 	}
 }
 
 // serveRecv is the critical section Serve.recv.
-// MPCal: Proc.tla:39
+// MPCal: Proc.tla:40
 func (m *Module) serveRecv(c *distsys.Context, e *tla.Eval) (string, error) {
-	e.Pos = "Proc.tla:40:5"
+	e.Pos = "Proc.tla:41:5"
 	c.Write(e, "req", nil, c.Read(e, "net", c.Self()))
 	if err := e.Err(); err != nil {
 		return "", err
@@ -305,62 +303,115 @@ func (m *Module) serveRecv(c *distsys.Context, e *tla.Eval) (string, error) {
 }
 
 // serveCompute is the critical section Serve.compute.
-// MPCal: Proc.tla:41
+// MPCal: Proc.tla:42
 func (m *Module) serveCompute(c *distsys.Context, e *tla.Eval) (string, error) {
-	e.Pos = "Proc.tla:42:5"
+	e.Pos = "Proc.tla:43:5"
 	c.Write(e, "acc", nil, tla.Int(1))
 	if err := e.Err(); err != nil {
 		return "", err
 	}
-	e.Pos = "Proc.tla:43:5"
+	e.Pos = "Proc.tla:44:5"
 	return c.Call(e, m.pFact, "answer", distsys.Val(e.Field(c.Read(e, "req"), "n")), distsys.Ref("acc"))
 }
 
 // serveAnswer is the critical section Serve.answer.
-// MPCal: Proc.tla:44
+// MPCal: Proc.tla:45
 func (m *Module) serveAnswer(c *distsys.Context, e *tla.Eval) (string, error) {
-	e.Pos = "Proc.tla:45:5"
+	e.Pos = "Proc.tla:46:5"
 	return c.TailCall(e, m.pReply, distsys.Ref("net"), distsys.Val(e.Field(c.Read(e, "req"), "from")), distsys.Val(tla.Record(tla.F("fact", c.Read(e, "acc")), tla.F("n", e.Field(c.Read(e, "req"), "n")))))
 }
 
-// procCountDown builds the procedure CountDown (MPCal: Proc.tla:51:3).
+// procCountDown builds the procedure CountDown (MPCal: Proc.tla:52:3).
 func (m *Module) procCountDown() *distsys.Procedure {
 	return &distsys.Procedure{
 		Name:  "CountDown",
-		Pos:   "Proc.tla:51:3",
+		Pos:   "Proc.tla:52:3",
 		Start: "countDown",
 		Params: []distsys.Param{
-			{Name: "from", Pos: "Proc.tla:51:23", Ref: false, Index: 0},
-			{Name: "log", Pos: "Proc.tla:51:29", Ref: true, Index: 0},
+			{Name: "from", Pos: "Proc.tla:52:23", Ref: false, Index: 0},
+			{Name: "log", Pos: "Proc.tla:52:29", Ref: true, Index: 0},
 		},
 		Locals: []distsys.LocalVar{
-			{Name: "cur", Pos: "Proc.tla:52:15", Init: func(c *distsys.Context, e *tla.Eval) tla.Value {
+			{Name: "cur", Pos: "Proc.tla:53:15", Init: func(c *distsys.Context, e *tla.Eval) tla.Value {
 				return c.Read(e, "from")
 			}},
 		},
 		Sections: map[string]distsys.Section{
-			"countDown": {Label: "countDown", Pos: "Proc.tla:54:3", Run: m.countDownCountDown},
+			"countDown": {Label: "countDown", Pos: "Proc.tla:55:3", Run: m.countDownCountDown},
 		},
 	}
 }
 
 // countDownCountDown is the critical section CountDown.countDown.
-// MPCal: Proc.tla:54
+// MPCal: Proc.tla:55
 func (m *Module) countDownCountDown(c *distsys.Context, e *tla.Eval) (string, error) {
-	e.Pos = "Proc.tla:55:5"
+	e.Pos = "Proc.tla:56:5"
 	c.Write(e, "log", nil, e.Append(c.Read(e, "log"), c.Read(e, "cur")))
 	if err := e.Err(); err != nil {
 		return "", err
 	}
-	e.Pos = "Proc.tla:56:5"
+	e.Pos = "Proc.tla:57:5"
 	vCond4 := e.Bool(e.Gt(c.Read(e, "cur"), tla.Int(0)))
 	if err := e.Err(); err != nil {
 		return "", err
 	}
 	if vCond4 {
-		e.Pos = "Proc.tla:57:7"
+		e.Pos = "Proc.tla:58:7"
 		return c.TailCall(e, m.pCountDown, distsys.Val(e.Minus(c.Read(e, "cur"), tla.Int(1))), distsys.Ref("log"))
 	}
-	e.Pos = "Proc.tla:60:7"
+	e.Pos = "Proc.tla:61:7"
+	return c.Return(e)
+}
+
+// procEmit builds the procedure Emit (MPCal: Proc.tla:66:3).
+func (m *Module) procEmit() *distsys.Procedure {
+	return &distsys.Procedure{
+		Name:  "Emit",
+		Pos:   "Proc.tla:66:3",
+		Start: "emit",
+		Params: []distsys.Param{
+			{Name: "sink", Pos: "Proc.tla:66:18", Ref: true, Index: 0},
+			{Name: "vs", Pos: "Proc.tla:66:28", Ref: false, Index: 0},
+		},
+		Locals: []distsys.LocalVar{
+			{Name: "rest", Pos: "Proc.tla:67:15", Init: func(c *distsys.Context, e *tla.Eval) tla.Value {
+				return c.Read(e, "vs")
+			}},
+		},
+		Sections: map[string]distsys.Section{
+			"emit":    {Label: "emit", Pos: "Proc.tla:69:3", Run: m.emitEmit},
+			"emitted": {Label: "emitted", Pos: "Proc.tla:75:3", Run: m.emitEmitted},
+		},
+	}
+}
+
+// emitEmit is the critical section Emit.emit.
+// MPCal: Proc.tla:69
+func (m *Module) emitEmit(c *distsys.Context, e *tla.Eval) (string, error) {
+	e.Pos = "Proc.tla:70:5"
+	vCond5 := e.Bool(tla.Neq(c.Read(e, "rest"), tla.Tuple()))
+	if err := e.Err(); err != nil {
+		return "", err
+	}
+	if vCond5 {
+		e.Pos = "Proc.tla:71:7"
+		c.Write(e, "sink", nil, e.Head(c.Read(e, "rest")))
+		if err := e.Err(); err != nil {
+			return "", err
+		}
+		e.Pos = "Proc.tla:72:7"
+		c.Write(e, "rest", nil, e.Tail(c.Read(e, "rest")))
+		if err := e.Err(); err != nil {
+			return "", err
+		}
+		return "emit", nil
+	}
+	return "emitted", nil
+}
+
+// emitEmitted is the critical section Emit.emitted.
+// MPCal: Proc.tla:75
+func (m *Module) emitEmitted(c *distsys.Context, e *tla.Eval) (string, error) {
+	e.Pos = "Proc.tla:76:5"
 	return c.Return(e)
 }
