@@ -453,7 +453,7 @@ func (g *goGen) emitCall(w *strings.Builder, s *Call, rest []Stmt, env *goEnv, k
 		if !ok {
 			continue
 		}
-		if tail && g.cur != nil && g.isOwnVar(name, env) {
+		if tail && g.cur != nil && g.isOwnVar(name) {
 			g.errorf(a.Pos, "Go back end: call %s(ref %s) followed by return: %s is a variable of procedure %s, which the return discards", s.Proc, a.Name, name, g.cur.Name)
 		}
 		if want := p.Params[i].Index; b.index != want {
@@ -527,7 +527,7 @@ func (g *goGen) refArg(a *Arg, env *goEnv) (*goBinding, string, bool) {
 // isOwnVar reports whether name is a local or value parameter of the
 // procedure being generated (not a ref parameter, which names the
 // caller's resource).
-func (g *goGen) isOwnVar(name string, env *goEnv) bool {
+func (g *goGen) isOwnVar(name string) bool {
 	for _, p := range g.cur.Params {
 		if p.Name == name {
 			return !p.Ref
