@@ -31,6 +31,48 @@ func (r *refuseEveryOther) PreCommit(ctx context.Context) error {
 	return r.Resource.PreCommit(ctx)
 }
 
+// idleInbox wraps the server's mailboxes and signals idle when a read of
+// its own inbox finds it empty after want messages were received: the
+// server is then inside Serve, waiting, with every request counted.
+type idleInbox struct {
+	distsys.IndexedResource
+	self  tla.Value
+	want  int
+	idle  chan struct{}
+	inbox *countingRead // made at the first Index(self): one resource per index
+}
+
+type countingRead struct {
+	distsys.Resource
+	in   *idleInbox
+	read int // messages received; used by the server's Run goroutine only
+}
+
+func (w *idleInbox) Index(i tla.Value) (distsys.Resource, error) {
+	r, err := w.IndexedResource.Index(i)
+	if err != nil || !tla.Equal(i, w.self) {
+		return r, err
+	}
+	if w.inbox == nil {
+		w.inbox = &countingRead{Resource: r, in: w}
+	}
+	return w.inbox, nil
+}
+
+func (r *countingRead) Read(ctx context.Context) (tla.Value, error) {
+	v, err := r.Resource.Read(ctx)
+	switch {
+	case err == nil:
+		r.read++
+	case errors.Is(err, distsys.ErrAborted) && r.read == r.in.want:
+		select {
+		case r.in.idle <- struct{}{}:
+		default:
+		}
+	}
+	return v, err
+}
+
 // TestProcEndToEnd runs the code generated from
 // mpcal/testdata/gogen/proc/Proc.tla, which TestGoGenProcModel (mpcal)
 // model-checks: a server whose loop calls Serve, which receives through
@@ -80,7 +122,8 @@ func TestProcEndToEnd(t *testing.T) {
 	outs := make(chan tla.Value, 16)
 	out := &refuseEveryOther{Resource: distsys.NewOutput(outs)}
 	fast := distsys.WithBackoff(time.Millisecond, 5*time.Millisecond)
-	sc, err := distsys.NewContext(m.AServer(), server, distsys.BindIndexed("net", smb), distsys.WithSeed(1), fast)
+	idle := &idleInbox{IndexedResource: smb, self: server, want: 3, idle: make(chan struct{}, 1)}
+	sc, err := distsys.NewContext(m.AServer(), server, distsys.BindIndexed("net", idle), distsys.WithSeed(1), fast)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,6 +139,11 @@ func TestProcEndToEnd(t *testing.T) {
 	go func() { serr <- sc.Run(sctx) }()
 	if err := cc.Run(ctx); err != nil {
 		t.Fatal(err)
+	}
+	select { // the server may still be finishing its last request
+	case <-idle.idle:
+	case <-ctx.Done():
+		t.Fatal("the server never waited for a fourth request")
 	}
 	stop()
 	if err := <-serr; !errors.Is(err, context.Canceled) {
