@@ -113,6 +113,11 @@ type Context struct {
 	// eval is the current section's evaluator, kept here so that running
 	// a section does not allocate one (Section.Run takes a pointer).
 	eval tla.Eval
+	// top is the running procedure's frame (nil: the archetype's code).
+	// Call, TailCall and Return move it; Run puts back the value it had
+	// before a section that does not commit (frame.go).
+	top      *frame
+	maxDepth int // WithMaxCallDepth
 }
 
 // slot is what a name of the archetype is bound to.
@@ -135,7 +140,7 @@ func NewContext(a *Archetype, self tla.Value, opts ...Option) (*Context, error) 
 	}
 	c := &Context{arch: a, self: self, vars: map[string]*slot{}, out: os.Stdout,
 		backoffLo: time.Millisecond, backoffHi: 100 * time.Millisecond, seen: map[Resource]bool{},
-		ctx: context.Background()}
+		ctx: context.Background(), maxDepth: MaxCallDepth}
 	for i := range a.Params {
 		c.vars[a.Params[i].Name] = &slot{param: &a.Params[i]}
 	}
@@ -266,9 +271,9 @@ func (c *Context) touch(r Resource) {
 }
 
 func (c *Context) lookup(e *tla.Eval, name string, indexed bool) *slot {
-	s, ok := c.vars[name]
+	s, ok := c.scope()[name]
 	if !ok {
-		e.Fail(fmt.Errorf("%s: archetype %s has no variable %s", e.Pos, c.arch.Name, name))
+		e.Fail(fmt.Errorf("%s: %s has no variable %s", e.Pos, c.unit(), name))
 		return nil
 	}
 	if indexed != (s.indexed != nil) {
@@ -420,16 +425,32 @@ func (c *Context) Print(e *tla.Eval, v tla.Value) {
 }
 
 // Run executes the archetype from its first label until Done, an error,
-// or ctx's end (then it returns ctx's error).
+// or ctx's end (then it returns ctx's error). The label of each step is
+// looked up in the running procedure (the top frame's) or, with no
+// frame, in the archetype; a step that does not commit leaves the frame
+// stack as it was, so an aborted call or return is retried like any
+// other write.
 func (c *Context) Run(ctx context.Context) error {
 	label := c.arch.Start
+	c.top = nil
 	backoff := c.backoffLo
 	for label != Done {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		sec, ok := c.arch.Sections[label]
+		top := c.top
+		sections := c.arch.Sections
+		if top != nil {
+			if label == ErrorLabel {
+				return fmt.Errorf("archetype %s (self %v), procedure %s (%s): %w", c.arch.Name, c.self, top.proc.Name, top.proc.Pos, ErrNoReturn)
+			}
+			sections = top.proc.Sections
+		}
+		sec, ok := sections[label]
 		if !ok {
+			if top != nil {
+				return fmt.Errorf("%s: procedure %s has no label %q", top.proc.Pos, top.proc.Name, label)
+			}
 			return fmt.Errorf("%s: archetype %s has no label %q", c.arch.Pos, c.arch.Name, label)
 		}
 		c.ctx = ctx
@@ -444,6 +465,9 @@ func (c *Context) Run(ctx context.Context) error {
 		} else {
 			c.abort()
 		}
+		if err != nil {
+			c.top = top // the step's calls and returns did not happen
+		}
 		switch {
 		case err == nil:
 			label = next
@@ -456,6 +480,8 @@ func (c *Context) Run(ctx context.Context) error {
 			backoff = min(2*backoff, c.backoffHi)
 		case ctx.Err() != nil:
 			return ctx.Err()
+		case top != nil:
+			return fmt.Errorf("archetype %s (self %v), procedure %s, label %s: %w", c.arch.Name, c.self, top.proc.Name, label, err)
 		default:
 			return fmt.Errorf("archetype %s (self %v), label %s: %w", c.arch.Name, c.self, label, err)
 		}

@@ -11,7 +11,10 @@
 // one PlusCal step and returns the label to go to next (Done at the end).
 // A Context is one running instance of an archetype: its self value, the
 // resources bound to its parameters, its local variables, a random
-// source. Context.Run is the critical-section loop.
+// source. Context.Run is the critical-section loop. A Procedure is an
+// MPCal procedure in the same form; Context.Call and Return push and pop
+// its frames (frame.go), and a running procedure's names and labels are
+// looked up in its frame.
 //
 // # Guarantees
 //
@@ -25,6 +28,8 @@
 //     section is retried after a randomized, growing backoff. An aborted
 //     attempt leaves no trace: prints are buffered too, and values are
 //     immutable (distsys/tla), so the values it built are simply dropped.
+//     The frame stack is part of the section: Run restores the top frame
+//     of before an aborted section, so its calls and returns are undone.
 //   - Errors are values. A TLA+ operator applied outside its domain, a
 //     false assert, a read of a write-only resource stop Run with an error
 //     that names the MPCal source position ("file:line:col: ..."); nothing

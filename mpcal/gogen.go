@@ -66,13 +66,20 @@ type goGen struct {
 	opOrder []string
 	macros  map[string]*Macro
 	tmp     int // counter for Go local names
+
+	procs     map[string]*Procedure // every procedure, by name
+	procOrder []*Procedure          // the procedures the archetypes call (transitively), in source order
+	procField map[string]string     // procedure -> its *distsys.Procedure field of Module
+	procBuild map[string]string     // procedure -> the Module method that builds it
+	cur       *Procedure            // the procedure being generated, nil in an archetype
 }
 
 func newGoGen(f *File, opt GoOptions) *goGen {
 	g := &goGen{f: f, file: filepath.Base(f.Name), pkg: opt.Package,
 		consts: map[string]*tla.OpDecl{}, ops: map[string]tla.Unit{}, vars: map[string]bool{},
 		goNames: map[string]bool{"New": true, "Constants": true, "Module": true},
-		opNames: map[string]string{}, reached: map[string]bool{}, macros: map[string]*Macro{}}
+		opNames: map[string]string{}, reached: map[string]bool{}, macros: map[string]*Macro{},
+		procs: map[string]*Procedure{}, procField: map[string]string{}, procBuild: map[string]string{}}
 	if g.pkg == "" {
 		g.pkg = strings.ToLower(goIdent(f.Alg.Name))
 	}
@@ -84,6 +91,9 @@ func newGoGen(f *File, opt GoOptions) *goGen {
 	}
 	for _, m := range f.Alg.Macros {
 		g.macros[m.Name] = m
+	}
+	for _, p := range f.Alg.Procedures {
+		g.procs[p.Name] = p
 	}
 	return g
 }
@@ -175,8 +185,21 @@ func (g *goGen) generate() {
 	for _, m := range g.f.Alg.Macros {
 		g.reachStmts(m.Body)
 	}
+	g.reachProcs()
+	for _, p := range g.procOrder {
+		g.reachStmts(p.Body)
+		for _, l := range p.Locals {
+			if l.Init != nil {
+				g.reachExpr(l.Init)
+			}
+		}
+	}
 	for _, n := range g.opOrder {
 		g.opNames[n] = g.unique(goIdent(n))
+	}
+	for _, p := range g.procOrder {
+		g.procField[p.Name] = g.unique("p" + goIdent(p.Name))
+		g.procBuild[p.Name] = g.unique("proc" + goIdent(p.Name))
 	}
 	if len(g.f.Alg.Archetypes) == 0 {
 		g.errorf(g.f.Alg.Pos, "Go back end: the algorithm has no archetype to compile")
@@ -194,6 +217,39 @@ func (g *goGen) generate() {
 	for _, a := range g.f.Alg.Archetypes {
 		g.genArchetype(a)
 	}
+	for _, p := range g.procOrder {
+		g.genProcedure(p)
+	}
+}
+
+// reachProcs finds the procedures the archetypes call, directly, through
+// macros or through other procedures, and lists them in source order.
+// Only those are compiled, as only they have a PlusCal translation.
+func (g *goGen) reachProcs() {
+	seen := map[string]bool{}
+	var visit func(ss []Stmt)
+	visit = func(ss []Stmt) {
+		walkStmts(ss, func(s Stmt) Stmt {
+			if c, ok := s.(*Call); ok && !seen[c.Proc] {
+				if p := g.procs[c.Proc]; p != nil {
+					seen[c.Proc] = true
+					visit(p.Body)
+				}
+			}
+			return s
+		})
+	}
+	for _, a := range g.f.Alg.Archetypes {
+		visit(a.Body)
+	}
+	for _, m := range g.f.Alg.Macros {
+		visit(m.Body)
+	}
+	for _, p := range g.f.Alg.Procedures {
+		if seen[p.Name] {
+			g.procOrder = append(g.procOrder, p)
+		}
+	}
 }
 
 func (g *goGen) genConstants() {
@@ -208,7 +264,15 @@ func (g *goGen) genConstants() {
 		}
 		g.p("\t%s tla.Value // MPCal: %s\n", goIdent(n), g.pos(d.Pos))
 	}
-	g.p("}\n\n// Module is the compiled module with its constants.\ntype Module struct{ k Constants }\n\n")
+	if len(g.procOrder) == 0 {
+		g.p("}\n\n// Module is the compiled module with its constants.\ntype Module struct{ k Constants }\n\n")
+	} else {
+		g.p("}\n\n// Module is the compiled module with its constants and procedures.\ntype Module struct {\nk Constants\n")
+		for _, p := range g.procOrder {
+			g.p("%s *distsys.Procedure // procedure %s\n", g.procField[p.Name], p.Name)
+		}
+		g.p("}\n\n")
+	}
 	g.p("// New checks that every constant is supplied.\nfunc New(k Constants) (*Module, error) {\n")
 	for _, n := range g.constOr {
 		d := g.consts[n]
@@ -217,7 +281,15 @@ func (g *goGen) genConstants() {
 		}
 		g.p("\tif !k.%s.IsValid() {\n\t\treturn nil, distsys.MissingConstant(%q, %q)\n\t}\n", goIdent(n), g.pos(d.Pos), n)
 	}
-	g.p("\treturn &Module{k: k}, nil\n}\n\n")
+	if len(g.procOrder) == 0 {
+		g.p("\treturn &Module{k: k}, nil\n}\n\n")
+		return
+	}
+	g.p("m := &Module{k: k}\n")
+	for _, p := range g.procOrder {
+		g.p("m.%s = m.%s()\n", g.procField[p.Name], g.procBuild[p.Name])
+	}
+	g.p("return m, nil\n}\n\n")
 }
 
 // reachExpr records the module operators e uses, and theirs.

@@ -28,10 +28,11 @@ type goSection struct {
 	method string
 }
 
-func (g *goGen) genArchetype(a *Archetype) {
-	name := g.unique(goIdent(a.Name))
+// unitEnv binds the parameters and locals of an archetype or procedure
+// and compiles the locals' declarations (distsys.LocalVar literals).
+func (g *goGen) unitEnv(params []*Param, decls []*VarDecl) (*goEnv, []string) {
 	env := &goEnv{names: map[string]*goBinding{}}
-	for _, p := range a.Params {
+	for _, p := range params {
 		if p.Ref && p.Index > 0 {
 			env.names[p.Name] = &goBinding{kind: bindIndexed, goName: p.Name, index: p.Index}
 		} else {
@@ -40,7 +41,7 @@ func (g *goGen) genArchetype(a *Archetype) {
 	}
 	// Locals are bound one by one: an initial value sees earlier locals.
 	var locals []string
-	for _, l := range a.Locals {
+	for _, l := range decls {
 		init := ""
 		switch l.Op {
 		case "=":
@@ -55,26 +56,34 @@ func (g *goGen) genArchetype(a *Archetype) {
 			locals = append(locals, fmt.Sprintf("{Name: %q, Pos: %q, Init: func(c *distsys.Context, e *tla.Eval) tla.Value {\nreturn %s\n}},", l.Name, g.pos(l.Pos), init))
 		}
 	}
+	return env, locals
+}
+
+// unitSections collects the labels of a body and names their methods.
+func (g *goGen) unitSections(kind, name, goName string, pos Pos, body []Stmt, env *goEnv) []*goSection {
 	var secs []*goSection
-	g.collect(a.Body, nil, env, &secs)
+	g.collect(body, nil, env, &secs)
 	if len(secs) == 0 {
-		g.errorf(a.Pos, "Go back end: archetype %s has no label", a.Name)
-		return
+		g.errorf(pos, "Go back end: %s %s has no label", kind, name)
+		return nil
 	}
-	if _, lab := unlabel(a.Body[0]); lab == nil {
-		g.errorf(a.Body[0].Position(), "Go back end: the first statement of archetype %s needs a label", a.Name)
+	if _, lab := unlabel(body[0]); lab == nil {
+		g.errorf(body[0].Position(), "Go back end: the first statement of %s %s needs a label", kind, name)
 	}
-	lower := strings.ToLower(name[:1]) + name[1:]
+	lower := strings.ToLower(goName[:1]) + goName[1:]
 	for _, s := range secs {
 		s.method = g.unique(lower + goIdent(s.label))
 	}
+	return secs
+}
 
-	g.p("// %s is the archetype %s (MPCal: %s).\n", name, a.Name, g.pos(a.Pos))
-	g.p("func (m *Module) %s() *distsys.Archetype {\nreturn &distsys.Archetype{\n", name)
-	g.p("Name: %q,\nPos: %q,\nStart: %q,\n", a.Name, g.pos(a.Pos), secs[0].label)
-	if len(a.Params) > 0 {
+// genHeader writes the fields common to distsys.Archetype and
+// distsys.Procedure.
+func (g *goGen) genHeader(name string, pos Pos, params []*Param, locals []string, secs []*goSection) {
+	g.p("Name: %q,\nPos: %q,\nStart: %q,\n", name, g.pos(pos), secs[0].label)
+	if len(params) > 0 {
 		g.p("Params: []distsys.Param{\n")
-		for _, p := range a.Params {
+		for _, p := range params {
 			g.p("{Name: %q, Pos: %q, Ref: %v, Index: %d},\n", p.Name, g.pos(p.Pos), p.Ref, p.Index)
 		}
 		g.p("},\n")
@@ -87,12 +96,49 @@ func (g *goGen) genArchetype(a *Archetype) {
 		g.p("%q: {Label: %q, Pos: %q, Run: m.%s},\n", s.label, s.label, g.pos(s.pos), s.method)
 	}
 	g.p("},\n}\n}\n\n")
+}
+
+// genBodies writes one method per critical section of a unit.
+func (g *goGen) genBodies(unit string, secs []*goSection, env *goEnv) {
 	for _, s := range secs {
 		var w strings.Builder
 		g.emitSeq(&w, []Stmt{s.stmt}, env, s.rest, s.label)
-		g.p("// %s is the critical section %s.%s.\n// MPCal: %s:%d\n", s.method, a.Name, s.label, g.file, s.pos.Line)
+		g.p("// %s is the critical section %s.%s.\n// MPCal: %s:%d\n", s.method, unit, s.label, g.file, s.pos.Line)
 		g.p("func (m *Module) %s(c *distsys.Context, e *tla.Eval) (string, error) {\n%s}\n\n", s.method, w.String())
 	}
+}
+
+func (g *goGen) genArchetype(a *Archetype) {
+	name := g.unique(goIdent(a.Name))
+	g.cur = nil
+	env, locals := g.unitEnv(a.Params, a.Locals)
+	secs := g.unitSections("archetype", a.Name, name, a.Pos, a.Body, env)
+	if len(secs) == 0 {
+		return
+	}
+	g.p("// %s is the archetype %s (MPCal: %s).\n", name, a.Name, g.pos(a.Pos))
+	g.p("func (m *Module) %s() *distsys.Archetype {\nreturn &distsys.Archetype{\n", name)
+	g.genHeader(a.Name, a.Pos, a.Params, locals, secs)
+	g.genBodies(a.Name, secs, env)
+}
+
+// genProcedure writes the method that builds a procedure's
+// *distsys.Procedure (New stores it in the Module; calls pass it to
+// Context.Call) and its critical sections. Its labels are its own: the
+// runtime looks them up in the running procedure.
+func (g *goGen) genProcedure(p *Procedure) {
+	build := g.procBuild[p.Name]
+	g.cur = p
+	defer func() { g.cur = nil }()
+	env, locals := g.unitEnv(p.Params, p.Locals)
+	secs := g.unitSections("procedure", p.Name, goIdent(p.Name), p.Pos, p.Body, env)
+	if len(secs) == 0 {
+		return
+	}
+	g.p("// %s builds the procedure %s (MPCal: %s).\n", build, p.Name, g.pos(p.Pos))
+	g.p("func (m *Module) %s() *distsys.Procedure {\nreturn &distsys.Procedure{\n", build)
+	g.genHeader(p.Name, p.Pos, p.Params, locals, secs)
+	g.genBodies(p.Name, secs, env)
 }
 
 // collect finds the labeled statements of ss, each with what follows it.
@@ -124,10 +170,28 @@ func (g *goGen) collect(ss []Stmt, next *goCont, env *goEnv, out *[]*goSection) 
 }
 
 func jump(label string) string {
-	if label == "Done" {
-		return "return distsys.Done, nil\n"
+	return "return " + labelExpr(label) + ", nil\n"
+}
+
+// labelExpr is a label as a Go expression.
+func labelExpr(label string) string {
+	switch label {
+	case "Done":
+		return "distsys.Done"
+	case "Error":
+		return "distsys.ErrorLabel"
 	}
-	return "return " + strconv.Quote(label) + ", nil\n"
+	return strconv.Quote(label)
+}
+
+// endLabel is where control goes after the last statement of the body
+// being generated: Done for an archetype; PlusCal's Error for a
+// procedure, which must end with return.
+func (g *goGen) endLabel() string {
+	if g.cur != nil {
+		return "Error"
+	}
+	return "Done"
 }
 
 const goCheck = "if err := e.Err(); err != nil {\nreturn \"\", err\n}\n"
@@ -135,7 +199,7 @@ const goCheck = "if err := e.Err(); err != nil {\nreturn \"\", err\n}\n"
 func (g *goGen) emitCont(w *strings.Builder, k *goCont, sec string) {
 	switch {
 	case k == nil:
-		w.WriteString(jump("Done"))
+		w.WriteString(jump(g.endLabel()))
 	case k.jump != "":
 		w.WriteString(jump(k.jump))
 	default:
@@ -249,11 +313,12 @@ func (g *goGen) emitSeq(w *strings.Builder, ss []Stmt, env *goEnv, k *goCont, se
 		}
 		g.emitSeq(w, m.Body, menv, kRest, sec)
 	case *Call:
-		g.errorf(s.Pos, "Go back end: procedure call %s is not supported yet (inline the procedure as a macro or labels of the archetype)", s.Proc)
-		w.WriteString(jump("Done"))
+		g.emitCall(w, s, rest, env, k)
 	case *Return:
-		g.errorf(s.Pos, "Go back end: return (procedures) is not supported yet")
-		w.WriteString(jump("Done"))
+		if g.cur == nil {
+			g.errorf(s.Pos, "Go back end: return outside a procedure")
+		}
+		w.WriteString("return c.Return(e)\n")
 	default:
 		g.errorf(s.Position(), "Go back end: statement %T is not supported here", s)
 		w.WriteString(jump("Done"))
@@ -352,4 +417,126 @@ func (g *goGen) emitAssign(w *strings.Builder, s *Assign, env *goEnv) {
 	for i, wr := range writes {
 		fmt.Fprintf(w, "c.Write(e, %q, %s, %s)\n", wr.name, idxs[i], tmps[i])
 	}
+}
+
+// emitCall writes `call P(args)` and the return or goto after it: the
+// caller's label to resume at is the label of the next statement, the
+// target of the goto, or (after a return) the running procedure's own
+// return label, a tail call. A ref argument is passed by name and
+// resolved in the caller's frame at run time.
+func (g *goGen) emitCall(w *strings.Builder, s *Call, rest []Stmt, env *goEnv, k *goCont) {
+	p := g.procs[s.Proc]
+	field := g.procField[s.Proc]
+	if p == nil || field == "" || len(p.Params) != len(s.Args) {
+		g.errorf(s.Pos, "Go back end: procedure %s: not found or wrong argument count", s.Proc)
+		w.WriteString(jump("Done"))
+		return
+	}
+	ret, tail, ok := g.resumeLabel(rest, k)
+	if !ok {
+		g.errorf(s.Pos, "Go back end: call %s must be followed by a label, a return or a goto", s.Proc)
+		w.WriteString(jump("Done"))
+		return
+	}
+	if ret == "Error" && g.cur != nil && !tail {
+		// PlusCal resumes at Error; say so rather than compile a step
+		// that can only fail.
+		g.errorf(s.Pos, "Go back end: call %s ends procedure %s, which must end with return: add return (or a goto) after the call", s.Proc, g.cur.Name)
+	}
+	var args []string
+	for i, a := range s.Args {
+		if !a.Ref {
+			args = append(args, "distsys.Val("+g.expr(a.Expr, env)+")")
+			continue
+		}
+		b, name, ok := g.refArg(a, env)
+		if !ok {
+			continue
+		}
+		if tail && g.cur != nil && g.isOwnVar(name) {
+			g.errorf(a.Pos, "Go back end: call %s(ref %s) followed by return: %s is a variable of procedure %s, which the return discards", s.Proc, a.Name, name, g.cur.Name)
+		}
+		if want := p.Params[i].Index; b.index != want {
+			g.errorf(a.Pos, "Go back end: ref %s has %d [_] but parameter %s of %s has %d", a.Name, b.index, p.Params[i].Name, p.Name, want)
+		}
+		args = append(args, fmt.Sprintf("distsys.Ref(%q)", name))
+	}
+	list := ""
+	if len(args) > 0 {
+		list = ", " + strings.Join(args, ", ")
+	}
+	if tail {
+		fmt.Fprintf(w, "return c.TailCall(e, m.%s%s)\n", field, list)
+		return
+	}
+	fmt.Fprintf(w, "return c.Call(e, m.%s, %s%s)\n", field, labelExpr(ret), list)
+}
+
+// resumeLabel finds where a call returns to: the statements after it in
+// the same step (rest), then the continuation k.
+func (g *goGen) resumeLabel(rest []Stmt, k *goCont) (label string, tail, ok bool) {
+	for {
+		if len(rest) > 0 {
+			inner, lab := unlabel(rest[0])
+			if lab != nil {
+				return lab.Label, false, true
+			}
+			switch x := inner.(type) {
+			case *Goto:
+				return x.Label, false, true
+			case *Return:
+				return "", true, g.cur != nil
+			}
+			return "", false, false
+		}
+		switch {
+		case k == nil:
+			return g.endLabel(), false, true
+		case k.jump != "":
+			return k.jump, false, true
+		}
+		rest, k = k.stmts, k.next
+	}
+}
+
+// refArg resolves a ref argument through macro parameters to a variable
+// of the running archetype or procedure.
+func (g *goGen) refArg(a *Arg, env *goEnv) (*goBinding, string, bool) {
+	name, e := a.Name, env
+	for {
+		b := e.lookup(name)
+		if b == nil {
+			g.errorf(a.Pos, "Go back end: ref %s: not a variable of the caller", a.Name)
+			return nil, "", false
+		}
+		switch b.kind {
+		case bindVar, bindIndexed:
+			b.used = true
+			return b, b.goName, true
+		case bindMacroArg:
+			if n := nameOf(b.arg); n != "" {
+				name, e = n, b.argEnv
+				continue
+			}
+		}
+		g.errorf(a.Pos, "Go back end: ref %s: only variables and resources can be passed by reference", a.Name)
+		return nil, "", false
+	}
+}
+
+// isOwnVar reports whether name is a local or value parameter of the
+// procedure being generated (not a ref parameter, which names the
+// caller's resource).
+func (g *goGen) isOwnVar(name string) bool {
+	for _, p := range g.cur.Params {
+		if p.Name == name {
+			return !p.Ref
+		}
+	}
+	for _, l := range g.cur.Locals {
+		if l.Name == name {
+			return true
+		}
+	}
+	return false
 }

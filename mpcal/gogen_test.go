@@ -2,11 +2,14 @@ package mpcal
 
 import (
 	"bytes"
+	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"strata/mpcal/tlc"
 )
 
 func goTool(t *testing.T) string {
@@ -45,6 +48,7 @@ func TestGoGenGolden(t *testing.T) {
 	for _, c := range []struct{ tla, gofile, pkg string }{
 		{"testdata/gogen/lock/LockService.tla", "testdata/gogen/lock/lock.go", "lock"},
 		{"testdata/gogen/echo/Echo.tla", "testdata/gogen/echo/echo.go", "echo"},
+		{"testdata/gogen/proc/Proc.tla", "testdata/gogen/proc/proc.go", "proc"},
 	} {
 		t.Run(c.pkg, func(t *testing.T) {
 			out := genFile(t, c.tla, c.pkg)
@@ -86,7 +90,7 @@ func TestGoGenCompiles(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer os.RemoveAll(dir)
-	pkgs := []string{"./testdata/gogen/lock", "./testdata/gogen/echo"}
+	pkgs := []string{"./testdata/gogen/lock", "./testdata/gogen/echo", "./testdata/gogen/proc"}
 	for i, model := range []string{"../models/lock/LockService.tla", "../models/lock/LockServiceDist.tla"} {
 		sub := filepath.Join(dir, []string{"central", "dist"}[i])
 		if err := os.Mkdir(sub, 0o755); err != nil {
@@ -103,7 +107,7 @@ func TestGoGenCompiles(t *testing.T) {
 		t.Fatalf("go vet: %v\n%s", err, out)
 	}
 	gofmt := filepath.Join(filepath.Dir(gocmd), "gofmt")
-	args := []string{"-l", dir, "testdata/gogen/lock", "testdata/gogen/echo"}
+	args := []string{"-l", dir, "testdata/gogen/lock", "testdata/gogen/echo", "testdata/gogen/proc"}
 	if out, err := exec.Command(gofmt, args...).CombinedOutput(); err != nil || len(out) > 0 {
 		t.Fatalf("gofmt -l: %v\n%s", err, out)
 	}
@@ -134,19 +138,29 @@ const rejectTail = `
 // errors of kind unsupported at their MPCal position, found at
 // generation time, never a panic at run time.
 func TestGoGenRejects(t *testing.T) {
-	cases := []struct{ body, want string }{
-		{"a: call P();", "R.tla:11:6: unsupported: Go back end: procedure call P is not supported yet"},
-		{"a: x := CHOOSE y : y = 1;", "R.tla:11:11: unsupported: Go back end: expression CHOOSE y : y = 1 is not supported"},
-		{"a: x := 1.5;", "R.tla:11:11: unsupported: Go back end: real number 1.5 is not supported"},
-		{"a: x := 99999999999999999999;", "R.tla:11:11: unsupported: Go back end: integer literal 99999999999999999999 does not fit in 64 bits"},
-		{"a: x := Op;", "R.tla:5:7: unsupported: Go back end: module variable v cannot be used by generated code"},
-		{"a: x := F(1);", "R.tla:3:14: unsupported: Go back end: operator constant F (with arguments) is not supported"},
-		{"a: x := [i \\in 1..2, j \\in 1..2 |-> i];", "R.tla:11:11: unsupported: Go back end: expression [i \\in 1 .. 2, j \\in 1 .. 2 |-> i] is not supported"},
-		{"a: x := \\A i : i = 1;", "R.tla:11:11: unsupported: Go back end: unbounded or tuple-pattern quantifiers are not supported"},
-		{"a: x := [a : {1}];", "R.tla:11:11: unsupported: Go back end: expression [a : {1}] is not supported"},
+	cases := []struct{ head, body, want string }{
+		{"", "a: x := CHOOSE y : y = 1;", "R.tla:11:11: unsupported: Go back end: expression CHOOSE y : y = 1 is not supported"},
+		{"", "a: x := 1.5;", "R.tla:11:11: unsupported: Go back end: real number 1.5 is not supported"},
+		{"", "a: x := 99999999999999999999;", "R.tla:11:11: unsupported: Go back end: integer literal 99999999999999999999 does not fit in 64 bits"},
+		{"", "a: x := Op;", "R.tla:5:7: unsupported: Go back end: module variable v cannot be used by generated code"},
+		{"", "a: x := F(1);", "R.tla:3:14: unsupported: Go back end: operator constant F (with arguments) is not supported"},
+		{"", "a: x := [i \\in 1..2, j \\in 1..2 |-> i];", "R.tla:11:11: unsupported: Go back end: expression [i \\in 1 .. 2, j \\in 1 .. 2 |-> i] is not supported"},
+		{"", "a: x := \\A i : i = 1;", "R.tla:11:11: unsupported: Go back end: unbounded or tuple-pattern quantifiers are not supported"},
+		{"", "a: x := [a : {1}];", "R.tla:11:11: unsupported: Go back end: expression [a : {1}] is not supported"},
+		// A procedure compiled because it is called: its own errors are
+		// reported at their positions too.
+		{"  procedure P() variables l; { p: l := 1.5; return; }\n", "a: call P();", "R.tla:8:40: unsupported: Go back end: real number 1.5 is not supported"},
+		// PlusCal resumes such a call at Error: a step that can only fail.
+		{"  procedure P() { p: return; }\n  procedure P2() { q: call P(); }\n", "a: call P2();", "R.tla:9:23: unsupported: Go back end: call P ends procedure P2, which must end with return"},
+		// A tail call's return pops the frame that owns l.
+		{"  procedure P(ref r) { p: return; }\n  procedure P2() variables l = 0; { q: call P(ref l); return; }\n", "a: call P2();",
+			"R.tla:9:47: unsupported: Go back end: call P(ref l) followed by return: l is a variable of procedure P2, which the return discards"},
 	}
 	for _, c := range cases {
 		src := rejectHead + "  " + c.body + rejectTail
+		if c.head != "" {
+			src = strings.Replace(src, "  procedure P() { p: return; }\n", c.head, 1)
+		}
 		f, err := ParseFile("R.tla", []byte(src))
 		if err != nil {
 			t.Fatalf("%s: %v", c.body, err)
@@ -172,5 +186,57 @@ func TestGoGenRejects(t *testing.T) {
 	}
 	if _, err := GenerateGo(f, GoOptions{}); err == nil || !strings.Contains(err.Error(), "R.tla:11:11: undefined:") {
 		t.Fatalf("undefined name: %v", err)
+	}
+}
+
+// TestGoGenProcModel model-checks testdata/gogen/proc/Proc.tla, the spec
+// whose generated Go distsys's TestProcEndToEnd runs: TLC explores every
+// interleaving of its procedure calls and returns and finds its
+// invariant, that the client's outputs are Expected once it is done, and
+// its liveness property, that the client finishes, to hold. The same spec
+// with one wrong element in Expected must violate the invariant, so the
+// invariant does constrain the outputs the Go test compares with it.
+func TestGoGenProcModel(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs TLC")
+	}
+	const path = "testdata/gogen/proc/Proc.tla"
+	src, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := os.ReadFile(strings.TrimSuffix(path, ".tla") + ".cfg")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const expected = `Expected == <<1, 2, 6, "countdown", <<3, 2, 1, 0>>, "done">>`
+	if !bytes.Contains(src, []byte("\n"+expected+"\n")) {
+		t.Fatalf("%s does not define %s", path, expected)
+	}
+	wrong := bytes.Replace(src, []byte(expected), []byte(`Expected == <<1, 2, 6, "countdown", <<3, 2, 1>>, "done">>`), 1)
+	for _, c := range []struct {
+		name string
+		src  []byte
+		want tlc.Outcome
+	}{{"spec", src, tlc.OK}, {"wrong-expected", wrong, tlc.InvariantViolated}} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			f, err := ParseFile(path, c.src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			res, _, err := ModelCheck(context.Background(), f, cfg, t.TempDir(), tlc.Options{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Outcome != c.want || (c.want == tlc.OK && res.Distinct < 50) {
+				var b bytes.Buffer
+				_ = tlc.Render(&b, res, nil)
+				t.Fatalf("TLC: %s after %d distinct states, want %s\n%s", res.Outcome, res.Distinct, c.want, b.String())
+			}
+			if c.want == tlc.InvariantViolated && res.Name != "OutputsAsModeled" {
+				t.Fatalf("TLC: %s violated, want OutputsAsModeled", res.Name)
+			}
+		})
 	}
 }

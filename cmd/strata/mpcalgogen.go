@@ -17,8 +17,10 @@ func mpcalGogenCmd() *cobra.Command {
 		Long: `Parses and checks the --mpcal algorithm in FILE.tla and writes Go code for
 it: a Constants struct and New (a missing constant is an error naming its
 declaration), one method per module operator or define the archetypes use,
-and per archetype a *distsys.Archetype with one critical section per label
-(each commented with its MPCal position). Processes and mapping macros
+per archetype a *distsys.Archetype with one critical section per label
+(each commented with its MPCal position), and per procedure the
+archetypes call a *distsys.Procedure the same way (call and return move a
+frame stack that an aborted section rolls back). Processes and mapping macros
 are not compiled: the Go program binds resources (distsys.Mailboxes over
 Strata's stack, channels, local state) to the archetypes' parameters.
 Constructs the Go back end does not support are reported as
