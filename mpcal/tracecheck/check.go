@@ -413,4 +413,3 @@ func cfgTokens(cfg string) []string {
 	}
 	return toks
 }
-
