@@ -113,6 +113,8 @@ type Context struct {
 	// eval is the current section's evaluator, kept here so that running
 	// a section does not allocate one (Section.Run takes a pointer).
 	eval tla.Eval
+
+	trace traceState // WithTrace (trace.go)
 }
 
 // slot is what a name of the archetype is bound to.
@@ -351,6 +353,8 @@ func (c *Context) Write(e *tla.Eval, name string, idx []tla.Value, v tla.Value) 
 	}
 	if err := r.Write(c.ctx, v); err != nil {
 		c.fail(e, err)
+	} else if c.trace.t != nil {
+		c.traceWrite(name, idx, v)
 	}
 }
 
@@ -440,7 +444,7 @@ func (c *Context) Run(ctx context.Context) error {
 			err = e.Err()
 		}
 		if err == nil {
-			err = c.commit(ctx)
+			err = c.commitTraced(ctx, label, next)
 		} else {
 			c.abort()
 		}
@@ -560,6 +564,7 @@ func (c *Context) reset() {
 	}
 	c.touched = c.touched[:0]
 	c.printed.Reset()
+	c.trace.writes = nil
 }
 
 // MissingConstant is the error of a generated New when the constant
