@@ -1,13 +1,13 @@
 package distsys
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"strata/distsys/tla"
 )
@@ -33,34 +33,35 @@ import (
 // them, since a resource's state in the model is what its mapping macro
 // makes of the writes.
 //
-// Order: each section takes a sequence number when it starts to commit
-// and the lines are written in that order (a section that aborts gives
-// its number up). A resource makes a section's effects visible to other
-// instances only from its pre-commit on (the mailboxes send at commit),
-// and a section that reads what another wrote starts to commit after
-// reading it, so a section that observed another's effect comes after
-// it: the trace is an interleaving of the instances' steps that the
-// model can take, if the code does what the model says.
+// Order: the Contexts sharing a Tracer commit one at a time (the
+// Tracer's lock is held from the start of a section's pre-commit to the
+// end of its commit) and each writes its line before it lets the next
+// one commit, so the trace is the order in which the sections committed.
+// That order is an interleaving the model can take when every resource
+// makes a section's effects visible to other instances during its
+// commit and not after: true of local state, of LocalMap entries, and of
+// mailbox sends that go as last agents (MailboxOptions.LastAgent, a
+// section with one destination and private resources besides: the
+// receiver appends the batch before the commit returns). A two-phase or
+// relaxed mailbox send reaches the receiver's inbox after the sender's
+// commit returns, so two senders' messages may arrive in the other order
+// than their sections committed, and the trace of a correct run can be
+// rejected by a model whose network is one FIFO queue per receiver.
+// Contexts in different processes need one Tracer each and a merge of
+// the traces that this package does not do.
 //
-// A Tracer is safe for concurrent use by many Contexts. With no tracer,
-// a Context pays one nil check per write and per commit.
+// Tracing serializes the commits of the Contexts that share the Tracer;
+// it is for tests and debugging runs. Without a tracer a Context pays one
+// nil check per write and per commit.
 type Tracer struct {
-	seq atomic.Uint64 // the next sequence number to hand out
-
-	mu sync.Mutex // guards the fields below
-	w  io.Writer
-	// next is the sequence number of the next line to write; pending
-	// holds the sections finished out of order (nil: aborted).
-	next    uint64
-	pending map[uint64][]byte
-	events  int
-	err     error
+	mu     sync.Mutex // guards the fields below, and is held across a traced commit
+	w      io.Writer
+	events int
+	err    error
 }
 
 // NewTracer returns a Tracer writing the trace to w.
-func NewTracer(w io.Writer) *Tracer {
-	return &Tracer{w: w, pending: map[uint64][]byte{}}
-}
+func NewTracer(w io.Writer) *Tracer { return &Tracer{w: w} }
 
 // WithTrace makes the Context record its committed sections in t.
 func WithTrace(t *Tracer) Option {
@@ -82,39 +83,6 @@ func (t *Tracer) Err() error {
 	return t.err
 }
 
-// Pending is the number of sections finished but not written because one
-// that started to commit before them has not finished (0 once every
-// Context has returned from Run).
-func (t *Tracer) Pending() int {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	return len(t.pending)
-}
-
-// done files the line of section seq (nil: it aborted) and writes every
-// line that no earlier section holds back.
-func (t *Tracer) done(seq uint64, line []byte) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.pending[seq] = line
-	for {
-		l, ok := t.pending[t.next]
-		if !ok {
-			return
-		}
-		delete(t.pending, t.next)
-		t.next++
-		if l == nil || t.err != nil {
-			continue
-		}
-		if _, err := t.w.Write(l); err != nil {
-			t.err = fmt.Errorf("distsys: writing the trace: %w", err)
-			continue
-		}
-		t.events++
-	}
-}
-
 // traceState is a Context's part of tracing: its Tracer and what the
 // current section wrote to resources. Used by the Context's goroutine.
 type traceState struct {
@@ -130,11 +98,11 @@ type traceLine struct {
 	Writes map[string]string `json:"writes,omitempty"`
 }
 
-// traceWrite notes a write of the current section to a resource (locals
-// are in the line's state).
+// traceWrite notes a write of the current section to a resource (the
+// archetype's locals are in the line's state).
 func (c *Context) traceWrite(name string, idx []tla.Value, v tla.Value) {
-	if s := c.vars[name]; s != nil {
-		if _, local := s.res.(*Local); local && len(idx) == 0 {
+	for _, l := range c.arch.Locals {
+		if l.Name == name {
 			return
 		}
 	}
@@ -160,11 +128,9 @@ func (c *Context) commitTraced(ctx context.Context, label, next string) error {
 		return c.commit(ctx)
 	}
 	writes := c.trace.writes
-	c.trace.writes = nil
-	seq := t.seq.Add(1) - 1
-	err := c.commit(ctx)
-	if err != nil {
-		t.done(seq, nil)
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err := c.commit(ctx); err != nil {
 		return err
 	}
 	self := c.self.String()
@@ -179,11 +145,20 @@ func (c *Context) commitTraced(ctx context.Context, label, next string) error {
 			ln.State[l.Name+"["+self+"]"] = v.String()
 		}
 	}
-	b, jerr := json.Marshal(ln)
-	if jerr != nil {
-		t.done(seq, nil)
-		return fmt.Errorf("distsys: trace of %s: %w", ln.Event, jerr)
+	if t.err != nil {
+		return nil
 	}
-	t.done(seq, append(b, '\n'))
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // TLA+ is full of < and >
+	if err := enc.Encode(ln); err != nil {
+		t.err = fmt.Errorf("distsys: trace of %s: %w", ln.Event, err)
+		return nil
+	}
+	if _, err := t.w.Write(b.Bytes()); err != nil {
+		t.err = fmt.Errorf("distsys: writing the trace: %w", err)
+		return nil
+	}
+	t.events++
 	return nil
 }

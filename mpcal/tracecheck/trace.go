@@ -24,11 +24,15 @@ import (
 // whole of Next. State maps state expressions of the model (a variable, or
 // a variable indexed or with a field: pc["c1"], net[2].len) to the TLA+
 // value each has after the step. An event named "init", and only on the
-// first line, observes the initial state instead of a step.
+// first line, observes the initial state instead of a step. Writes is
+// for the reader: what the step wrote to things outside the model's
+// vocabulary (distsys records an archetype's resource writes there); the
+// checker does not look at it.
 type Event struct {
 	Event  string            `json:"event"`
 	Action string            `json:"action,omitempty"`
 	State  map[string]string `json:"state,omitempty"`
+	Writes map[string]string `json:"writes,omitempty"`
 
 	// Line is the event's line in the trace file (from 1; blank lines
 	// count). Set by Decode and ReadTrace, not part of the JSON.
@@ -40,11 +44,23 @@ const InitEvent = "init"
 
 // String is the event as its JSON line.
 func (e Event) String() string {
-	b, err := json.Marshal(e)
+	b, err := marshal(e)
 	if err != nil {
 		return fmt.Sprintf("event %q", e.Event)
 	}
-	return string(b)
+	return string(bytes.TrimSuffix(b, []byte("\n")))
+}
+
+// marshal is e's JSON line (with its newline), TLA+'s <, > and & left
+// as they are.
+func marshal(e Event) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(e); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 // Keys are the expressions the event observes, in order.
@@ -171,12 +187,11 @@ func (t *Writer) Write(e Event) error {
 	if t.err != nil {
 		return t.err
 	}
-	b, err := json.Marshal(e)
+	b, err := marshal(e)
 	if err != nil {
 		t.err = err
 		return err
 	}
-	b = append(b, '\n')
 	_, t.err = t.w.Write(b)
 	return t.err
 }
