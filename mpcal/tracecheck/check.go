@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 
@@ -199,15 +200,38 @@ func modelVariables(path string, src []byte) map[string]bool {
 	return vars
 }
 
-// traceSpec writes the trace module. Events become a sequence of records:
-// field a is the event's action (0: Next), field oK the value of the
-// K-th observed expression when the event observes it.
+// traceSpec writes the trace module. Events become a sequence of
+// records, built so that TLC's work per event does not grow with the
+// trace:
+//
+//   - field k says which action takes the step: 0 for Next, else a
+//     template. An action Op(c1, ..., cn) with constant arguments (no
+//     model variable in them) is the template "Op with n arguments", its
+//     arguments in field x; any other action is a template of its own.
+//   - an observed key var[c1][c2].f (constant indices and fields) is filed
+//     under its variable: field vJ (J numbers the variables) holds the
+//     pairs <<path, value>> of the event's observations of that variable,
+//     checked by following the path in var'; any other key gets a field
+//     oK of its own.
 func traceSpec(model, init, next string, events []Event, m Mapping, vars map[string]bool) (string, error) {
-	keyIndex := map[string]int{}
+	keyIndex := map[string]int{} // other keys
 	var keys []string
-	actIndex := map[string]int{}
-	var acts []string
+	varIndex := map[string]int{} // variables observed along paths
+	var varNames []string
+	tmplIndex := map[string]int{} // action templates
+	var tmpls []string            // their TLA+ (with e.x[i] for the arguments)
 	var recs []string
+	constant := func(x tla.Expr) bool {
+		if vars == nil {
+			return false
+		}
+		for n := range tla.FreeNames(x) {
+			if vars[n] {
+				return false
+			}
+		}
+		return true
+	}
 	for i, e := range events {
 		where := fmt.Sprintf("event %d (line %d, %q)", i+1, e.Line, e.Event)
 		action := e.Action
@@ -237,17 +261,38 @@ func traceSpec(model, init, next string, events []Event, m Mapping, vars map[str
 			if err != nil {
 				return "", fmt.Errorf("%s: %w: action %q: %v", where, ErrBadTrace, action, err)
 			}
-			a := tla.FormatExpr(x)
-			k, ok := actIndex[a]
-			if !ok {
-				acts = append(acts, a)
-				k = len(acts)
-				actIndex[a] = k
+			tmpl := tla.FormatExpr(x)
+			var args []string
+			if app, ok := x.(*tla.OpApp); ok && len(app.Prefix) == 0 && len(app.Args) > 0 {
+				var ps []string
+				for j, a := range app.Args {
+					if !constant(a) {
+						ps = nil
+						break
+					}
+					args = append(args, tla.FormatExpr(a))
+					ps = append(ps, fmt.Sprintf("e.x[%d]", j+1))
+				}
+				if ps != nil {
+					tmpl = app.Name + "(" + strings.Join(ps, ", ") + ")"
+				} else {
+					args = nil
+				}
 			}
-			fields = append(fields, "a |-> "+strconv.Itoa(k))
+			k, ok := tmplIndex[tmpl]
+			if !ok {
+				tmpls = append(tmpls, tmpl)
+				k = len(tmpls)
+				tmplIndex[tmpl] = k
+			}
+			fields = append(fields, "k |-> "+strconv.Itoa(k))
+			if args != nil {
+				fields = append(fields, "x |-> <<"+strings.Join(args, ", ")+">>")
+			}
 		} else {
-			fields = append(fields, "a |-> 0")
+			fields = append(fields, "k |-> 0")
 		}
+		byVar := map[int][]string{}
 		for _, key := range e.Keys() {
 			kx, err := parseExpr(key)
 			if err != nil {
@@ -275,6 +320,17 @@ func traceSpec(model, init, next string, events []Event, m Mapping, vars map[str
 			if err != nil {
 				return "", fmt.Errorf("%s: %w: value of %s: %v", where, ErrBadTrace, key, err)
 			}
+			val := tla.FormatExpr(vx)
+			if v, path, ok := varPath(kx, vars, constant); ok {
+				j, seen := varIndex[v]
+				if !seen {
+					varNames = append(varNames, v)
+					j = len(varNames)
+					varIndex[v] = j
+				}
+				byVar[j] = append(byVar[j], fmt.Sprintf("<< <<%s>>, (%s) >>", strings.Join(path, ", "), val))
+				continue
+			}
 			nk := tla.FormatExpr(kx)
 			k, ok := keyIndex[nk]
 			if !ok {
@@ -282,7 +338,15 @@ func traceSpec(model, init, next string, events []Event, m Mapping, vars map[str
 				k = len(keys)
 				keyIndex[nk] = k
 			}
-			fields = append(fields, fmt.Sprintf("o%d |-> (%s)", k, tla.FormatExpr(vx)))
+			fields = append(fields, fmt.Sprintf("o%d |-> (%s)", k, val))
+		}
+		js := make([]int, 0, len(byVar))
+		for j := range byVar {
+			js = append(js, j)
+		}
+		sort.Ints(js)
+		for _, j := range js {
+			fields = append(fields, fmt.Sprintf("v%d |-> << %s >>", j, strings.Join(byVar[j], ", ")))
 		}
 		recs = append(recs, "["+strings.Join(fields, ", ")+"]")
 	}
@@ -304,41 +368,84 @@ func traceSpec(model, init, next string, events []Event, m Mapping, vars map[str
 		fmt.Fprintf(&b, "  %s%s\n", r, sep)
 	}
 	b.WriteString(">>\n\n")
-	// Observations: oK present => the expression's value agrees.
+	// tvGet(f, p, i): f applied to p[i], p[i+1], ...
+	b.WriteString("RECURSIVE tvGet(_, _, _)\ntvGet(f, p, i) == IF i \\in DOMAIN p THEN tvGet(f[p[i]], p, i + 1) ELSE f\n\n")
+	var obs, obsInit []string
+	for j, v := range varNames {
+		fmt.Fprintf(&b, "tvVar%d(e) == (\"v%d\" \\in DOMAIN e) => \\A i \\in DOMAIN e.v%d : tvGet(%s', e.v%d[i][1], 1) = e.v%d[i][2]\n", j+1, j+1, j+1, v, j+1, j+1)
+		fmt.Fprintf(&b, "tvVarInit%d(e) == (\"v%d\" \\in DOMAIN e) => \\A i \\in DOMAIN e.v%d : tvGet(%s, e.v%d[i][1], 1) = e.v%d[i][2]\n", j+1, j+1, j+1, v, j+1, j+1)
+		obs = append(obs, fmt.Sprintf("tvVar%d(e)", j+1))
+		obsInit = append(obsInit, fmt.Sprintf("tvVarInit%d(e)", j+1))
+	}
 	for i, k := range keys {
 		fmt.Fprintf(&b, "tvObs%d(e) == (\"o%d\" \\in DOMAIN e) => ((%s)' = e.o%d)\n", i+1, i+1, k, i+1)
 		fmt.Fprintf(&b, "tvObsInit%d(e) == (\"o%d\" \\in DOMAIN e) => ((%s) = e.o%d)\n", i+1, i+1, k, i+1)
+		obs = append(obs, fmt.Sprintf("tvObs%d(e)", i+1))
+		obsInit = append(obsInit, fmt.Sprintf("tvObsInit%d(e)", i+1))
 	}
-	b.WriteString("\n")
-	if len(acts) == 0 {
-		fmt.Fprintf(&b, "tvAct(e) == %s\n", next)
-	} else {
-		fmt.Fprintf(&b, "tvAct(e) ==\n  CASE e.a = 0 -> %s\n", next)
-		for i, a := range acts {
-			fmt.Fprintf(&b, "    [] e.a = %d -> (%s)\n", i+1, a)
-		}
-	}
-	obs := func(prefix string) string {
-		var cs []string
-		for i := range keys {
-			cs = append(cs, fmt.Sprintf("%s%d(e)", prefix, i+1))
-		}
+	conj := func(cs []string) string {
 		if len(cs) == 0 {
 			return "TRUE"
 		}
 		return strings.Join(cs, " /\\ ")
 	}
 	b.WriteString("\n")
+	if len(tmpls) == 0 {
+		fmt.Fprintf(&b, "tvAct(e) == %s\n", next)
+	} else {
+		fmt.Fprintf(&b, "tvAct(e) ==\n  CASE e.k = 0 -> %s\n", next)
+		for i, a := range tmpls {
+			fmt.Fprintf(&b, "    [] e.k = %d -> (%s)\n", i+1, a)
+		}
+	}
+	b.WriteString("\n")
 	if len(events) > 0 && events[0].Event == InitEvent {
-		fmt.Fprintf(&b, "%s ==\n  /\\ %s\n  /\\ LET e == %s[1] IN %s\n  /\\ %s = 2\n\n", traceInit, init, eventsDef, obs("tvObsInit"), posVar)
+		fmt.Fprintf(&b, "%s ==\n  /\\ %s\n  /\\ LET e == %s[1] IN %s\n  /\\ %s = 2\n\n", traceInit, init, eventsDef, conj(obsInit), posVar)
 	} else {
 		fmt.Fprintf(&b, "%s ==\n  /\\ %s\n  /\\ %s = 1\n\n", traceInit, init, posVar)
 	}
 	fmt.Fprintf(&b, "%s ==\n  /\\ %s \\in DOMAIN %s\n  /\\ LET e == %s[%s] IN tvAct(e) /\\ %s\n  /\\ %s' = %s + 1\n\n",
-		traceNext, posVar, eventsDef, eventsDef, posVar, obs("tvObs"), posVar, posVar)
+		traceNext, posVar, eventsDef, eventsDef, posVar, conj(obs), posVar, posVar)
 	fmt.Fprintf(&b, "\\* Violated when the whole trace was matched: the trace is accepted.\n%s == %s \\in DOMAIN %s\n", unfinished, posVar, eventsDef)
 	b.WriteString("====\n")
 	return b.String(), nil
+}
+
+// varPath splits an observed key of the form v[c1][c2, c3].f (a model
+// variable followed by constant indices and fields) into v and the path
+// (c1, <<c2, c3>>, "f") as TLA+ texts. ok is false for any other key.
+func varPath(x tla.Expr, vars map[string]bool, constant func(tla.Expr) bool) (v string, path []string, ok bool) {
+	switch x := x.(type) {
+	case *tla.Ident:
+		return x.Name, nil, vars[x.Name]
+	case *tla.OpApp:
+		if len(x.Prefix) == 0 && len(x.Args) == 0 {
+			return x.Name, nil, vars[x.Name]
+		}
+	case *tla.FuncApp:
+		v, path, ok := varPath(x.Func, vars, constant)
+		if !ok {
+			return "", nil, false
+		}
+		var args []string
+		for _, a := range x.Args {
+			if !constant(a) {
+				return "", nil, false
+			}
+			args = append(args, tla.FormatExpr(a))
+		}
+		if len(args) == 1 {
+			return v, append(path, args[0]), true
+		}
+		return v, append(path, "<<"+strings.Join(args, ", ")+">>"), true
+	case *tla.FieldAccess:
+		v, path, ok := varPath(x.X, vars, constant)
+		if !ok {
+			return "", nil, false
+		}
+		return v, append(path, strconv.Quote(x.Field)), true
+	}
+	return "", nil, false
 }
 
 // constantsOnly returns the CONSTANT and CONSTANTS sections of a TLC

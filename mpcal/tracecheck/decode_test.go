@@ -47,14 +47,33 @@ func TestReadTraceNamesLine(t *testing.T) {
 }
 
 // TestTraceSpecQuotes: values are printed back by the TLA+ front end, so
-// the spec holds them as TLA+ (escapes kept) and nothing else.
+// the spec holds them as TLA+ (escapes kept) and nothing else; keys that
+// are a variable with constant indices are filed under the variable with
+// their path, other keys get an operator of their own; actions with
+// constant arguments share a template.
 func TestTraceSpecQuotes(t *testing.T) {
 	evs := []Event{{Event: "e", State: map[string]string{"x": `"a\"b\\c"`, "y[1]": `[f |-> <<1, "s">>]`}}}
 	text, err := traceSpec("M", "Init", "Next", evs, nil, map[string]bool{"x": true, "y": true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{`o1 |-> ("a\"b\\c")`, `(x)' = e.o1`, `(y[1])' = e.o2`, "EXTENDS M, Naturals\n"} {
+	evs = []Event{
+		{Event: "a", Action: `Op(1, "s")`, State: map[string]string{"x.f[2, 3]": "1", "x[1] + 1": "2"}},
+		{Event: "b", Action: `Op(2, "t")`},
+		{Event: "c", Action: `\E i \in S : Op(i, x)`},
+	}
+	text2, err := traceSpec("M", "Init", "Next", evs, nil, map[string]bool{"x": true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`[k |-> 1, x |-> <<1, "s">>, o1 |-> (2), v1 |-> << << <<"f", <<2, 3>>>>, (1) >> >>]`,
+		`[k |-> 1, x |-> <<2, "t">>]`, `e.k = 1 -> (Op(e.x[1], e.x[2]))`, `e.k = 2 -> (\E i \in S : Op(i, x))`, `((x[1] + 1)' = e.o1)`} {
+		if !strings.Contains(text2, want) {
+			t.Errorf("trace spec lacks %s:\n%s", want, text2)
+		}
+	}
+	for _, want := range []string{`v1 |-> << << <<>>, ("a\"b\\c") >> >>`, `v2 |-> << << <<1>>, ([f |-> <<1, "s">>]) >> >>`,
+		`tvGet(x', e.v1[i][1], 1) = e.v1[i][2]`, `tvGet(y', e.v2[i][1], 1) = e.v2[i][2]`, "EXTENDS M, Naturals\n"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("trace spec lacks %s:\n%s", want, text)
 		}
