@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"strata/mpcal/tlc"
 	"strata/mpcal/tracecheck"
@@ -78,7 +79,7 @@ func (r *acceptorRecorder) record(t *testing.T, run int, seed uint64) error {
 }
 
 // trace writes the steps in the model's vocabulary: servers "rK.sI",
-// registers numbered from 1 in order of first use, ballots by rank, values
+// registers numbered from 1 in order of first use in each run, ballots by rank, values
 // numbered from 1 (0: none). It returns the events, the model's
 // constants, and the index (from 1) of the first mutated step (0: none).
 func (r *acceptorRecorder) trace() (evs []tracecheck.Event, cfg []byte, firstMutated int) {
@@ -91,7 +92,7 @@ func (r *acceptorRecorder) trace() (evs []tracecheck.Event, cfg []byte, firstMut
 	slices.Sort(ballots)
 	ballots = slices.Compact(ballots)
 	rank := func(b uint64) int { i, _ := slices.BinarySearch(ballots, b); return i }
-	regs := map[string]int{}
+	regs := map[int]map[string]int{} // per run: each run's servers have their own registers
 	vals := map[string]int{}
 	servers := map[string]bool{}
 	num := func(m map[string]int, k string) int {
@@ -105,7 +106,10 @@ func (r *acceptorRecorder) trace() (evs []tracecheck.Event, cfg []byte, firstMut
 	for i, s := range r.steps {
 		srv := strconv.Quote(fmt.Sprintf("r%d.s%d", s.run, s.server))
 		servers[srv] = true
-		a := num(regs, fmt.Sprintf("%d/%d", s.run, s.addr))
+		if regs[s.run] == nil {
+			regs[s.run] = map[string]int{}
+		}
+		a := num(regs[s.run], strconv.FormatUint(s.addr, 10))
 		v := 0
 		if s.op == opAccept {
 			v = num(vals, string(s.value))
@@ -128,6 +132,10 @@ func (r *acceptorRecorder) trace() (evs []tracecheck.Event, cfg []byte, firstMut
 			firstMutated = i + 1
 		}
 	}
+	nregs := 0
+	for _, m := range regs {
+		nregs = max(nregs, len(m))
+	}
 	names := make([]string, 0, len(servers))
 	for s := range servers {
 		names = append(names, s)
@@ -142,7 +150,7 @@ func (r *acceptorRecorder) trace() (evs []tracecheck.Event, cfg []byte, firstMut
 		return "{" + strings.Join(xs, ", ") + "}"
 	}
 	cfg = fmt.Appendf(nil, "CONSTANTS\n  Servers = {%s}\n  Regs = %s\n  Ballots = %s\n  Values = %s\n  BugAcceptBelowPromise = FALSE\n",
-		strings.Join(names, ", "), upto(1, len(regs)), upto(0, len(ballots)-1), upto(0, len(vals)))
+		strings.Join(names, ", "), upto(1, nregs), upto(0, len(ballots)-1), upto(0, len(vals)))
 	return evs, cfg, firstMutated
 }
 
@@ -196,16 +204,22 @@ func traceSeeds(t *testing.T) int {
 
 // TestAcceptorTrace: the acceptor steps of runs of the paxos campaign
 // (seeds 1..STRATA_TRACE_SEEDS) are steps of models/wor/WORAcceptors.tla.
+// STRATA_TRACE_KEEP=1 keeps the trace in a file (its name is logged).
 func TestAcceptorTrace(t *testing.T) {
 	if _, err := tlc.Jar(); err != nil {
 		t.Skip(err)
 	}
 	r := &acceptorRecorder{}
 	n := traceSeeds(t)
+	start := time.Now()
 	for seed := 1; seed <= n; seed++ {
 		if err := r.record(t, seed, uint64(seed)); err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
+	}
+	recorded := time.Since(start)
+	if os.Getenv("STRATA_TRACE_KEEP") != "" {
+		r.keepTrace(t)
 	}
 	res, _ := r.check(t, false)
 	if !res.Accepted {
@@ -218,7 +232,7 @@ func TestAcceptorTrace(t *testing.T) {
 			nacks++
 		}
 	}
-	t.Logf("%d runs: %v (%d refused)", n, res, nacks)
+	t.Logf("%d runs: %v (%d refused); runs %v, TLC %v", n, res, nacks, recorded.Round(time.Millisecond), res.TLC.Wall.Round(time.Millisecond))
 }
 
 // TestAcceptorTraceMutant: an acceptor that accepts a ballot below its
