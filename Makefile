@@ -54,6 +54,9 @@ test-long: setup
 	# check takes seconds a seed under -race and is not a fault campaign.
 	STRATA_SEEDS=2000 $(GO) test -race -timeout 120m -skip '^TestFlushKeptCastAllocatesNothing$$' ./stack/layers
 	STRATA_SEEDS=3000 $(GO) test -race -timeout 60m -run '^TestLinearizableUnderFaults$$' ./wor
+	# The acceptor steps of 200 paxos campaign runs validated against
+	# models/wor/WORAcceptors.tla with TLC (batches of 50 runs).
+	STRATA_TRACE_SEEDS=200 $(GO) test -race -timeout 30m -run '^TestAcceptorTrace$$' ./wor
 	# The kv service: the linearizability campaign (seeds per engine) and
 	# repeated kill -9 / host cuts of the leader with real processes.
 	STRATA_SEEDS=200 $(GO) test -race -timeout 90m -run '^TestLinearizableUnderFaults$$' ./kv

@@ -118,6 +118,8 @@ type Context struct {
 	// before a section that does not commit (frame.go).
 	top      *frame
 	maxDepth int // WithMaxCallDepth
+
+	trace traceState // WithTrace (trace.go)
 }
 
 // slot is what a name of the archetype is bound to.
@@ -356,6 +358,8 @@ func (c *Context) Write(e *tla.Eval, name string, idx []tla.Value, v tla.Value) 
 	}
 	if err := r.Write(c.ctx, v); err != nil {
 		c.fail(e, err)
+	} else if c.trace.t != nil {
+		c.traceWrite(name, idx, v)
 	}
 }
 
@@ -461,7 +465,7 @@ func (c *Context) Run(ctx context.Context) error {
 			err = e.Err()
 		}
 		if err == nil {
-			err = c.commit(ctx)
+			err = c.commitTraced(ctx, label, next)
 		} else {
 			c.abort()
 		}
@@ -586,6 +590,7 @@ func (c *Context) reset() {
 	}
 	c.touched = c.touched[:0]
 	c.printed.Reset()
+	c.trace.writes = nil
 }
 
 // MissingConstant is the error of a generated New when the constant

@@ -88,6 +88,14 @@ func (a acceptor) step(op byte, part uint32, ballot uint64, value []byte) steppe
 	return stepped{next: a, status: stErr}
 }
 
+// stepHook, when a Server has one (tests only: nil otherwise), sees
+// every acceptor step the server takes, on the register at addr in state
+// before, and returns the step to carry out: st itself to observe (trace
+// validation records each step against models/wor), or another to
+// inject a mistake (a mutated acceptor that the trace check must catch).
+// Called with the server's lock held.
+type stepHook func(addr uint64, op byte, ballot uint64, value []byte, before acceptor, st stepped) stepped
+
 // reply is the answer to a register request: its status and the state
 // after it.
 func (a *acceptor) reply(status byte) response {

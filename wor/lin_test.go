@@ -147,6 +147,9 @@ type linOpts struct {
 	// wrap, if set, replaces each client's engine (a broken one, to show
 	// the campaign catching it).
 	wrap func(Engine) Engine
+	// onServer, if set, is called with each server as it is made
+	// (index, server), before it serves (trace recording, trace_test.go).
+	onServer func(i int, s *Server)
 }
 
 // corruptReply damages the split in a reply, as a faulty disk or
@@ -231,6 +234,9 @@ func linRunWith(t *testing.T, seed uint64, o linOpts) (int, error) {
 				return fmt.Errorf("server %d: recover: %w", i, err)
 			}
 			p.node = nd
+		}
+		if o.onServer != nil {
+			o.onServer(i, s)
 		}
 		if i == o.corrupt && engine == "ec" {
 			crng := rand.New(rand.NewPCG(seed, 99))

@@ -38,6 +38,7 @@ type Server struct {
 	// (a listener may count them as acceptances: see Learner).
 	notes    []note
 	observer func(op string, d time.Duration)
+	stepHook stepHook // tests: see stepHook
 	log      *slog.Logger
 	store    *journalStore // nil: memory mode
 	// In persistent mode the values most recently stored stay in memory,
@@ -404,6 +405,9 @@ func (s *Server) apply(addr uint64, part uint32, op byte, ballot uint64, value [
 		return a, 0, false, err
 	}
 	st := a.step(op, part, ballot, value)
+	if s.stepHook != nil {
+		st = s.stepHook(addr, op, ballot, value, a, st)
+	}
 	if st.conflict {
 		s.Conflicts++
 	}

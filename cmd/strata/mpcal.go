@@ -11,6 +11,7 @@ import (
 	"strata/mpcal"
 	"strata/mpcal/tla"
 	"strata/mpcal/tlc"
+	"strata/mpcal/tracecheck"
 )
 
 // mpcalCmd groups the Modular PlusCal tools.
@@ -118,6 +119,7 @@ func mpcalCheckCmd() *cobra.Command {
 	var cfg string
 	var workers int
 	var keep bool
+	var trace, traceMap string
 	c := &cobra.Command{
 		Use:   "check FILE.tla",
 		Short: "Compile an MPCal (or PlusCal) model and model-check it with TLC",
@@ -127,16 +129,73 @@ translator and TLC from the TLA+ tools jar with FILE.cfg (or --config).
 TLC's progress is shown on stderr; the summary gives the states found,
 the distinct states, the depth and the time, and a counterexample is
 printed step by step with the MPCal source line of each step's label.
-Exit status 1 when TLC finds a violation or an error.`,
+Exit status 1 when TLC finds a violation or an error.
+
+With --trace FILE, TLC checks a trace of a run against the model instead
+(trace validation): FILE holds one JSON object a line,
+{"event":"name","action":"Lbl(2)","state":{"pc[2]":"\"cs\""}}, each event
+one step of the model (of the named action if given, else of Next) after
+which each observed expression has the value given (TLA+ values). FILE.tla
+may also be a plain TLA+ module (Init and Next). --trace-map gives a JSON
+mapping {"name":{"action":"...","observes":["var",...]}}. Prints "trace
+accepted (N events)", or the first event no step allows (exit status 1).
+See docs/mpcal.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if trace != "" {
+				return runMpcalTrace(cmd, args[0], cfg, trace, traceMap, workers, keep)
+			}
+			if traceMap != "" {
+				return errors.New("--trace-map needs --trace")
+			}
 			return runMpcalCheck(cmd, args[0], cfg, workers, keep)
 		},
 	}
 	c.Flags().StringVar(&cfg, "config", "", "TLC model configuration (default: FILE.cfg)")
 	c.Flags().IntVar(&workers, "workers", 1, "TLC worker threads")
 	c.Flags().BoolVar(&keep, "keep", false, "keep the scratch directory (its path is printed)")
+	c.Flags().StringVar(&trace, "trace", "", "validate this trace (JSON lines) against the model instead of model-checking it")
+	c.Flags().StringVar(&traceMap, "trace-map", "", "with --trace: a JSON mapping of event names to actions and observed variables")
 	return c
+}
+
+// runMpcalTrace validates a trace file against the model (trace
+// validation, mpcal/tracecheck).
+func runMpcalTrace(cmd *cobra.Command, path, cfg, trace, traceMap string, workers int, keep bool) error {
+	if cfg == "" {
+		cfg = strings.TrimSuffix(path, ".tla") + ".cfg"
+	}
+	cfgText, err := os.ReadFile(cfg)
+	if err != nil {
+		return fmt.Errorf("no model configuration: %w (give one with --config)", err)
+	}
+	events, err := tracecheck.ReadTraceFile(trace)
+	if err != nil {
+		return err
+	}
+	opt := tracecheck.Options{Config: cfgText, Workers: workers}
+	if traceMap != "" {
+		if opt.Mapping, err = tracecheck.ReadMapping(traceMap); err != nil {
+			return err
+		}
+	}
+	if keep {
+		dir, err := os.MkdirTemp("", "strata-trace-")
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "scratch directory: %s\n", dir)
+		opt.Dir = dir
+	}
+	res, err := tracecheck.Check(cmd.Context(), path, events, opt)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(cmd.OutOrStdout(), res)
+	if !res.Accepted {
+		return fmt.Errorf("trace %s: rejected at event %d", trace, res.Index)
+	}
+	return nil
 }
 
 func runMpcalCheck(cmd *cobra.Command, path, cfg string, workers int, keep bool) error {
