@@ -99,11 +99,13 @@ VARIABLES
     dans,     \* dans[c][s]: promises forwarded to the delegate, then its Phase 2 answers
     dval,     \* the value the delegate writes
     votes,    \* ghost: every acceptance <<s, b, v>>
-    observed  \* ghost: every value a write, proposal or read returned
+    observed, \* ghost: every value a write, proposal or read returned
+    rstart,   \* ghost: rstart[c]: a value was chosen when reader c's read began
+    lost      \* ghost: a read answered ErrUnwritten though a value was chosen before it began
 
 cvars == <<cpc, ckind, cround, cballot, cval, ctag, cans>>
 dvars == <<dpc, dans, dval>>
-vars == <<acc, net, cvars, dvars, votes, observed>>
+vars == <<acc, net, cvars, dvars, votes, observed, rstart, lost>>
 
 Init ==
     /\ acc = [s \in Servers |-> Empty]
@@ -120,6 +122,14 @@ Init ==
     /\ dval = [c \in Delegated |-> None]
     /\ votes = {}
     /\ observed = {}
+    /\ rstart = [c \in Readers |-> FALSE]
+    /\ lost = FALSE
+    /\ rstart = [c \in Readers |-> FALSE]
+    /\ lost = FALSE
+
+\* A value is chosen once a Phase 2 quorum accepted it at one ballot.
+Chosen(v) == \E b \in {x[2] : x \in votes} : Cardinality({x \in votes : x[2] = b /\ x[3] = v}) >= Q2
+ChosenValues == {v \in {x[3] : x \in votes} : Chosen(v)}
 
 (***************************************************************************)
 (* The rules of ecrules.go over a set of answers                           *)
@@ -225,7 +235,8 @@ StartWrite(c) ==
 StartRead(c) ==
     /\ c \in Readers /\ cpc[c] = "idle"
     /\ Round(c, "read", "read", 0, None)
-    /\ UNCHANGED <<acc, ckind, cround, cballot, cval, dvars, votes, observed>>
+    /\ rstart' = [rstart EXCEPT ![c] = ChosenValues # {}]
+    /\ UNCHANGED <<acc, ckind, cround, cballot, cval, dvars, votes, observed, lost>>
 
 \* EC.delegated: Phase 1 (prepareFor, promises forwarded to the delegate)
 \* and the value to the delegate; then wait for Q2 forwarded acceptances.
@@ -284,15 +295,16 @@ ReadDecide(c) ==
        CASE r.out = "chosen" ->
               /\ observed' = observed \cup {r.val}
               /\ End(c)
-              /\ UNCHANGED <<ckind, cround, cballot, cval, ctag>>
+              /\ UNCHANGED <<ckind, cround, cballot, cval, ctag, lost>>
          [] r.out \in {"unwritten", "unavailable"} ->
               /\ End(c)
+              /\ lost' = (lost \/ (r.out = "unwritten" /\ rstart[c]))
               /\ UNCHANGED <<ckind, cround, cballot, cval, ctag, observed>>
          [] r.out = "complete" ->
               /\ Capture(c, cround[c] + 1, "complete", r.val)
-              /\ UNCHANGED observed
+              /\ UNCHANGED <<observed, lost>>
          [] OTHER -> FALSE
-    /\ UNCHANGED <<acc, dvars, votes>>
+    /\ UNCHANGED <<acc, dvars, votes, rstart>>
 
 \* A delegated proposal ends: Q2 acceptances at its ballot forwarded here
 \* (or the delegate's answer saying so): the value they carry is chosen.
@@ -405,12 +417,14 @@ Deliver(m) ==
        /\ UNCHANGED <<cpc, ckind, cround, cballot, cval, ctag, dpc, dval, observed>>
 
 Next ==
-    \/ \E c \in Clients :
-         \/ StartWrite(c) \/ StartRead(c) \/ StartPropose(c)
-         \/ PrepDecide(c) \/ AccDecide(c) \/ ReadDecide(c)
-         \/ ProposeDone(c) \/ Fallback(c) \/ Timeout(c)
-    \/ \E c \in Delegated : DelegatePhase1(c) \/ DelegatePhase2(c)
-    \/ \E m \in net : Deliver(m)
+    \/ \E c \in Readers : StartRead(c) \/ ReadDecide(c)
+    \/ /\ \/ \E c \in Clients :
+             \/ StartWrite(c) \/ StartPropose(c)
+             \/ PrepDecide(c) \/ AccDecide(c)
+             \/ ProposeDone(c) \/ Fallback(c) \/ Timeout(c)
+          \/ \E c \in Delegated : DelegatePhase1(c) \/ DelegatePhase2(c)
+          \/ \E m \in net : Deliver(m)
+       /\ UNCHANGED <<rstart, lost>>
 
 Spec == Init /\ [][Next]_vars
 
@@ -419,12 +433,13 @@ ServerSymmetry == Permutations(Servers)
 (***************************************************************************)
 (* Properties                                                              *)
 (***************************************************************************)
-\* A value is chosen once a Phase 2 quorum accepted it at one ballot.
-Chosen(v) == \E b \in {x[2] : x \in votes} : Cardinality({x \in votes : x[2] = b /\ x[3] = v}) >= Q2
-ChosenValues == {v \in {x[3] : x \in votes} : Chosen(v)}
 
 \* Write-once: no two different values are ever returned.
 WriteOnce == Cardinality(observed) <= 1
+
+\* A read that began after a value was chosen does not answer
+\* ErrUnwritten (the half of linearizability that WriteOnce misses).
+ReadsSeeChosen == ~lost
 
 \* Paxos agreement: at most one value is chosen.
 Agreement == Cardinality(ChosenValues) <= 1
