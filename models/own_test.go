@@ -114,7 +114,7 @@ var ownModels = []ownModel{
 		},
 		// WORECDelegate.cfg (partial delegation: 17,175 states, about 17 s)
 		// is here to keep make test within its budget.
-		long: []string{"ec/WORECDelegate.cfg", "ec/WORECLong.cfg"},
+		long: []string{"ec/WORECDelegate.cfg", "ec/WORECLong.cfg", "ec/WORECLong3.cfg"},
 		longMutants: map[string][]string{
 			// Recovery counts splits per ballot, not per value: a value
 			// chosen at one ballot and partly rewritten at a higher one
