@@ -70,6 +70,9 @@ test-long: setup
 	# log-check mutant), and 20 leader kills with real processes.
 	STRATA_RAFTKV_TLC_LONG=1 $(GO) test -race -timeout 60m -run '^TestRaftKV' ./models
 	STRATA_RAFTKV_ROUNDS=20 $(GO) test -race -timeout 30m -run '^TestRaftKVRealProcesses$$' ./cmd/strata
+	# The larger configurations of the TLA+ models of the chain and ec
+	# engines and of WormTX E3 (TLC, minutes each; models/README.md).
+	STRATA_MODELS_LONG=1 $(GO) test -timeout 180m -run '^TestOwnModelsLong$$' ./models
 
 # Runs every fuzz target for FUZZTIME each (not in CI). scripts/fuzz.sh
 # finds them: every func Fuzz... in a _test.go file.
