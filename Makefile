@@ -61,6 +61,9 @@ test-long: setup
 	STRATA_KV_ROUNDS=20 $(GO) test -race -timeout 30m -run '^(TestKVRealProcesses|TestKVNetns)$$' ./cmd/strata
 	# The shared log: appends, sequencer kills and holes (seeds per engine).
 	STRATA_SEEDS=200 $(GO) test -race -timeout 60m -run '^(TestAppendSubscribe|TestSequencerFailover|TestHoleFill)$$' ./wormlog
+	# The model of the stack's group layers (gms, sync, total) with every
+	# member casting and any one crashing or leaving (models/stack).
+	STRATA_MODELS_LONG=1 $(GO) test -timeout 60m -run '^TestStackModelLong$$' ./models
 
 # Runs every fuzz target for FUZZTIME each (not in CI). scripts/fuzz.sh
 # finds them: every func Fuzz... in a _test.go file.
