@@ -103,6 +103,10 @@ func TestStackModelFindings(t *testing.T) {
 	}
 }
 
+// stackLongDistinct is the distinct states TLC 2.18 finds with
+// VirtualSynchronyLong.cfg (1 worker).
+const stackLongDistinct = 2985488
+
 // TestStackModelLong checks VirtualSynchronyLong.cfg (every member casts,
 // any one crashes, any one leaves): minutes of TLC, so only with
 // STRATA_MODELS_LONG=1 (make test-long).
@@ -115,5 +119,8 @@ func TestStackModelLong(t *testing.T) {
 		var b strings.Builder
 		_ = tlc.Render(&b, r, nil)
 		t.Fatalf("TLC found a problem in %s with VirtualSynchronyLong.cfg:\n%s", stackModel.spec, b.String())
+	}
+	if r.Distinct != stackLongDistinct {
+		t.Errorf("%d distinct states, want %d (the count recorded for these bounds)", r.Distinct, stackLongDistinct)
 	}
 }
