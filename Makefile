@@ -73,6 +73,9 @@ test-long: setup
 	# The larger configurations of the TLA+ models of the chain and ec
 	# engines and of WormTX E3 (TLC, minutes each; models/README.md).
 	STRATA_MODELS_LONG=1 $(GO) test -timeout 180m -run '^TestOwnModelsLong$$' ./models
+	# The model of the stack's group layers (gms, sync, total) with every
+	# member casting and any one crashing or leaving (models/stack).
+	STRATA_MODELS_LONG=1 $(GO) test -timeout 60m -run '^TestStackModelLong$$' ./models
 
 # Runs every fuzz target for FUZZTIME each (not in CI). scripts/fuzz.sh
 # finds them: every func Fuzz... in a _test.go file.
