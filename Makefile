@@ -59,6 +59,8 @@ test-long: setup
 	STRATA_SEEDS=200 $(GO) test -race -timeout 90m -run '^TestLinearizableUnderFaults$$' ./kv
 	STRATA_SEEDS=200 $(GO) test -race -timeout 60m -run '^(TestLinearizable|TestLeaderFailover)$$' ./smr
 	STRATA_KV_ROUNDS=20 $(GO) test -race -timeout 30m -run '^(TestKVRealProcesses|TestKVNetns)$$' ./cmd/strata
+	# The primary-backup model with two clients (minutes of TLC).
+	STRATA_PBKV_LONG=1 $(GO) test -timeout 60m -run '^TestPBKVLong$$' ./models
 	# The shared log: appends, sequencer kills and holes (seeds per engine).
 	STRATA_SEEDS=200 $(GO) test -race -timeout 60m -run '^(TestAppendSubscribe|TestSequencerFailover|TestHoleFill)$$' ./wormlog
 
