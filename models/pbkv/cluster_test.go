@@ -1,0 +1,111 @@
+package pbkv
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"sync"
+	"testing"
+	"time"
+)
+
+// freeUDP returns n loopback UDP stack addresses that were free.
+func freeAddrs(t *testing.T, n int) []string {
+	t.Helper()
+	var out []string
+	for range n {
+		c, err := net.ListenPacket("udp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, "udp:"+c.LocalAddr().String())
+		c.Close()
+	}
+	return out
+}
+
+// startCluster runs 3 replicas in this process; stop[i] stops replica i+1
+// (its node closes, so the others suspect it).
+func startCluster(t *testing.T) (clientAddrs []string, stop []func()) {
+	t.Helper()
+	reps := freeAddrs(t, 3)
+	var wg sync.WaitGroup
+	t.Cleanup(wg.Wait)
+	for i := range reps {
+		s, err := NewServer(ServerConfig{ID: i + 1, Replicas: reps, Listen: "127.0.0.1:0",
+			Heartbeat: 50 * time.Millisecond, SuspectAfter: 500 * time.Millisecond})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		t.Cleanup(cancel)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := s.Run(ctx); err != nil {
+				t.Errorf("replica %d: %v", i+1, err)
+			}
+		}()
+		clientAddrs = append(clientAddrs, s.Addr())
+		stop = append(stop, cancel)
+	}
+	return clientAddrs, stop
+}
+
+// TestPutGetFailover: in one process, three replicas; a put is read back,
+// a get of a key never written says so; after the primary (replica 1)
+// stops, the client moves on and still reads the acknowledged put, and
+// new puts work.
+func TestPutGetFailover(t *testing.T) {
+	addrs, stop := startCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	c, err := NewClient(addrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Timeout = time.Second
+	defer c.Close()
+	if err := c.Put(ctx, "a", "1"); err != nil {
+		t.Fatal(err)
+	}
+	if v, ok, err := c.Get(ctx, "a"); err != nil || !ok || v != "1" {
+		t.Fatalf("get a = %q, %v, %v; want 1", v, ok, err)
+	}
+	if _, ok, err := c.Get(ctx, "nothing"); err != nil || ok {
+		t.Fatalf("get of a key never written: found %v, err %v", ok, err)
+	}
+	stop[0]()
+	for i := range 3 {
+		if v, ok, err := c.Get(ctx, "a"); err != nil || !ok || v != fmt.Sprint(i+1) {
+			t.Fatalf("after the primary stopped, get a = %q, %v, %v; want %d", v, ok, err, i+1)
+		}
+		if err := c.Put(ctx, "a", fmt.Sprint(i+2)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if c.cur != 1 {
+		t.Errorf("client follows replica %d, want 2", c.cur+1)
+	}
+}
+
+// TestBadRequests: a request that is not a well-formed put or get gets
+// an error reply naming what is wrong; the replica keeps serving.
+func TestBadRequests(t *testing.T) {
+	addrs, _ := startCluster(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c, err := NewClient(addrs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_, err = c.do(ctx, "delete", "k", "")
+	if err == nil || errors.Is(err, ErrNoReplica) || err.Error() != `pbkv: request type "delete": want "put" or "get"` {
+		t.Fatalf("bad type: %v", err)
+	}
+	if err := c.Put(ctx, "k", "v"); err != nil {
+		t.Fatal(err)
+	}
+}
