@@ -85,6 +85,7 @@ func (c *Client) do(ctx context.Context, typ, key, value string) (tla.Value, err
 	req := tla.Record(tla.F("from", tla.String(c.id)), tla.F("key", tla.String(key)),
 		tla.F("seq", tla.Int(c.seq)), tla.F("type", tla.String(typ)), tla.F("value", tla.String(value)))
 	var last error
+	failed := 0 // attempts in a row that got no reply
 	for ctx.Err() == nil {
 		resp, err := c.attempt(ctx, req)
 		if err != nil {
@@ -93,8 +94,16 @@ func (c *Client) do(ctx context.Context, typ, key, value string) (tla.Value, err
 			last = err
 			c.Close()
 			c.cur = (c.cur + 1) % len(c.addrs)
+			if failed++; failed%len(c.addrs) == 0 {
+				// Every replica failed in a row: pause before the next round.
+				select {
+				case <-time.After(100 * time.Millisecond):
+				case <-ctx.Done():
+				}
+			}
 			continue
 		}
+		failed = 0
 		typV, _ := tla.Field(resp, "type")
 		switch t, _ := typV.AsString(); t {
 		case "ok":
