@@ -65,7 +65,7 @@ type Server struct {
 }
 
 type waiter struct {
-	seq int64
+	seq  int64
 	ch   chan tla.Value // buffered 1
 	conn net.Conn       // the connection waiting
 }
