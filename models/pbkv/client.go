@@ -118,14 +118,13 @@ func (c *Client) do(ctx context.Context, typ, key, value string) (tla.Value, err
 			if err != nil || n < 1 || int(n) > len(c.addrs) {
 				return tla.Value{}, fmt.Errorf("pbkv: redirect to %v: not a replica", p)
 			}
-			if int(n)-1 == c.cur {
-				// The replica answering as not primary names itself
-				// (a backup refused its push): wait and retry.
-				last = fmt.Errorf("pbkv: replica %d could not complete the request", n)
-				select {
-				case <-time.After(50 * time.Millisecond):
-				case <-ctx.Done():
-				}
+			// Either the replica named has not yet noticed that a lower
+			// one is down, or it names itself (a backup refused its
+			// push): pause, then ask the one named.
+			last = fmt.Errorf("pbkv: redirected to replica %d", n)
+			select {
+			case <-time.After(20 * time.Millisecond):
+			case <-ctx.Done():
 			}
 			c.Close()
 			c.cur = int(n) - 1

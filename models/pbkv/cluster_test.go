@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"strata/distsys"
+	"strata/distsys/tla"
 )
 
 // freeUDP returns n loopback UDP stack addresses that were free.
@@ -26,15 +30,16 @@ func freeAddrs(t *testing.T, n int) []string {
 }
 
 // startCluster runs 3 replicas in this process; stop[i] stops replica i+1
-// (its node closes, so the others suspect it).
-func startCluster(t *testing.T) (clientAddrs []string, stop []func()) {
+// (its node closes, so the others suspect it). wrapNet, if not nil, wraps
+// every replica's mailboxes (a mutant).
+func startCluster(t *testing.T, wrapNet func(distsys.IndexedResource) distsys.IndexedResource) (clientAddrs []string, stop []func()) {
 	t.Helper()
 	reps := freeAddrs(t, 3)
 	var wg sync.WaitGroup
 	t.Cleanup(wg.Wait)
 	for i := range reps {
 		s, err := NewServer(ServerConfig{ID: i + 1, Replicas: reps, Listen: "127.0.0.1:0",
-			Heartbeat: 50 * time.Millisecond, SuspectAfter: 500 * time.Millisecond})
+			Heartbeat: 50 * time.Millisecond, SuspectAfter: 500 * time.Millisecond, wrapNet: wrapNet})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -58,42 +63,86 @@ func startCluster(t *testing.T) (clientAddrs []string, stop []func()) {
 // stops, the client moves on and still reads the acknowledged put, and
 // new puts work.
 func TestPutGetFailover(t *testing.T) {
-	addrs, stop := startCluster(t)
+	if err := failover(t, nil); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestFailoverDetectsForgetfulBackups: the same scenario with a mutant
+// whose backups acknowledge a pushed state but keep an empty store (as
+// if the primary had answered before they had the put, the model's
+// BugAckEarly): after the primary stops, the new primary does not have
+// the acknowledged put, and the test's check says so.
+func TestFailoverDetectsForgetfulBackups(t *testing.T) {
+	err := failover(t, func(r distsys.IndexedResource) distsys.IndexedResource { return forgetful{r} })
+	if err == nil || !strings.Contains(err.Error(), "after the primary stopped, get a") {
+		t.Fatalf("mutant not detected: %v", err)
+	}
+}
+
+func failover(t *testing.T, wrapNet func(distsys.IndexedResource) distsys.IndexedResource) error {
+	addrs, stop := startCluster(t, wrapNet)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	c, err := NewClient(addrs)
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	c.Timeout = time.Second
 	defer c.Close()
 	if err := c.Put(ctx, "a", "1"); err != nil {
-		t.Fatal(err)
+		return err
 	}
 	if v, ok, err := c.Get(ctx, "a"); err != nil || !ok || v != "1" {
-		t.Fatalf("get a = %q, %v, %v; want 1", v, ok, err)
+		return fmt.Errorf("get a = %q, %v, %v; want 1", v, ok, err)
 	}
 	if _, ok, err := c.Get(ctx, "nothing"); err != nil || ok {
-		t.Fatalf("get of a key never written: found %v, err %v", ok, err)
+		return fmt.Errorf("get of a key never written: found %v, err %v", ok, err)
 	}
 	stop[0]()
 	for i := range 3 {
 		if v, ok, err := c.Get(ctx, "a"); err != nil || !ok || v != fmt.Sprint(i+1) {
-			t.Fatalf("after the primary stopped, get a = %q, %v, %v; want %d", v, ok, err, i+1)
+			return fmt.Errorf("after the primary stopped, get a = %q, %v, %v; want %d", v, ok, err, i+1)
 		}
 		if err := c.Put(ctx, "a", fmt.Sprint(i+2)); err != nil {
-			t.Fatal(err)
+			return err
 		}
 	}
 	if c.cur != 1 {
-		t.Errorf("client follows replica %d, want 2", c.cur+1)
+		return fmt.Errorf("client follows replica %d, want 2", c.cur+1)
 	}
+	return nil
+}
+
+// forgetful wraps a replica's mailboxes: every pushed state it receives
+// arrives with an empty store.
+type forgetful struct{ distsys.IndexedResource }
+
+func (f forgetful) Index(i tla.Value) (distsys.Resource, error) {
+	r, err := f.IndexedResource.Index(i)
+	if err != nil {
+		return nil, err
+	}
+	return &forgetfulEntry{r}, nil
+}
+
+type forgetfulEntry struct{ distsys.Resource }
+
+func (f *forgetfulEntry) Read(ctx context.Context) (tla.Value, error) {
+	v, err := f.Resource.Read(ctx)
+	if err != nil {
+		return v, err
+	}
+	if typ, _ := tla.Field(v, "type"); tla.Equal(typ, tla.String("state")) {
+		return tla.Except(v, []tla.Value{tla.String("store")}, tla.Tuple())
+	}
+	return v, nil
 }
 
 // TestBadRequests: a request that is not a well-formed put or get gets
 // an error reply naming what is wrong; the replica keeps serving.
 func TestBadRequests(t *testing.T) {
-	addrs, _ := startCluster(t)
+	addrs, _ := startCluster(t, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c, err := NewClient(addrs)

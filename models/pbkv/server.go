@@ -50,6 +50,9 @@ type ServerConfig struct {
 	// Constants overrides the model's constants (tests: BugAckEarly);
 	// nil means the production ones (nothing crashable, no bug).
 	Constants *gen.Constants
+
+	// wrapNet, if set, wraps the mailboxes bound to net (tests: mutants).
+	wrapNet func(distsys.IndexedResource) distsys.IndexedResource
 }
 
 // Server is a running replica.
@@ -125,10 +128,14 @@ func NewServer(cfg ServerConfig) (*Server, error) {
 	if err != nil {
 		return fail(err)
 	}
+	var netRes distsys.IndexedResource = mb
+	if cfg.wrapNet != nil {
+		netRes = cfg.wrapNet(mb)
+	}
 	in := distsys.NewInput(s.reqs)
 	in.Wait = 2 * time.Millisecond
 	s.ctx, err = distsys.NewContext(m.AReplica(), self,
-		distsys.BindIndexed("net", mb),
+		distsys.BindIndexed("net", netRes),
 		distsys.BindIndexed("fd", fd),
 		distsys.BindRef("primary", &lowestAlive{fd: fd, n: n}),
 		distsys.BindIndexed("reqs", &selfOnly{self: self, r: in}),
