@@ -299,3 +299,24 @@ func TestPBKVRealProcesses(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestPBKVCommandErrors: wrong flags and arguments of strata pbkv are
+// refused with errors that say what is wrong, before anything starts.
+func TestPBKVCommandErrors(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"pbkv", "serve", "--id", "5"}, "--id 5: no entry 5 in --clients (3 addresses)"},
+		{[]string{"pbkv", "serve", "--id", "4", "--listen", "127.0.0.1:0"}, "pbkv: id 4 is not in 1..3"},
+		{[]string{"pbkv", "serve", "--id", "1", "--replicas", "bogus:1", "--listen", "127.0.0.1:0"}, "pbkv: replica 1:"},
+		{[]string{"pbkv", "up", "--clients", "127.0.0.1:1"}, "--replicas has 3 addresses and --clients 1"},
+		{[]string{"pbkv", "put", "k"}, "accepts 2 arg(s)"},
+		{[]string{"pbkv", "get", "k", "--servers", ""}, "pbkv: no replica addresses"},
+	} {
+		_, err := run(t, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("strata %s: %v, want an error containing %q", strings.Join(c.args, " "), err, c.want)
+		}
+	}
+}
