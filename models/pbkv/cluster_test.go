@@ -1,7 +1,9 @@
 package pbkv
 
 import (
+	"bufio"
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -156,5 +158,29 @@ func TestBadRequests(t *testing.T) {
 	}
 	if err := c.Put(ctx, "k", "v"); err != nil {
 		t.Fatal(err)
+	}
+	// Bytes that are not a value, and a length over MaxFrame: an error
+	// reply, then the connection closes.
+	for _, raw := range [][]byte{{3, 0xff, 0xff, 0xff}, binary.AppendUvarint(nil, MaxFrame+1)} {
+		conn, err := net.Dial("tcp", addrs[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := conn.Write(raw); err != nil {
+			t.Fatal(err)
+		}
+		conn.SetDeadline(time.Now().Add(10 * time.Second))
+		resp, err := ReadFrame(bufio.NewReader(conn))
+		conn.Close()
+		if err != nil {
+			t.Fatalf("raw %x: %v", raw, err)
+		}
+		msg, _ := tla.Field(resp, "error")
+		if s, _ := msg.AsString(); !strings.HasPrefix(s, "pbkv: bad request frame: ") {
+			t.Fatalf("raw %x: reply %v", raw, resp)
+		}
+	}
+	if v, ok, err := c.Get(ctx, "k"); err != nil || !ok || v != "v" {
+		t.Fatalf("after bad frames: get k = %q, %v, %v", v, ok, err)
 	}
 }

@@ -218,11 +218,16 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 	for {
 		req, err := ReadFrame(r)
 		if err != nil {
+			if !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, net.ErrClosed) {
+				// A frame too large or not a value: say so, then hang up
+				// (the stream cannot be resynchronized).
+				_ = WriteFrame(c, errorReply(fmt.Errorf("pbkv: bad request frame: %w", err)))
+			}
 			return
 		}
 		from, seq, err := checkRequest(req)
 		if err != nil {
-			_ = WriteFrame(c, tla.Record(tla.F("type", tla.String("error")), tla.F("error", tla.String(err.Error()))))
+			_ = WriteFrame(c, errorReply(err))
 			return
 		}
 		w := &waiter{seq: seq, ch: make(chan tla.Value, 1), conn: c}
@@ -245,6 +250,11 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			return
 		}
 	}
+}
+
+// errorReply is the reply to a request the server refuses.
+func errorReply(err error) tla.Value {
+	return tla.Record(tla.F("error", tla.String(err.Error())), tla.F("type", tla.String("error")))
 }
 
 // deliver hands a committed reply to the connection waiting for it, if
