@@ -140,7 +140,7 @@ Lookup(st, k) == IF k \in DOMAIN st THEN st[k] ELSE NoValue
     primary := self;
   }
 
-  \* The client of the model; the Go client (models/pbkv/gen/client.go)
+  \* The client of the model; the Go client (models/pbkv/client.go)
   \* follows the same protocol, with a timeout in place of fd.
   archetype AClient(ref reqs[_], ref resps[_], ref fd[_], ref acked[_], ref reads)
     variables i = 1, replica = 1, op, floor, resp;
