@@ -68,9 +68,10 @@ type Server struct {
 }
 
 type waiter struct {
-	seq  int64
-	ch   chan tla.Value // buffered 1
-	conn net.Conn       // the connection waiting
+	seq      int64
+	ch       chan tla.Value // buffered 1
+	conn     net.Conn       // the connection waiting
+	replaced chan struct{}  // closed when the client's next request takes its place
 }
 
 // NewServer opens the replica's stack node and client listener and makes
@@ -210,7 +211,7 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		s.mu.Lock()
 		for _, id := range mine {
 			if w := s.waiters[id]; w != nil && w.conn == c {
-				delete(s.waiters, id)
+				delete(s.waiters, id) // not replaced: its channel stays open
 			}
 		}
 		s.mu.Unlock()
@@ -230,9 +231,12 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 			_ = WriteFrame(c, errorReply(err))
 			return
 		}
-		w := &waiter{seq: seq, ch: make(chan tla.Value, 1), conn: c}
+		w := &waiter{seq: seq, ch: make(chan tla.Value, 1), conn: c, replaced: make(chan struct{})}
 		mine = append(mine, from)
 		s.mu.Lock()
+		if old := s.waiters[from]; old != nil {
+			close(old.replaced) // the client asks again elsewhere: stop waiting there
+		}
 		s.waiters[from] = w
 		s.mu.Unlock()
 		select {
@@ -243,6 +247,8 @@ func (s *Server) serveConn(ctx context.Context, c net.Conn) {
 		var resp tla.Value
 		select {
 		case resp = <-w.ch:
+		case <-w.replaced:
+			return
 		case <-ctx.Done():
 			return
 		}
