@@ -64,6 +64,8 @@ test-long: setup
 	STRATA_KV_ROUNDS=20 $(GO) test -race -timeout 30m -run '^(TestKVRealProcesses|TestKVNetns)$$' ./cmd/strata
 	# strata up --secure --transport tcp: a second secured cluster (TLS and sealed links).
 	STRATA_UP_TCP=1 $(GO) test -race -timeout 10m -run '^TestUpSecureTCP$$' ./cmd/strata
+	# The primary-backup model with two clients (minutes of TLC).
+	STRATA_PBKV_LONG=1 $(GO) test -timeout 60m -run '^TestPBKVLong$$' ./models
 	# The shared log: appends, sequencer kills and holes (seeds per engine).
 	STRATA_SEEDS=200 $(GO) test -race -timeout 60m -run '^(TestAppendSubscribe|TestSequencerFailover|TestHoleFill)$$' ./wormlog
 	# The Raft KV store: its slower TLC configurations (two elections; the
