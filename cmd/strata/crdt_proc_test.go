@@ -163,3 +163,27 @@ func TestCRDTProcesses(t *testing.T) {
 		cl.converge(tla.Int(116))
 	})
 }
+
+// TestCRDTBadFlags: bad arguments are clear errors, before anything runs.
+func TestCRDTBadFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"crdt", "serve", "--peers", "udp:127.0.0.1:1"}, "--id 0: want 1..1"},
+		{[]string{"crdt", "serve", "--id", "1"}, "--peers: list every replica"},
+		{[]string{"crdt", "serve", "--id", "1", "--peers", "udp:127.0.0.1:1", "--crdt", "orset"}, `unknown CRDT "orset"`},
+		{[]string{"crdt", "serve", "--id", "1", "--peers", "udp:127.0.0.1:1", "--interval", "0s"}, "--interval 0s"},
+		{[]string{"crdt", "up", "--nodes", "0"}, "--nodes 0"},
+		{[]string{"crdt", "inc", "-k"}, "unknown shorthand flag"},
+		{[]string{"crdt", "inc", "x"}, `inc "x": want a natural number`},
+		{[]string{"crdt", "add"}, "accepts 1 arg"},
+		{[]string{"crdt", "get", "--server", "udp:127.0.0.1:1", "--timeout", "300ms"}, "udp:127.0.0.1:1"},
+		{[]string{"bench", "crdt", "--nodes", "1"}, "--nodes"},
+	} {
+		out, err := run(t, c.args...)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("strata %s: err %v, want one containing %q (output %q)", strings.Join(c.args, " "), err, c.want, out)
+		}
+	}
+}
