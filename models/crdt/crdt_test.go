@@ -62,6 +62,7 @@ func TestMutantsViolate(t *testing.T) {
 		"GCounter_BugSum.cfg": {"Correct", "StrongConvergence"},
 	} {
 		t.Run(cfg, func(t *testing.T) {
+			t.Parallel() // one TLC worker each: two at once use both cores
 			spec := cfg[:len(cfg)-len(filepath.Ext(cfg))]
 			spec = spec[:bytes.IndexByte([]byte(spec), '_')] + ".tla"
 			text, err := os.ReadFile(cfg)
