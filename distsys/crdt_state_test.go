@@ -154,13 +154,13 @@ func (s *sim) converge(t *testing.T) {
 	}
 }
 
-// TestCRDTMatchesSpecification: in random runs of 3 replicas (60 seeds
-// per CRDT; STRATA_SEEDS for more) (operations
-// and joins in any order, repeated joins included), every replica's value
-// is always the specification's value of its causal history: the sum of
-// its increments for a GCounter; for an AWORSet, the elements with an add
-// that no remove observed (add wins over a concurrent remove). After
-// every replica has joined every other, all states are equal.
+// TestCRDTMatchesSpecification: in random runs of 3 replicas
+// (operations and joins in any order, repeated joins included), every
+// replica's value is always the specification's value of its causal
+// history: the sum of its increments for a GCounter; for an AWORSet, the
+// elements with an add that no remove observed (add wins over a
+// concurrent remove). After every replica has joined every other, all
+// states are equal. 60 seeds per CRDT (STRATA_SEEDS for more).
 func TestCRDTMatchesSpecification(t *testing.T) {
 	for _, kind := range []CRDTKind{GCounterKind, AWORSetKind} {
 		t.Run(kind.String(), func(t *testing.T) {

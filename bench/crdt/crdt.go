@@ -244,8 +244,10 @@ func runOnce(ctx context.Context, sys string, n, rounds int, interval time.Durat
 		r.crdt = c
 		if m != nil {
 			r.in, r.out, r.errc = make(chan tla.Value), make(chan tla.Value, 1), make(chan error, 1)
+			in := distsys.NewInput(r.in)
+			in.Wait = time.Second // as strata crdt serve: no abort and back-off while idle
 			r.actx, err = distsys.NewContext(m.ANode(), self, distsys.BindIndexed("crdt", c),
-				distsys.BindRef("in", distsys.NewInput(r.in)), distsys.BindRef("out", distsys.NewOutput(r.out)))
+				distsys.BindRef("in", in), distsys.BindRef("out", distsys.NewOutput(r.out)))
 			if err != nil {
 				return Cell{}, err
 			}

@@ -112,8 +112,13 @@ func startCRDTServer(ctx context.Context, node *stack.Node, cfg crdtReplicaConfi
 		arch = m.ANode()
 	}
 	s := &crdtServer{kind: cfg.kind, node: node, crdt: res, in: make(chan tla.Value), out: make(chan tla.Value, 1), errc: make(chan error, 1)}
+	// The archetype waits for a client up to a second per attempt of its
+	// take section (instead of the default 50 ms and an abort with a
+	// growing back-off, which delays the next request on an idle replica).
+	in := distsys.NewInput(s.in)
+	in.Wait = time.Second
 	actx, err := distsys.NewContext(arch, self, distsys.BindIndexed("crdt", res),
-		distsys.BindRef("in", distsys.NewInput(s.in)), distsys.BindRef("out", distsys.NewOutput(s.out)))
+		distsys.BindRef("in", in), distsys.BindRef("out", distsys.NewOutput(s.out)))
 	if err != nil {
 		res.Close()
 		return nil, err
