@@ -83,3 +83,27 @@ func TestMutantsViolate(t *testing.T) {
 		})
 	}
 }
+
+// TestLongConfigurations checks the models with 3 replicas (minutes of
+// TLC; not in make test): STRATA_CRDT_LONG=1 go test ./models/crdt -run Long.
+func TestLongConfigurations(t *testing.T) {
+	if os.Getenv("STRATA_CRDT_LONG") == "" {
+		t.Skip("set STRATA_CRDT_LONG=1 to check the 3-replica configurations")
+	}
+	for cfg, distinct := range map[string]int64{"AWORSet_Long.cfg": 50256, "GCounter_Long.cfg": 31872} {
+		t.Run(cfg, func(t *testing.T) {
+			spec := cfg[:bytes.IndexByte([]byte(cfg), '_')] + ".tla"
+			text, err := os.ReadFile(cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, _, err := mpcal.ModelCheck(context.Background(), parse(t, spec), text, t.TempDir(), tlc.Options{Workers: 2})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if r.Outcome != tlc.OK || r.Distinct != distinct {
+				t.Fatalf("%s: outcome %v %q (%s), %d distinct states; want OK, %d", cfg, r.Outcome, r.Name, r.Message, r.Distinct, distinct)
+			}
+		})
+	}
+}
