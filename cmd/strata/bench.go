@@ -13,6 +13,6 @@ several rounds, and prints the median ratio with its spread. Every ratio is
 oriented so that a value above 1 means Strata is better. --quick runs a
 reduced set in a few minutes; --json prints one JSON object instead of tables.`,
 	}
-	c.AddCommand(benchJournalCmd(), benchStackCmd(), benchMcastCmd(), benchWorCmd(), benchNFSCmd(), benchMpcalCmd(), benchGeoCmd(), benchKVCmd(), benchLogCmd(), benchTxCmd(), benchGeoKVCmd(), benchMpcalGoCmd())
+	c.AddCommand(benchJournalCmd(), benchStackCmd(), benchMcastCmd(), benchWorCmd(), benchNFSCmd(), benchMpcalCmd(), benchGeoCmd(), benchKVCmd(), benchLogCmd(), benchTxCmd(), benchGeoKVCmd(), benchMpcalGoCmd(), benchCRDTCmd())
 	return c
 }

@@ -100,7 +100,7 @@ Start with:  strata up`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.AddCommand(upCmd(), journalCmd(), stackCmd(), worCmd(), kvCmd(), logCmd(), txCmd(), nfsCmd(), mpcalCmd(), raftkvCmd(), pbkvCmd(), benchCmd(), geoCmd(), wanCmd(), keysCmd(), certsCmd())
+	root.AddCommand(upCmd(), journalCmd(), stackCmd(), worCmd(), kvCmd(), logCmd(), txCmd(), nfsCmd(), mpcalCmd(), raftkvCmd(), pbkvCmd(), crdtCmd(), benchCmd(), geoCmd(), wanCmd(), keysCmd(), certsCmd())
 	addKeyFileFlag(root)
 	addTLSFlags(root)
 	withTLSHint(root)
