@@ -48,7 +48,8 @@
 //     mailboxes' network callback, an input channel) guard what they share
 //     with a lock, documented on each field.
 //   - No crashes in the middle of a commit: a commit that fails half-way
-//     (a node closed between two sends) is reported, not rolled back. A
-//     failure detector and persistent (journal-backed) resources are not
-//     provided yet.
+//     (a node closed between two sends) is reported, not rolled back. The
+//     failure detector (fd.go) reads suspicions, which may be wrong about
+//     a slow node; persistent resources (persistent.go) and CRDT state
+//     with a Path survive a process crash, other archetype state does not.
 package distsys
