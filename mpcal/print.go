@@ -3,6 +3,7 @@ package mpcal
 import (
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"strata/mpcal/tla"
 )
@@ -286,11 +287,27 @@ func (w *printer) stmt(s Stmt) {
 		}
 		w.line("};")
 	case *With:
-		var parts []string
-		for _, b := range s.Bindings {
-			parts = append(parts, fmt.Sprintf("%s %s %s", b.Name, b.Op, expr(b.Expr)))
+		// A binding's expression may span lines (a bulleted list): its
+		// continuation lines go under its first character, or a reader
+		// (the parser included) would end the list early.
+		var lines []string
+		cur := "with ("
+		for i, b := range s.Bindings {
+			if i > 0 {
+				cur += ", "
+			}
+			cur += fmt.Sprintf("%s %s ", b.Name, b.Op)
+			ls := strings.Split(expr(b.Expr), "\n")
+			pad := strings.Repeat(" ", utf8.RuneCountInString(cur))
+			cur += ls[0]
+			for _, l := range ls[1:] {
+				lines = append(lines, cur)
+				cur = pad + l
+			}
 		}
-		w.line("with (%s) {", strings.Join(parts, ", "))
+		for _, l := range append(lines, cur+") {") {
+			w.line("%s", l)
+		}
 		w.stmts(s.Body)
 		w.line("};")
 	case *Await:
