@@ -294,36 +294,13 @@ func (s *KeyedServer) Stats() KeyedStats {
 
 // Serve answers one encoded request with an encoded reply.
 func (s *KeyedServer) Serve(b []byte) []byte {
-	start := time.Now()
-	r, err := DecodeRequest(b)
-	if err == nil {
-		err = r.Validate()
-	}
-	var resp *Response
-	op := Op(0)
-	if r != nil {
-		op = r.Op
-	}
-	if err != nil {
-		s.malformed.Add(1)
-		resp = errorResponse(err)
-	} else {
-		timeout := s.timeout
-		if r.Timeout > 0 {
-			timeout = min(r.Timeout, time.Minute)
-		}
-		ctx, cancel := context.WithTimeout(s.ctx, timeout)
-		resp = s.serve(ctx, r)
-		cancel()
-	}
-	out := EncodeResponse(resp)
 	s.obsMu.Lock()
 	f := s.observer
 	s.obsMu.Unlock()
-	if f != nil {
-		f(op, resp.Status, time.Since(start))
-	}
-	return out
+	return serveRequest(s.ctx, b, s.timeout, &s.malformed, func(ctx context.Context, r *Request) ([]byte, Status) {
+		resp := s.serve(ctx, r)
+		return EncodeResponse(resp), resp.Status
+	}, f)
 }
 
 func (s *KeyedServer) serve(ctx context.Context, r *Request) *Response {

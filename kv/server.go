@@ -189,6 +189,18 @@ func (s *Server) handleAsync(_ stack.Addr, req []byte, respond func([]byte)) {
 // Serve answers one encoded request with an encoded reply (what the
 // node's handler does; exported for tests and other transports).
 func (s *Server) Serve(b []byte) []byte {
+	s.obsMu.Lock()
+	f := s.observer
+	s.obsMu.Unlock()
+	return serveRequest(s.ctx, b, s.timeout, &s.malformed, s.serve, f)
+}
+
+// serveRequest is a server's Serve: it decodes and validates b (a bad
+// request counts in malformed), runs serve under the request's timeout
+// (at most a minute; def if it names none) within parent, and tells
+// observe, if set, the operation, status and time taken.
+func serveRequest(parent context.Context, b []byte, def time.Duration, malformed *atomic.Uint64,
+	serve func(context.Context, *Request) ([]byte, Status), observe func(Op, Status, time.Duration)) []byte {
 	start := time.Now()
 	r, err := DecodeRequest(b)
 	if err == nil {
@@ -197,28 +209,24 @@ func (s *Server) Serve(b []byte) []byte {
 	var out []byte
 	var st Status
 	op := Op(0)
+	if r != nil {
+		op = r.Op
+	}
 	if err != nil {
-		s.malformed.Add(1)
+		malformed.Add(1)
 		st = StatusOf(err)
 		out = EncodeResponse(errorResponse(err))
-		if r != nil {
-			op = r.Op
-		}
 	} else {
-		op = r.Op
-		timeout := s.timeout
+		timeout := def
 		if r.Timeout > 0 {
 			timeout = min(r.Timeout, time.Minute)
 		}
-		ctx, cancel := context.WithTimeout(s.ctx, timeout)
-		out, st = s.serve(ctx, r)
+		ctx, cancel := context.WithTimeout(parent, timeout)
+		out, st = serve(ctx, r)
 		cancel()
 	}
-	s.obsMu.Lock()
-	f := s.observer
-	s.obsMu.Unlock()
-	if f != nil {
-		f(op, st, time.Since(start))
+	if observe != nil {
+		observe(op, st, time.Since(start))
 	}
 	return out
 }
